@@ -1,0 +1,69 @@
+import { z } from 'zod'
+
+/** Environment read once per isolate/process: one zod schema, every variable the platform knows. */
+const bool = z
+  .string()
+  .optional()
+  .transform((v) => v === '1' || v?.toLowerCase() === 'true' || v?.toLowerCase() === 'yes')
+
+const list = z
+  .string()
+  .optional()
+  .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean))
+
+export const configSchema = z.object({
+  NODE_ENV: z.string().default('development'),
+  APP_VERSION: z.string().optional(),
+  APP_ORIGIN: z.string().default('http://localhost:3000').transform((v) =>
+    v.split(',').map((s) => s.trim().replace(/\/+$/, '')).filter(Boolean),
+  ),
+  SERVICE_DOMAIN: z.string().optional(),
+  BACKEND_URL: z.string().optional(),
+  PUBLIC_URL: z.string().optional(),
+  // stores
+  DATABASE_URL: z.string().optional(),
+  UPSTASH_REDIS_REST_URL: z.string().optional(),
+  UPSTASH_REDIS_REST_TOKEN: z.string().optional(),
+  QSTASH_URL: z.string().optional(),
+  QSTASH_TOKEN: z.string().optional(),
+  QSTASH_CURRENT_SIGNING_KEY: z.string().optional(),
+  QSTASH_NEXT_SIGNING_KEY: z.string().optional(),
+  S3_BUCKET: z.string().optional(),
+  S3_ENDPOINT: z.string().optional(),
+  S3_REGION: z.string().default('auto'),
+  S3_ACCESS_KEY_ID: z.string().optional(),
+  S3_SECRET_ACCESS_KEY: z.string().optional(),
+  S3_FORCE_PATH_STYLE: bool,
+  // secrets and switches
+  INTERNAL_API_KEY: z.string().optional(),
+  HMAC_SECRET: z.string().optional(),
+  SESSION_SECRET: z.string().optional(),
+  NEXTAUTH_SECRET: z.string().optional(),
+  ADMIN_EMAILS: list.transform((l) => l.map((e) => e.toLowerCase())),
+  PROVISIONING_ENABLED: bool,
+  PROVISIONING_KILL_SWITCH: bool,
+  RUNTIME_PROVIDER_TOKEN: z.string().optional(),
+  // dashboard health probes: "name=url|fallbackUrl,name2=url"
+  HEALTH_PROBE_URLS: z.string().optional(),
+})
+
+export type Config = z.infer<typeof configSchema> & { baseUrl: string; serviceDomain: string; sessionSecret?: string }
+
+const cache = new WeakMap<object, Config>()
+
+export function parseConfig(env: Record<string, unknown>): Config {
+  const hit = cache.get(env)
+  if (hit) return hit
+  const strings: Record<string, string> = {}
+  for (const [k, v] of Object.entries(env)) if (typeof v === 'string' && v !== '') strings[k] = v
+  const parsed = configSchema.parse(strings)
+  const baseUrl = parsed.APP_ORIGIN[0] ?? 'http://localhost:3000'
+  const config: Config = {
+    ...parsed,
+    baseUrl,
+    serviceDomain: parsed.SERVICE_DOMAIN ?? new URL(baseUrl).hostname,
+    sessionSecret: parsed.SESSION_SECRET ?? parsed.NEXTAUTH_SECRET,
+  }
+  cache.set(env, config)
+  return config
+}

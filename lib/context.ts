@@ -1,0 +1,76 @@
+import type { Context } from 'hono'
+import { createMiddleware } from 'hono/factory'
+import type { Config } from './config'
+import type { Db } from './db/client'
+import type { Kv, RateLimiter } from './kv/types'
+import type { Queue, QueueVerifier } from './queue/types'
+import type { Storage } from './storage/types'
+
+export interface RuntimeMetrics {
+  /** Percentages 0-100; null where the runtime does not expose them (workerd). */
+  cpuPercent: number | null
+  memoryPercent: number | null
+  uptimeSec: number | null
+  runtime: string
+}
+
+/** Names the adapter serving each store, for the start-up banner and health reports. */
+export interface AdapterNames {
+  db: string
+  kv: string
+  queue: string
+  storage: string
+}
+
+/** Everything a handler may touch, built per request by one middleware. Stores are created on first use. */
+export interface Services {
+  config: Config
+  adapters: AdapterNames
+  readonly db: Db
+  readonly kv: Kv
+  readonly limiter: RateLimiter
+  readonly queue: Queue
+  readonly queueVerifier: QueueVerifier
+  readonly storage: Storage
+  metrics(): Promise<RuntimeMetrics>
+  clientIp(c: Context): string
+  /** Releases per-request connections once the response is sent. */
+  dispose?(): Promise<void>
+}
+
+export interface SessionUser {
+  id: string
+  email: string
+  name: string
+  isAdmin: boolean
+}
+
+export type AppEnv = {
+  Bindings: Record<string, unknown>
+  Variables: {
+    services: Services
+    requestId: string
+    user?: SessionUser
+  }
+}
+
+export type ServiceProvider = (c: Context<AppEnv>) => Services
+
+export const servicesMiddleware = (provide: ServiceProvider) =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    const services = provide(c)
+    c.set('services', services)
+    try {
+      await next()
+    } finally {
+      const done = services.dispose?.()
+      if (done) {
+        const settled = done.catch((e) => console.error('dispose failed', e))
+        try {
+          c.executionCtx.waitUntil(settled)
+        } catch {
+          await settled // no execution context (Node, app.request in tests)
+        }
+      }
+    }
+  })

@@ -1,0 +1,17 @@
+import { sql } from 'drizzle-orm'
+import type { Db } from './client'
+
+/** The non-superuser role every signed-in user's queries run as; RLS policies are written for it. */
+export const APP_ROLE = 'app_user'
+
+/**
+ * Runs `fn` in one transaction as `APP_ROLE` with `app.user_id` set, so the tables' row-level-security
+ * policies confine it to `userId`'s rows even when a query forgets its `where`.
+ */
+export function withUser<T>(db: Db, userId: string, fn: (tx: Db) => Promise<T>): Promise<T> {
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`select set_config('app.user_id', ${userId}, true)`)
+    await tx.execute(sql.raw(`set local role ${APP_ROLE}`))
+    return fn(tx as unknown as Db)
+  })
+}

@@ -1,0 +1,29 @@
+/** Key-value port (Upstash Redis in production, in-process when embedded). Values are JSON. */
+export interface Kv {
+  get<T = unknown>(key: string): Promise<T | null>
+  /** With `nx`, writes only when absent and reports whether it wrote (dedup, single-use tokens). */
+  set(key: string, value: unknown, opts?: { ttlMs?: number; nx?: boolean }): Promise<boolean>
+  /** Reads and deletes in one step: single-use values. */
+  take<T = unknown>(key: string): Promise<T | null>
+  del(key: string): Promise<void>
+}
+
+export interface LimitRule {
+  /** Names the limiter: separate rules never share counters. */
+  name: string
+  limit: number
+  windowSec: number
+}
+
+export interface LimitResult {
+  success: boolean
+  limit: number
+  remaining: number
+  /** Epoch milliseconds when the window resets. */
+  reset: number
+}
+
+/** One round trip to the store per check. Fixed windows, atomic in both adapters. */
+export interface RateLimiter {
+  limit(rule: LimitRule, identifier: string): Promise<LimitResult>
+}

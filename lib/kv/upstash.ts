@@ -1,0 +1,50 @@
+import { Ratelimit } from '@upstash/ratelimit'
+import { Redis } from '@upstash/redis'
+import type { Kv, LimitResult, LimitRule, RateLimiter } from './types'
+
+/** Upstash Redis over REST: one client per request (no module-global connections). */
+export class UpstashKv implements Kv, RateLimiter {
+  private redis: Redis
+
+  constructor(url: string, token: string) {
+    this.redis = new Redis({ url, token, automaticDeserialization: false, enableTelemetry: false })
+  }
+
+  async get<T>(key: string) {
+    const raw = await this.redis.get<string>(key)
+    return raw == null ? null : (JSON.parse(raw) as T)
+  }
+
+  async set(key: string, value: unknown, opts: { ttlMs?: number; nx?: boolean } = {}) {
+    const json = JSON.stringify(value)
+    const res = opts.ttlMs
+      ? opts.nx
+        ? await this.redis.set(key, json, { px: opts.ttlMs, nx: true })
+        : await this.redis.set(key, json, { px: opts.ttlMs })
+      : opts.nx
+        ? await this.redis.set(key, json, { nx: true })
+        : await this.redis.set(key, json)
+    return res === 'OK'
+  }
+
+  async take<T>(key: string) {
+    const raw = await this.redis.getdel<string>(key)
+    return raw == null ? null : (JSON.parse(raw) as T)
+  }
+
+  async del(key: string) {
+    await this.redis.del(key)
+  }
+
+  async limit(rule: LimitRule, identifier: string): Promise<LimitResult> {
+    const limiter = new Ratelimit({
+      redis: this.redis,
+      limiter: Ratelimit.fixedWindow(rule.limit, `${rule.windowSec} s`),
+      prefix: `rl:${rule.name}`,
+      ephemeralCache: false,
+      analytics: false,
+    })
+    const { success, limit, remaining, reset } = await limiter.limit(identifier)
+    return { success, limit, remaining, reset }
+  }
+}
