@@ -19,9 +19,3 @@ export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) =
   description,
   content: { 'application/json': { schema } },
 })
-
-/** The `{error, code?}` envelope for OpenAPI response entries. */
-export const jsonContent = <T extends z.ZodType>(schema: T, description: string) => ({
-  description,
-  content: { 'application/json': { schema } },
-})

@@ -1,0 +1,51 @@
+import { createRoute, z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import { requireAdminSession } from '../../../lib/auth/session'
+import type { AppEnv } from '../../../lib/context'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { classifyHealth } from './health'
+
+const AdminHealthSchema = z
+  .object({
+    status: z.literal('ok'),
+    health: z.enum(['healthy', 'degraded', 'unhealthy']),
+    cpu: z.number().nullable().openapi({ description: 'Percent; null on workerd' }),
+    memory: z.number().nullable().openapi({ description: 'Percent; null on workerd' }),
+    uptime: z.number().nullable().openapi({ description: 'Seconds; null on workerd' }),
+    runtime: z.string(),
+    adapters: z.object({ db: z.string(), kv: z.string(), queue: z.string(), storage: z.string() }),
+    timestamp: z.string(),
+  })
+  .openapi('AdminHealth')
+
+export const route = createRoute({
+  method: 'get',
+  path: '/api/admin/health',
+  tags: ['Health'],
+  summary: 'Health with CPU, memory and uptime (admin session)',
+  middleware: [requireAdminSession] as const,
+  security: [{ session: [] }],
+  responses: {
+    200: ok(AdminHealthSchema),
+    401: errorResponse('No session'),
+    403: errorResponse('Not an admin (`ADMIN_REQUIRED`)'),
+  },
+})
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const { metrics, adapters } = c.var.services
+  const m = await metrics()
+  return c.json(
+    {
+      status: 'ok' as const,
+      health: classifyHealth(m),
+      cpu: m.cpuPercent,
+      memory: m.memoryPercent,
+      uptime: m.uptimeSec,
+      runtime: m.runtime,
+      adapters,
+      timestamp: new Date().toISOString(),
+    },
+    200,
+  )
+}

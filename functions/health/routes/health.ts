@@ -1,0 +1,44 @@
+import { createRoute, z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import type { AppEnv, RuntimeMetrics } from '../../../lib/context'
+
+const HealthSchema = z
+  .object({
+    status: z.enum(['ok', 'error']),
+    health: z.enum(['healthy', 'degraded', 'unhealthy']),
+    timestamp: z.string().openapi({ format: 'date-time' }),
+  })
+  .openapi('Health')
+
+export const route = createRoute({
+  method: 'get',
+  path: '/api/health',
+  tags: ['Health'],
+  summary: 'Service health',
+  description:
+    'Healthy when CPU and memory are both at or below 70%, degraded above 70% up to 85%, unhealthy above 85%. ' +
+    'Always 200 for those; 500 only when collecting metrics fails. On Workers (workerd) no CPU or memory ' +
+    'figures exist, the platform enforces isolate limits, and the function reports healthy.',
+  responses: {
+    200: { description: 'Metrics collected', content: { 'application/json': { schema: HealthSchema } } },
+    500: { description: 'Collecting metrics failed', content: { 'application/json': { schema: HealthSchema } } },
+  },
+})
+
+export function classifyHealth(m: Pick<RuntimeMetrics, 'cpuPercent' | 'memoryPercent'>) {
+  const worst = Math.max(m.cpuPercent ?? 0, m.memoryPercent ?? 0)
+  if (worst > 85) return 'unhealthy' as const
+  if (worst > 70) return 'degraded' as const
+  return 'healthy' as const
+}
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const timestamp = new Date().toISOString()
+  try {
+    const metrics = await c.var.services.metrics()
+    return c.json({ status: 'ok' as const, health: classifyHealth(metrics), timestamp }, 200)
+  } catch (e) {
+    console.error(`[${c.var.requestId}] health metrics failed`, e)
+    return c.json({ status: 'error' as const, health: 'unhealthy' as const, timestamp }, 500)
+  }
+}

@@ -1,0 +1,50 @@
+// `npm start`: every family on one Node process, the web API and the backend API on their own ports.
+import { serve } from '@hono/node-server'
+import { readFileSync } from 'node:fs'
+import { app as backend } from '../functions/backend/app'
+import { app as docs } from '../functions/docs/app'
+import { webFamilies } from '../functions/web'
+import { createPlatformApp } from '../lib/app'
+import { createNodeServices } from './services'
+
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+process.env.APP_VERSION ??= `v${pkg.version}`
+
+export async function startServer(env = process.env) {
+  const webPort = Number(env.PORT ?? 8787)
+  const backendPort = Number(env.BACKEND_PORT ?? 8788)
+  env.BACKEND_URL ??= `http://127.0.0.1:${backendPort}`
+  const services = await createNodeServices({ env })
+
+  const web = createPlatformApp(services.provider)
+  for (const family of Object.values(webFamilies)) web.route('/', family)
+  web.route('/', docs)
+  services.setDeliver((req) => Promise.resolve(web.fetch(req)))
+
+  const backendApp = createPlatformApp(services.provider).route('/', backend)
+
+  const host = env.HOST ?? '127.0.0.1'
+  const servers = [
+    serve({ fetch: web.fetch, port: webPort, hostname: host }),
+    serve({ fetch: backendApp.fetch, port: backendPort, hostname: host }),
+  ]
+  const a = services.adapters
+  console.log(`web API      http://${host}:${webPort}  (docs at /api/docs)`)
+  console.log(`backend API  http://${host}:${backendPort}`)
+  console.log(`stores       db=${a.db} kv=${a.kv} queue=${a.queue} storage=${a.storage}`)
+
+  return {
+    async close() {
+      await Promise.all(servers.map((s) => new Promise((r) => s.close(r))))
+      await services.close()
+    },
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const server = await startServer()
+  for (const sig of ['SIGINT', 'SIGTERM'] as const)
+    process.on(sig, () => {
+      void server.close().then(() => process.exit(0))
+    })
+}

@@ -1,0 +1,104 @@
+import { getConnInfo } from '@hono/node-server/conninfo'
+import type { Context } from 'hono'
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import { parseConfig } from '../lib/config'
+import type { AdapterNames, AppEnv, ServiceProvider, Services } from '../lib/context'
+import type { Db } from '../lib/db/client'
+import { clientIpBehindProxies, trustedProxyMatcher } from '../lib/http/client-ip'
+import { MemoryKv } from '../lib/kv/memory'
+import type { Kv, RateLimiter } from '../lib/kv/types'
+import { QStashVerifier } from '../lib/queue/qstash'
+import type { Queue, QueueVerifier } from '../lib/queue/types'
+import { qstashFromConfig, qstashVerifierFromConfig, s3FromConfig, upstashFromConfig } from '../lib/services/managed'
+import type { Storage } from '../lib/storage/types'
+import { openPglite, openPostgres, type NodeDatabase } from './database'
+import { LocalQueue } from './local-queue'
+import { LocalStorage } from './local-storage'
+import { nodeMetrics } from './metrics'
+
+export interface NodeServicesOptions {
+  env?: Record<string, string | undefined>
+  /** An already-open database (tests: in-memory PGlite or a fresh Postgres database). */
+  database?: NodeDatabase
+  /** Where queued deliveries go: the local web app's fetch. Bound after the app exists. */
+  deliver?: (req: Request) => Promise<Response>
+  /** An already-open kv store (tests: Upstash REST in front of real Redis). */
+  kv?: Kv & RateLimiter
+  /** Tests call apps with `app.request()`, which has no socket. */
+  clientIp?: (c: Context) => string
+}
+
+export interface NodeServices {
+  provider: ServiceProvider
+  services: Services
+  adapters: AdapterNames
+  setDeliver(fn: (req: Request) => Promise<Response>): void
+  close(): Promise<void>
+}
+
+/** Reads the socket's peer, or the client behind `TRUST_PROXY` proxies. */
+function nodeClientIp(trustProxy: string | undefined) {
+  const trusted = trustedProxyMatcher(trustProxy)
+  return (c: Context) => {
+    const peer = getConnInfo(c).remote.address ?? 'unknown'
+    return trustProxy ? clientIpBehindProxies(peer, c.req.header('x-forwarded-for'), trusted) : peer
+  }
+}
+
+/**
+ * One process, one set of stores shared by every family: each store is the managed one when configured,
+ * the embedded one otherwise (PGlite under DATA_DIR, in-process kv and queue, files under DATA_DIR/files).
+ */
+export async function createNodeServices(opts: NodeServicesOptions = {}): Promise<NodeServices> {
+  const env = opts.env ?? process.env
+  const config = parseConfig(env)
+  const dataDir = env.DATA_DIR ?? '.data'
+
+  const database = opts.database ?? (config.DATABASE_URL ? await openPostgres(config.DATABASE_URL) : await openPglite(join(dataDir, 'pglite')))
+
+  const kv: Kv & RateLimiter = opts.kv ?? (config.UPSTASH_REDIS_REST_URL ? upstashFromConfig(config) : new MemoryKv())
+
+  let deliver = opts.deliver ?? (async () => new Response('no receiver', { status: 503 }))
+  const localKey = config.QSTASH_CURRENT_SIGNING_KEY ?? randomBytes(32).toString('hex')
+  const localQueue = config.QSTASH_TOKEN
+    ? undefined
+    : new LocalQueue({ publicUrl: config.PUBLIC_URL ?? `http://127.0.0.1:${env.PORT ?? 8787}`, signingKey: localKey, deliver: (r) => deliver(r) })
+  const queue: Queue = localQueue ?? qstashFromConfig(config)
+  const queueVerifier: QueueVerifier = config.QSTASH_TOKEN ? qstashVerifierFromConfig(config) : new QStashVerifier(localKey, localKey)
+
+  const storage: Storage = config.S3_BUCKET ? s3FromConfig(config) : new LocalStorage(join(dataDir, 'files'))
+
+  const adapters: AdapterNames = {
+    db: config.DATABASE_URL ? 'postgres' : database.adapter,
+    kv: opts.kv instanceof MemoryKv || !(opts.kv || config.UPSTASH_REDIS_REST_URL) ? 'memory' : 'upstash',
+    queue: localQueue ? 'in-process' : 'qstash',
+    storage: config.S3_BUCKET ? 's3' : 'local-files',
+  }
+  const clientIp = opts.clientIp ?? nodeClientIp(env.TRUST_PROXY)
+
+  const services: Services = {
+    config,
+    adapters,
+    db: database.db as Db,
+    kv,
+    limiter: kv,
+    queue,
+    queueVerifier,
+    storage,
+    metrics: nodeMetrics,
+    clientIp,
+  }
+  return {
+    provider: () => services,
+    services,
+    adapters,
+    setDeliver(fn) {
+      deliver = fn
+    },
+    async close() {
+      localQueue?.close()
+      if (!opts.database) await database.close() // an injected database belongs to its opener
+    },
+  }
+}

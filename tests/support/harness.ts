@@ -1,0 +1,75 @@
+import { app as backend } from '../../functions/backend/app'
+import { app as docs } from '../../functions/docs/app'
+import { webFamilies } from '../../functions/web'
+import { createNodeServices } from '../../infra/services'
+import { createPlatformApp } from '../../lib/app'
+import { hashSessionToken, newSessionToken, SESSION_COOKIE, SESSION_TTL_MS } from '../../lib/auth/session'
+import { cfClientIp } from '../../lib/http/client-ip'
+import { sessions, users } from '../../schema'
+import { openTestStores } from './stores'
+
+export interface SeededUser {
+  id: string
+  email: string
+  name: string
+  token: string
+  /** `Cookie` header value carrying the user's session. */
+  cookie: string
+}
+
+export interface HarnessOptions {
+  env?: Record<string, string | undefined>
+}
+
+export const ADMIN_EMAIL = 'admin@example.com'
+
+/**
+ * The apps as the local server mounts them, on this file's own fresh stores, with two users (alice, bob)
+ * and an admin already signed in. Requests go through `app.request()`; the client IP is `CF-Connecting-IP`.
+ */
+export async function createHarness(opts: HarnessOptions = {}) {
+  const stores = await openTestStores()
+  // Each harness gets its own limiter namespace so parallel files never share counters on real Redis.
+  const ns = crypto.randomUUID().slice(0, 8)
+  const env = { APP_ORIGIN: 'http://localhost:3000', ADMIN_EMAILS: ADMIN_EMAIL, SESSION_SECRET: 'test-session-secret', DATA_DIR: '.test-data', ...opts.env }
+  const node = await createNodeServices({
+    env,
+    database: stores.database,
+    kv: stores.kv,
+    clientIp: (c) => `${ns}:${cfClientIp(c)}`,
+  })
+  const services = node.services
+
+  const web = createPlatformApp(node.provider)
+  for (const family of Object.values(webFamilies)) web.route('/', family)
+  web.route('/', docs)
+  node.setDeliver((req) => Promise.resolve(web.fetch(req)))
+  const backendApp = createPlatformApp(node.provider).route('/', backend)
+
+  const db = stores.database.db
+  async function seedUser(name: string, email: string): Promise<SeededUser> {
+    const [user] = await db.insert(users).values({ email, name }).returning()
+    const token = newSessionToken()
+    await db.insert(sessions).values({ tokenHash: await hashSessionToken(token), userId: user.id, expiresAt: new Date(Date.now() + SESSION_TTL_MS) })
+    return { id: user.id, email, name, token, cookie: `${SESSION_COOKIE}=${token}` }
+  }
+  const alice = await seedUser('Alice', `alice-${ns}@example.com`)
+  const bob = await seedUser('Bob', `bob-${ns}@example.com`)
+  const admin = await seedUser('Admin', ADMIN_EMAIL)
+
+  return {
+    web,
+    backend: backendApp,
+    db,
+    services,
+    stores: stores.name,
+    users: { alice, bob, admin },
+    seedUser,
+    async close() {
+      await node.close().catch(() => {})
+      await stores.close()
+    },
+  }
+}
+
+export type Harness = Awaited<ReturnType<typeof createHarness>>
