@@ -1,14 +1,20 @@
 -- Roles and grants drizzle-kit does not emit. Every signed-in user's queries run as app_user
 -- (see lib/db/rls.ts), so the tables' RLS policies apply even to the owner's connection.
+-- Roles are cluster-wide: databases migrated at the same time (tests) may race to create it.
 DO $$
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'app_user') THEN
+  BEGIN
     CREATE ROLE app_user NOLOGIN;
-  END IF;
+  EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+  END;
+  BEGIN
+    EXECUTE 'GRANT app_user TO ' || quote_ident(current_user);
+  EXCEPTION WHEN others THEN
+    -- a concurrent identical grant; fail only if the membership is really missing
+    IF NOT pg_has_role(current_user, 'app_user', 'MEMBER') THEN RAISE; END IF;
+  END;
 END
 $$;
---> statement-breakpoint
-GRANT app_user TO CURRENT_USER;
 --> statement-breakpoint
 GRANT USAGE ON SCHEMA public TO app_user;
 --> statement-breakpoint

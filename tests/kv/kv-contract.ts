@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto'
+import { expect, it } from 'vitest'
+import type { Kv, LimitRule, RateLimiter } from '../../lib/kv/types'
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * Behaviour every Kv + RateLimiter adapter must share. Call inside a describe();
+ * `make` is called per test. Every test uses its own key prefix under `root` (limiter keys
+ * too, via the rule name) so runs against a shared Redis never collide and can be cleaned up.
+ */
+export function kvContract(make: () => Kv & RateLimiter, root = 'kvtest:') {
+  const prefix = () => `${root}${randomUUID()}:`
+  const rule = (p: string, name = 'login'): LimitRule => ({ name: `${p}${name}`, limit: 5, windowSec: 900 })
+
+  it('round-trips JSON values', async () => {
+    const kv = make()
+    const p = prefix()
+    const value = { a: 1, s: 'héllo', list: [true, null, 2.5], nested: { x: 'y' } }
+    expect(await kv.set(`${p}obj`, value)).toBe(true)
+    expect(await kv.get(`${p}obj`)).toEqual(value)
+    // Values that look like base64 or numbers must survive the REST encoding too.
+    await kv.set(`${p}str`, 'abcd')
+    expect(await kv.get(`${p}str`)).toBe('abcd')
+    await kv.set(`${p}num`, 1234)
+    expect(await kv.get(`${p}num`)).toBe(1234)
+    expect(await kv.get(`${p}missing`)).toBeNull()
+  })
+
+  it('expires values after ttlMs', async () => {
+    const kv = make()
+    const p = prefix()
+    await kv.set(`${p}k`, 'v', { ttlMs: 80 })
+    expect(await kv.get(`${p}k`)).toBe('v')
+    await sleep(200)
+    expect(await kv.get(`${p}k`)).toBeNull()
+  })
+
+  it('nx writes only when absent', async () => {
+    const kv = make()
+    const p = prefix()
+    expect(await kv.set(`${p}k`, 1, { nx: true })).toBe(true)
+    expect(await kv.set(`${p}k`, 2, { nx: true })).toBe(false)
+    expect(await kv.set(`${p}k`, 3, { nx: true, ttlMs: 60_000 })).toBe(false)
+    expect(await kv.get(`${p}k`)).toBe(1)
+    // Once the key expires, nx may write again.
+    expect(await kv.set(`${p}t`, 'a', { nx: true, ttlMs: 50 })).toBe(true)
+    await sleep(150)
+    expect(await kv.set(`${p}t`, 'b', { nx: true })).toBe(true)
+    expect(await kv.get(`${p}t`)).toBe('b')
+  })
+
+  it('take returns then deletes, and is single-use under concurrency', async () => {
+    const kv = make()
+    const p = prefix()
+    await kv.set(`${p}once`, { token: 't' })
+    expect(await kv.take(`${p}once`)).toEqual({ token: 't' })
+    expect(await kv.take(`${p}once`)).toBeNull()
+    expect(await kv.get(`${p}once`)).toBeNull()
+
+    await kv.set(`${p}race`, 'v')
+    const results = await Promise.all([kv.take(`${p}race`), kv.take(`${p}race`)])
+    expect(results.filter((r) => r === 'v')).toHaveLength(1)
+    expect(results.filter((r) => r === null)).toHaveLength(1)
+  })
+
+  it('del removes a value and tolerates missing keys', async () => {
+    const kv = make()
+    const p = prefix()
+    await kv.set(`${p}k`, 'v')
+    await kv.del(`${p}k`)
+    expect(await kv.get(`${p}k`)).toBeNull()
+    await expect(kv.del(`${p}never`)).resolves.toBeUndefined()
+  })
+
+  it('limiter admits exactly `limit` of 100 parallel calls', async () => {
+    const kv = make()
+    const r = rule(prefix())
+    const before = Date.now()
+    const results = await Promise.all(Array.from({ length: 100 }, () => kv.limit(r, 'user-1')))
+    const ok = results.filter((x) => x.success)
+    const denied = results.filter((x) => !x.success)
+    expect(ok).toHaveLength(5)
+    expect(ok.map((x) => x.remaining).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4])
+    expect(denied).toHaveLength(95)
+    for (const x of denied) expect(x.remaining).toBe(0)
+    for (const x of results) {
+      expect(x.limit).toBe(5)
+      expect(x.reset).toBeGreaterThan(before)
+      expect(x.reset).toBeLessThanOrEqual(Date.now() + r.windowSec * 1000)
+    }
+  })
+
+  it('limiter counters are separate per identifier and per rule name', async () => {
+    const kv = make()
+    const p = prefix()
+    const login = rule(p, 'login')
+    for (let i = 0; i < 5; i++) expect((await kv.limit(login, 'a')).success).toBe(true)
+    expect((await kv.limit(login, 'a')).success).toBe(false)
+    // Another identifier under the same rule, and the same identifier under another rule, start fresh.
+    expect(await kv.limit(login, 'b')).toMatchObject({ success: true, remaining: 4 })
+    expect(await kv.limit(rule(p, 'signup'), 'a')).toMatchObject({ success: true, remaining: 4 })
+  })
+}
