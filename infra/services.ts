@@ -10,7 +10,9 @@ import { MemoryKv } from '../lib/kv/memory'
 import type { Kv, RateLimiter } from '../lib/kv/types'
 import { QStashVerifier } from '../lib/queue/qstash'
 import type { Queue, QueueVerifier } from '../lib/queue/types'
-import { qstashFromConfig, qstashVerifierFromConfig, s3FromConfig, upstashFromConfig } from '../lib/services/managed'
+import { qstashStore, qstashVerifier } from '../lib/services/stores/qstash'
+import { s3Store } from '../lib/services/stores/s3'
+import { upstashStore } from '../lib/services/stores/upstash'
 import type { Storage } from '../lib/storage/types'
 import { openPglite, openPostgres, type NodeDatabase } from './database'
 import { LocalQueue } from './local-queue'
@@ -57,17 +59,17 @@ export async function createNodeServices(opts: NodeServicesOptions = {}): Promis
 
   const database = opts.database ?? (config.DATABASE_URL ? await openPostgres(config.DATABASE_URL) : await openPglite(join(dataDir, 'pglite')))
 
-  const kv: Kv & RateLimiter = opts.kv ?? (config.UPSTASH_REDIS_REST_URL ? upstashFromConfig(config) : new MemoryKv())
+  const kv: Kv & RateLimiter = opts.kv ?? (config.UPSTASH_REDIS_REST_URL ? upstashStore(config) : new MemoryKv())
 
   let deliver = opts.deliver ?? (async () => new Response('no receiver', { status: 503 }))
   const localKey = config.QSTASH_CURRENT_SIGNING_KEY ?? randomBytes(32).toString('hex')
   const localQueue = config.QSTASH_TOKEN
     ? undefined
     : new LocalQueue({ publicUrl: config.PUBLIC_URL ?? `http://127.0.0.1:${env.PORT ?? 8787}`, signingKey: localKey, deliver: (r) => deliver(r) })
-  const queue: Queue = localQueue ?? qstashFromConfig(config)
-  const queueVerifier: QueueVerifier = config.QSTASH_TOKEN ? qstashVerifierFromConfig(config) : new QStashVerifier(localKey, localKey)
+  const queue: Queue = localQueue ?? qstashStore(config).queue
+  const queueVerifier: QueueVerifier = config.QSTASH_TOKEN ? qstashVerifier(config) : new QStashVerifier(localKey, localKey)
 
-  const storage: Storage = config.S3_BUCKET ? s3FromConfig(config) : new LocalStorage(join(dataDir, 'files'))
+  const storage: Storage = config.S3_BUCKET ? s3Store(config) : new LocalStorage(join(dataDir, 'files'))
 
   const adapters: AdapterNames = {
     db: config.DATABASE_URL ? 'postgres' : database.adapter,

@@ -1,87 +1,80 @@
 import type { Context } from 'hono'
 import { parseConfig, type Config } from '../config'
-import type { AppEnv, Services } from '../context'
+import type { AppEnv, ServiceProvider, Services } from '../context'
 import type { Db } from '../db/client'
-import { neonDb } from '../db/neon'
 import { ApiError } from '../http/errors'
 import { cfClientIp } from '../http/client-ip'
-import { UpstashKv } from '../kv/upstash'
-import { QStashQueue, QStashVerifier } from '../queue/qstash'
-import { S3Storage } from '../storage/s3'
+import type { Kv, RateLimiter } from '../kv/types'
+import type { Queue, QueueVerifier } from '../queue/types'
+import type { Storage } from '../storage/types'
 
-const notConfigured = (what: string): never => {
+export const notConfigured = (what: string): never => {
   throw new ApiError(503, `${what} not configured`)
 }
 
-/** Adapter names for a configuration: what the banner prints and what the Worker entry uses. */
-export const managedAdapterNames = (config: Config) => ({
-  db: config.DATABASE_URL ? 'neon' : 'none',
-  kv: config.UPSTASH_REDIS_REST_URL ? 'upstash' : 'none',
-  queue: config.QSTASH_TOKEN ? 'qstash' : 'none',
-  storage: config.S3_BUCKET ? 's3' : 'none',
-})
-
-export function s3FromConfig(config: Config) {
-  return new S3Storage({
-    bucket: config.S3_BUCKET ?? notConfigured('Storage'),
-    region: config.S3_REGION,
-    endpoint: config.S3_ENDPOINT,
-    accessKeyId: config.S3_ACCESS_KEY_ID,
-    secretAccessKey: config.S3_SECRET_ACCESS_KEY,
-    forcePathStyle: config.S3_FORCE_PATH_STYLE,
-  })
+/**
+ * The managed stores a Worker uses, named by its entry (`createWorker(app, { db: neonStore })`), so each
+ * function bundles only the drivers it needs. Factories run on first use within a request.
+ */
+export interface ManagedStores {
+  db?: (config: Config) => { db: Db; close(): Promise<void> }
+  kv?: (config: Config) => Kv & RateLimiter
+  queue?: (config: Config) => { queue: Queue; verifier: QueueVerifier }
+  storage?: (config: Config) => Storage & { dispose?(): void }
 }
 
-export const upstashFromConfig = (config: Config) =>
-  new UpstashKv(config.UPSTASH_REDIS_REST_URL ?? notConfigured('Rate limit store'), config.UPSTASH_REDIS_REST_TOKEN ?? '')
-
-export const qstashFromConfig = (config: Config) =>
-  new QStashQueue(config.QSTASH_TOKEN ?? notConfigured('Queue'), config.PUBLIC_URL ?? config.baseUrl, config.QSTASH_URL)
-
-export const qstashVerifierFromConfig = (config: Config) =>
-  new QStashVerifier(
-    config.QSTASH_CURRENT_SIGNING_KEY ?? notConfigured('Queue signing keys'),
-    config.QSTASH_NEXT_SIGNING_KEY ?? config.QSTASH_CURRENT_SIGNING_KEY!,
-  )
+const unavailable = (what: string) => (): never => notConfigured(what)
 
 /**
- * Services for a Worker: every store is the managed one, created on first use within this request and
- * released after it. A store that is not configured answers 503 "<store> not configured" when touched.
+ * Services for a Worker: each store is created on first use within this request and released after it.
+ * A store that is not configured (or not part of this function) answers 503 "<store> not configured".
  */
-export function managedServices(c: Context<AppEnv>): Services {
-  const config = parseConfig(c.env ?? {})
-  let db: { db: Db; close: () => Promise<void> } | undefined
-  let kv: UpstashKv | undefined
-  let storage: S3Storage | undefined
-  let queue: QStashQueue | undefined
-  return {
-    config,
-    adapters: managedAdapterNames(config),
-    get db() {
-      db ??= neonDb(config.DATABASE_URL ?? notConfigured('Database'))
-      return db.db
-    },
-    get kv() {
-      return (kv ??= upstashFromConfig(config))
-    },
-    get limiter() {
-      return (kv ??= upstashFromConfig(config))
-    },
-    get queue() {
-      return (queue ??= qstashFromConfig(config))
-    },
-    get queueVerifier() {
-      return qstashVerifierFromConfig(config)
-    },
-    get storage() {
-      return (storage ??= s3FromConfig(config))
-    },
-    // workerd exposes no CPU or memory figures; the platform enforces isolate limits itself.
-    metrics: async () => ({ cpuPercent: null, memoryPercent: null, uptimeSec: null, runtime: 'workerd' }),
-    clientIp: cfClientIp,
-    async dispose() {
-      storage?.dispose()
-      await db?.close()
-    },
+export function managedServices(stores: ManagedStores): ServiceProvider {
+  return (c: Context<AppEnv>): Services => {
+    const config = parseConfig(c.env ?? {})
+    const make = {
+      db: stores.db ?? unavailable('Database'),
+      kv: stores.kv ?? unavailable('Rate limit store'),
+      queue: stores.queue ?? unavailable('Queue'),
+      storage: stores.storage ?? unavailable('Storage'),
+    }
+    let db: ReturnType<typeof make.db> | undefined
+    let kv: ReturnType<typeof make.kv> | undefined
+    let queue: ReturnType<typeof make.queue> | undefined
+    let storage: ReturnType<typeof make.storage> | undefined
+    return {
+      config,
+      adapters: {
+        db: stores.db && config.DATABASE_URL ? 'neon' : 'none',
+        kv: stores.kv && config.UPSTASH_REDIS_REST_URL ? 'upstash' : 'none',
+        queue: stores.queue && config.QSTASH_TOKEN ? 'qstash' : 'none',
+        storage: stores.storage && config.S3_BUCKET ? 's3' : 'none',
+      },
+      get db() {
+        return (db ??= make.db(config)).db
+      },
+      get kv() {
+        return (kv ??= make.kv(config))
+      },
+      get limiter() {
+        return (kv ??= make.kv(config))
+      },
+      get queue() {
+        return (queue ??= make.queue(config)).queue
+      },
+      get queueVerifier() {
+        return (queue ??= make.queue(config)).verifier
+      },
+      get storage() {
+        return (storage ??= make.storage(config))
+      },
+      // workerd exposes no CPU or memory figures; the platform enforces isolate limits itself.
+      metrics: async () => ({ cpuPercent: null, memoryPercent: null, uptimeSec: null, runtime: 'workerd' }),
+      clientIp: cfClientIp,
+      async dispose() {
+        storage?.dispose?.()
+        await db?.close()
+      },
+    }
   }
 }

@@ -1,0 +1,64 @@
+// `npm run bench`: (1) a platform read vs a bare Hono route, same process, same run, 50 connections;
+// (2) minified + gzipped bundle size of every function. Prints figures; asserts nothing.
+import { serve } from '@hono/node-server'
+import autocannon from 'autocannon'
+import { Hono } from 'hono'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { AddressInfo } from 'node:net'
+import { webFamilies } from '../functions/web'
+import { bundleFunction, functionEntries } from '../infra/bundle'
+import { createNodeServices } from '../infra/services'
+import { createPlatformApp } from '../lib/app'
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 5)
+const connections = 50
+
+function listen(fetch: (req: Request) => Response | Promise<Response>) {
+  return new Promise<{ url: string; close: () => void }>((resolve) => {
+    const server = serve({ fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) =>
+      resolve({ url: `http://127.0.0.1:${info.port}`, close: () => server.close() }),
+    )
+  })
+}
+
+async function rps(url: string, headers: Record<string, string> = {}) {
+  const result = await autocannon({ url, connections, duration: seconds, headers })
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`)
+  return result.requests.average
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'bench-'))
+const node = await createNodeServices({ env: { ...process.env, DATA_DIR: dataDir, APP_VERSION: 'v0.0.0-bench' } })
+const platform = createPlatformApp(node.provider)
+for (const family of Object.values(webFamilies)) platform.route('/', family)
+const bare = new Hono().get('/', (c) => c.json({ ok: true }))
+
+const bareServer = await listen(bare.fetch)
+const platformServer = await listen(platform.fetch)
+const reads = [{ name: 'GET /api/version', path: '/api/version' }]
+
+console.log(`throughput: ${connections} connections, ${seconds}s each`)
+const bareRps = await rps(`${bareServer.url}/`)
+console.log(`  bare Hono GET /              ${bareRps.toFixed(0).padStart(7)} req/s`)
+for (const read of reads) {
+  const r = await rps(`${platformServer.url}${read.path}`)
+  console.log(`  ${read.name.padEnd(28)} ${r.toFixed(0).padStart(7)} req/s   ratio ${(r / bareRps).toFixed(2)} (goal >= 0.5)`)
+}
+bareServer.close()
+platformServer.close()
+await node.close()
+rmSync(dataDir, { recursive: true, force: true })
+
+console.log('bundle size (minified, gzipped):')
+const sizes: number[] = []
+for (const { family, entry } of functionEntries()) {
+  const { gzipBytes, bytes } = await bundleFunction(entry, { minify: true })
+  sizes.push(gzipBytes)
+  console.log(`  ${family.padEnd(12)} ${(gzipBytes / 1024).toFixed(1).padStart(7)} KB gz  (${(bytes / 1024).toFixed(0)} KB raw)`)
+}
+sizes.sort((a, b) => a - b)
+const median = sizes[Math.floor((sizes.length - 1) / 2)]
+console.log(`  median ${(median / 1024).toFixed(1)} KB gz (goal <= 100), largest ${(sizes[sizes.length - 1] / 1024).toFixed(1)} KB gz (goal <= 250)`)
+process.exit(0)
