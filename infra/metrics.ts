@@ -1,9 +1,40 @@
 import os from 'node:os'
 import type { RuntimeMetrics } from '../lib/context'
 
-/** CPU from the 1-minute load average over the core count, memory from the host's totals. */
+type CpuTimes = { busy: number; total: number; at: number }
+
+function cpuTimes(): CpuTimes {
+  let busy = 0
+  let total = 0
+  for (const { times } of os.cpus()) {
+    const all = times.user + times.nice + times.sys + times.irq + times.idle
+    busy += all - times.idle
+    total += all
+  }
+  return { busy, total, at: Date.now() }
+}
+
+let previous: CpuTimes | undefined
+let lastCpuPercent = 0
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * Host CPU as the busy share of all cores since the previous reading (sampled over 250 ms when there is
+ * none or it is stale; windows under a second are too noisy and reuse the last figure); memory as
+ * used / total. Load average would count waiting processes, not use.
+ */
 export async function nodeMetrics(): Promise<RuntimeMetrics> {
-  const cpuPercent = Math.min(100, (os.loadavg()[0] / Math.max(1, os.cpus().length)) * 100)
+  if (!previous || Date.now() - previous.at > 60_000) {
+    previous = cpuTimes()
+    await sleep(250)
+  }
+  if (Date.now() - previous.at >= 250) {
+    const now = cpuTimes()
+    const total = now.total - previous.total
+    lastCpuPercent = total > 0 ? ((now.busy - previous.busy) / total) * 100 : 0
+    previous = now
+  }
+  const cpuPercent = lastCpuPercent
   const memoryPercent = ((os.totalmem() - os.freemem()) / os.totalmem()) * 100
   return {
     cpuPercent: Math.round(cpuPercent * 10) / 10,

@@ -26,8 +26,8 @@ const DETAIL_FIELDS = ['active', 'ready', 'status', 'build'] as const
 export async function probeService(target: ServiceTarget, timings = DASHBOARD_PROBE_TIMINGS): Promise<ProbeResult> {
   let firstResponse: Response | undefined
   for (const url of target.urls) {
-    const res = await attempt(url, timings.candidateTimeoutMs)
-    if (res instanceof Response) {
+    const { res } = await attempt(url, timings.candidateTimeoutMs)
+    if (res) {
       if (res.ok) return { name: target.name, ...(await classifyResponse(res)) }
       firstResponse ??= res
       await res.body?.cancel()
@@ -36,15 +36,16 @@ export async function probeService(target: ServiceTarget, timings = DASHBOARD_PR
   if (firstResponse) return { name: target.name, status: 'degraded', detail: String(firstResponse.status) }
   // Nothing answered: one last, longer try on the primary.
   const retry = await attempt(target.urls[0], timings.retryTimeoutMs)
-  if (retry instanceof Response) return { name: target.name, ...(await classifyResponse(retry)) }
-  return { name: target.name, status: 'down', detail: describeFailure(retry, timings.retryTimeoutMs) }
+  if (retry.res) return { name: target.name, ...(await classifyResponse(retry.res)) }
+  return { name: target.name, status: 'down', detail: describeFailure(retry.error, timings.retryTimeoutMs) }
 }
 
-async function attempt(url: string, timeoutMs: number): Promise<Response | unknown> {
+// Tagged, not `instanceof Response`: @hono/node-server swaps the global Response class, fetch's is another.
+async function attempt(url: string, timeoutMs: number): Promise<{ res?: Response; error?: unknown }> {
   try {
-    return await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' }, redirect: 'manual' })
-  } catch (e) {
-    return e
+    return { res: await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' }, redirect: 'manual' }) }
+  } catch (error) {
+    return { error }
   }
 }
 
