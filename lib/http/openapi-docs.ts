@@ -18,7 +18,12 @@ export function serveOpenApi(router: Router, documented: Router, opts: { title: 
       info: {
         title: opts.title,
         version: c.var.services.config.APP_VERSION ?? 'v0.0.0',
-        description: 'Errors are `{error, code?}`. Rate-limited answers carry `RateLimit-*` and `Retry-After` headers.',
+        description:
+          'Errors are `{error, code?}`; unhandled ones are 500 `{error: "Internal server error"}`. Malformed JSON is ' +
+          '400 `{error: "Invalid JSON body"}`; failed validation is 400 `{error, code: "VALIDATION", issues}`; a JSON ' +
+          'route sent another Content-Type is 415; bodies over 1 MB are 413 `{error: "Payload too large"}`. ' +
+          'Rate-limited answers are 429 with `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) ' +
+          'and `Retry-After`; every response that passed a limiter carries the three `RateLimit-*` headers.',
       },
     })
     doc.components = { ...doc.components, securitySchemes: securitySchemes as never }
