@@ -43,6 +43,14 @@ export const configSchema = z.object({
   PROVISIONING_ENABLED: bool,
   PROVISIONING_KILL_SWITCH: bool,
   RUNTIME_PROVIDER_TOKEN: z.string().optional(),
+  // bcrypt work factor for passwords and API keys (tests use 4; see README "Password hashing")
+  PASSWORD_HASH_COST: z.coerce.number().int().min(4).max(15).default(10),
+  TURNSTILE_SECRET_KEY: z.string().optional(),
+  TURNSTILE_VERIFY_URL: z.string().default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
+  // mail: Resend-compatible provider when RESEND_API_KEY is set, else the dev outbox
+  RESEND_API_KEY: z.string().optional(),
+  RESEND_API_URL: z.string().default('https://api.resend.com'),
+  MAIL_FROM: z.string().default('Platform <no-reply@localhost>'),
   // dashboard health probes: "name=url|fallbackUrl,name2=url"
   HEALTH_PROBE_URLS: z.string().optional(),
 })

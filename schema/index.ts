@@ -1,2 +1,6 @@
 export * from './users'
 export * from './sessions'
+export * from './referrals'
+export * from './api-keys'
+export * from './password-resets'
+export * from './mail-outbox'

@@ -1,4 +1,4 @@
-import { pgTable, text, timestamp } from 'drizzle-orm/pg-core'
+import { integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
 import { ownedBy } from './rls'
 
 export const users = pgTable(
@@ -9,6 +9,15 @@ export const users = pgTable(
     email: text('email').notNull().unique(),
     name: text('name').notNull(),
     passwordHash: text('password_hash'),
+    // upper-case; matched case-insensitively at sign-up
+    referralCode: text('referral_code').unique(),
+    credits: integer('credits').notNull().default(0),
+    trialStartedAt: timestamp('trial_started_at', { withTimezone: true }),
+    trialEndsAt: timestamp('trial_ends_at', { withTimezone: true }),
+    // null until a paid plan is bought: solo, collective, label, network
+    plan: text('plan'),
+    subscriptionStatus: text('subscription_status').notNull().default('inactive'),
+    subscriptionId: text('subscription_id'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },

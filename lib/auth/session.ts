@@ -1,6 +1,6 @@
-import { and, eq, gt } from 'drizzle-orm'
+import { and, eq, lt } from 'drizzle-orm'
 import type { Context } from 'hono'
-import { getCookie } from 'hono/cookie'
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie'
 import { createMiddleware } from 'hono/factory'
 import { sessions, users } from '../../schema'
 import type { AppEnv, SessionUser } from '../context'
@@ -14,29 +14,80 @@ export const SESSION_TTL_MS = 30 * 24 * 60 * 60 * 1000
 export const newSessionToken = () => randomHex(32)
 export const hashSessionToken = (token: string) => sha256Hex(token)
 
-export const isAdminEmail = (c: Context<AppEnv>, email: string) =>
-  c.var.services.config.ADMIN_EMAILS.includes(email.toLowerCase())
+export const isAdminEmail = (c: Context<AppEnv>, email: string | undefined) =>
+  !!email && c.var.services.config.ADMIN_EMAILS.includes(email.toLowerCase())
 
-/** The signed-in user from the session cookie, or null when absent, unknown or expired. */
-export async function readSession(c: Context<AppEnv>): Promise<SessionUser | null> {
-  if (c.var.user) return c.var.user
+const cookieOptions = (c: Context) => ({
+  httpOnly: true,
+  sameSite: 'Lax' as const,
+  path: '/',
+  secure: new URL(c.req.url).protocol === 'https:',
+})
+
+/** Creates a session row (a new one at every sign-in), sets the cookie, and drops the user's expired sessions. */
+export async function startSession(c: Context<AppEnv>, userId: string) {
+  const { db, clientIp } = c.var.services
+  const token = newSessionToken()
+  const expiresAt = new Date(Date.now() + SESSION_TTL_MS)
+  await db.delete(sessions).where(and(eq(sessions.userId, userId), lt(sessions.expiresAt, new Date())))
+  await db.insert(sessions).values({
+    tokenHash: await hashSessionToken(token),
+    userId,
+    expiresAt,
+    ip: clientIp(c),
+    userAgent: c.req.header('user-agent')?.slice(0, 512),
+  })
+  setCookie(c, SESSION_COOKIE, token, { ...cookieOptions(c), maxAge: SESSION_TTL_MS / 1000, expires: expiresAt })
+  return { expiresAt }
+}
+
+/** Deletes the presented session (if any) and clears the cookie. */
+export async function endSession(c: Context<AppEnv>) {
+  const token = getCookie(c, SESSION_COOKIE)
+  if (token && token.length <= 256) {
+    await c.var.services.db.delete(sessions).where(eq(sessions.tokenHash, await hashSessionToken(token)))
+  }
+  deleteCookie(c, SESSION_COOKIE, cookieOptions(c))
+}
+
+/** The signed-in user from the session cookie, or null when absent, unknown or expired (expired rows are removed). */
+export async function readSession(c: Context<AppEnv>): Promise<(SessionUser & { expiresAt: Date }) | null> {
+  const cached = c.get('user') as (SessionUser & { expiresAt: Date }) | undefined
+  if (cached) return cached
   const token = getCookie(c, SESSION_COOKIE)
   if (!token || token.length > 256) return null
-  const [row] = await c.var.services.db
-    .select({ id: users.id, email: users.email, name: users.name })
+  const { db } = c.var.services
+  const tokenHash = await hashSessionToken(token)
+  const [row] = await db
+    .select({ id: users.id, email: users.email, name: users.name, expiresAt: sessions.expiresAt })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
-    .where(and(eq(sessions.tokenHash, await hashSessionToken(token)), gt(sessions.expiresAt, new Date())))
+    .where(eq(sessions.tokenHash, tokenHash))
     .limit(1)
   if (!row) return null
+  if (row.expiresAt <= new Date()) {
+    await db.delete(sessions).where(eq(sessions.tokenHash, tokenHash))
+    return null
+  }
   const user = { ...row, isAdmin: isAdminEmail(c, row.email) }
   c.set('user', user)
   return user
 }
 
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+/** Cookie-authenticated unsafe requests must not come from a foreign page (`Origin` outside APP_ORIGIN). */
+export function assertTrustedOrigin(c: Context<AppEnv>) {
+  const origin = c.req.header('origin')
+  if (UNSAFE.has(c.req.method) && origin !== undefined && !c.var.services.config.APP_ORIGIN.includes(origin)) {
+    throw new ApiError(403, 'Forbidden origin', { code: 'ORIGIN_NOT_ALLOWED' })
+  }
+}
+
 /** 401 `Unauthorized` without a valid session; sets `c.var.user`. */
 export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
   if (!(await readSession(c))) throw new ApiError(401, 'Unauthorized')
+  assertTrustedOrigin(c)
   await next()
 })
 
@@ -44,6 +95,7 @@ export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
 export const requireAdminSession = createMiddleware<AppEnv>(async (c, next) => {
   const user = await readSession(c)
   if (!user) throw new ApiError(401, 'Unauthorized')
+  assertTrustedOrigin(c)
   if (!user.isAdmin) throw new ApiError(403, 'Admin access required', { code: 'ADMIN_REQUIRED' })
   await next()
 })

@@ -15,3 +15,10 @@ export function withUser<T>(db: Db, userId: string, fn: (tx: Db) => Promise<T>):
     return fn(tx as unknown as Db)
   })
 }
+
+/** `withUser` for the signed-in caller of a route behind `requireSession`. */
+export const asUser = <T>(c: { var: { services: { db: Db }; user?: { id: string } } }, fn: (tx: Db) => Promise<T>) => {
+  const user = c.var.user
+  if (!user) throw new Error('asUser needs a signed-in user (requireSession)')
+  return withUser(c.var.services.db, user.id, fn)
+}

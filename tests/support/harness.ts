@@ -3,6 +3,7 @@ import { app as docs } from '../../functions/docs/app'
 import { webFamilies } from '../../functions/web'
 import { createNodeServices } from '../../infra/services'
 import { createPlatformApp } from '../../lib/app'
+import { hashSecret } from '../../lib/auth/password'
 import { hashSessionToken, newSessionToken, SESSION_COOKIE, SESSION_TTL_MS } from '../../lib/auth/session'
 import { cfClientIp } from '../../lib/http/client-ip'
 import { sessions, users } from '../../schema'
@@ -22,6 +23,9 @@ export interface HarnessOptions {
 }
 
 export const ADMIN_EMAIL = 'admin@example.com'
+export const PASSWORD = 'correct horse battery staple'
+/** What a browser on the dashboard sends: a real user agent and the trusted origin. */
+export const BROWSER = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/140.0', origin: 'http://localhost:3000' }
 
 /**
  * The apps as the local server mounts them, on this file's own fresh stores, with two users (alice, bob)
@@ -31,7 +35,14 @@ export async function createHarness(opts: HarnessOptions = {}) {
   const stores = await openTestStores()
   // Each harness gets its own limiter namespace so parallel files never share counters on real Redis.
   const ns = crypto.randomUUID().slice(0, 8)
-  const env = { APP_ORIGIN: 'http://localhost:3000', ADMIN_EMAILS: ADMIN_EMAIL, SESSION_SECRET: 'test-session-secret', DATA_DIR: '.test-data', ...opts.env }
+  const env = {
+    APP_ORIGIN: 'http://localhost:3000',
+    ADMIN_EMAILS: ADMIN_EMAIL,
+    SESSION_SECRET: 'test-session-secret',
+    DATA_DIR: '.test-data',
+    PASSWORD_HASH_COST: '4', // the fast hash: production's cost 10 is measured in README
+    ...opts.env,
+  }
   const node = await createNodeServices({
     env,
     database: stores.database,
@@ -47,8 +58,10 @@ export async function createHarness(opts: HarnessOptions = {}) {
   const backendApp = createPlatformApp(node.provider).route('/', backend)
 
   const db = stores.database.db
+  /** A user with password `PASSWORD` and a live session. */
   async function seedUser(name: string, email: string): Promise<SeededUser> {
-    const [user] = await db.insert(users).values({ email, name }).returning()
+    const passwordHash = await hashSecret(PASSWORD, 4)
+    const [user] = await db.insert(users).values({ email: email.toLowerCase(), name, passwordHash }).returning()
     const token = newSessionToken()
     await db.insert(sessions).values({ tokenHash: await hashSessionToken(token), userId: user.id, expiresAt: new Date(Date.now() + SESSION_TTL_MS) })
     return { id: user.id, email, name, token, cookie: `${SESSION_COOKIE}=${token}` }

@@ -1,0 +1,22 @@
+import bcrypt from 'bcryptjs'
+
+/**
+ * bcrypt at `PASSWORD_HASH_COST` (default 10: ~90 ms of CPU per hash or check in V8, inside a Worker's
+ * budget on the Standard plan; see README). Tests set cost 4.
+ */
+export const hashSecret = (secret: string, cost: number) => bcrypt.hash(secret, cost)
+
+export const verifySecret = (secret: string, hash: string) => bcrypt.compare(secret, hash)
+
+// A real hash at the same cost to check against when the account has none, so timing tells nothing.
+const decoys = new Map<number, Promise<string>>()
+const decoy = (cost: number) => {
+  if (!decoys.has(cost)) decoys.set(cost, hashSecret(crypto.randomUUID(), cost))
+  return decoys.get(cost)!
+}
+
+export async function verifySecretOrDecoy(secret: string, hash: string | null | undefined, cost: number) {
+  if (hash) return verifySecret(secret, hash)
+  await verifySecret(secret, await decoy(cost))
+  return false
+}

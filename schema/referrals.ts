@@ -1,0 +1,28 @@
+import { sql } from 'drizzle-orm'
+import { integer, pgPolicy, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
+import { appRole, currentUserId } from './rls'
+import { users } from './users'
+
+/** One row per referred sign-up; both sides are credited in the sign-up transaction. */
+export const referrals = pgTable(
+  'referrals',
+  {
+    referredId: text('referred_id')
+      .primaryKey()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    referrerId: text('referrer_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    credits: integer('credits').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  () => [
+    // either side of a referral may read it; nobody writes through the user role
+    pgPolicy('referrals_either_side', {
+      as: 'permissive',
+      to: appRole,
+      for: 'select',
+      using: sql`referrer_id = ${currentUserId} or referred_id = ${currentUserId}`,
+    }),
+  ],
+).enableRLS()
