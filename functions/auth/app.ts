@@ -1,3 +1,21 @@
 import { createRouter } from '../../lib/app'
+import { limits } from '../../lib/http/limits'
+import { rateLimit } from '../../lib/http/rate-limit'
+import * as csrf from './routes/csrf'
+import * as login from './routes/login'
+import * as register from './routes/register'
+import * as session from './routes/session'
+import * as signout from './routes/signout'
+import * as trial from './routes/trial'
 
-export const app = createRouter()
+const routes = createRouter()
+// Per IP, before the body is read or a password hashed.
+routes.use('/api/register', rateLimit(limits.register))
+
+export const app = routes
+  .openapi(register.route, register.handler)
+  .openapi(csrf.route, csrf.handler)
+  .openapi(login.route, login.handler)
+  .openapi(session.route, session.handler)
+  .openapi(signout.route, signout.handler)
+  .openapi(trial.route, trial.handler)

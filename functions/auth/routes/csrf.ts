@@ -1,0 +1,25 @@
+import { createRoute, z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import { issueCsrfToken, requireSessionSecret } from '../../../lib/auth/csrf'
+import type { AppEnv } from '../../../lib/context'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+
+export const route = createRoute({
+  method: 'get',
+  path: '/api/auth/csrf',
+  tags: ['Auth'],
+  summary: 'Get a CSRF token',
+  description:
+    'Put `header` (`{token}:{signed}`) in `x-csrf-token` or `x-xsrf-token`. `signed` is the HMAC-SHA256 of `token` ' +
+    'under `SESSION_SECRET`; `token` carries its issue time and is good for 2 hours.',
+  responses: {
+    200: ok(z.object({ token: z.string(), signed: z.string(), header: z.string() }).openapi('CsrfToken')),
+    500: errorResponse('`SESSION_SECRET` not configured'),
+  },
+})
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const secret = requireSessionSecret(c.var.services.config.sessionSecret)
+  c.header('Cache-Control', 'no-store')
+  return c.json(await issueCsrfToken(secret), 200)
+}

@@ -1,0 +1,29 @@
+import { createRoute, z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import { readSession } from '../../../lib/auth/session'
+import type { AppEnv } from '../../../lib/context'
+import { ok } from '../../../lib/http/openapi'
+
+const SessionSchema = z
+  .object({
+    user: z.object({ id: z.string(), email: z.string(), name: z.string(), isAdmin: z.boolean() }).nullable(),
+    expires: z.string().nullable().openapi({ description: 'ISO 8601; null without a session' }),
+  })
+  .openapi('Session')
+
+export const route = createRoute({
+  method: 'get',
+  path: '/api/auth/session',
+  tags: ['Auth'],
+  summary: 'The current session',
+  description: 'Always 200; `user` is null when there is no session or it expired.',
+  responses: { 200: ok(SessionSchema) },
+})
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const session = await readSession(c)
+  c.header('Cache-Control', 'no-store')
+  if (!session) return c.json({ user: null, expires: null }, 200)
+  const { id, email, name, isAdmin, expiresAt } = session
+  return c.json({ user: { id, email, name, isAdmin }, expires: expiresAt.toISOString() }, 200)
+}

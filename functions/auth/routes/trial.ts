@@ -1,0 +1,45 @@
+import { createRoute, z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import { requireSession } from '../../../lib/auth/session'
+import type { AppEnv } from '../../../lib/context'
+import { asUser } from '../../../lib/db/rls'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { users } from '../../../schema'
+
+const DAY_MS = 24 * 60 * 60 * 1000
+
+const TrialSchema = z
+  .object({
+    active: z.boolean(),
+    startedAt: z.string().nullable(),
+    endsAt: z.string().nullable(),
+    daysRemaining: z.number().int().openapi({ description: 'Whole days left, rounded up; 0 once ended' }),
+  })
+  .openapi('Trial')
+
+export const route = createRoute({
+  method: 'get',
+  path: '/api/trial',
+  tags: ['Account'],
+  summary: "The signed-in user's 7-day trial",
+  middleware: [requireSession] as const,
+  security: [{ session: [] }],
+  responses: { 200: ok(TrialSchema), 401: errorResponse('No session') },
+})
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  // RLS confines the read to the caller's own row.
+  const [user] = await asUser(c, (tx) => tx.select({ startedAt: users.trialStartedAt, endsAt: users.trialEndsAt }).from(users))
+  const now = Date.now()
+  const endsAt = user?.endsAt ?? null
+  const left = endsAt ? endsAt.getTime() - now : 0
+  return c.json(
+    {
+      active: left > 0,
+      startedAt: user?.startedAt?.toISOString() ?? null,
+      endsAt: endsAt?.toISOString() ?? null,
+      daysRemaining: Math.max(0, Math.ceil(left / DAY_MS)),
+    },
+    200,
+  )
+}
