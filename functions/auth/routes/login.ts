@@ -43,8 +43,8 @@ export const route = createRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { email, password } = c.req.valid('json')
-  const { db, config } = c.var.services
   try {
+    const { db, config } = c.var.services
     const [user] = await db
       .select({ id: users.id, name: users.name, passwordHash: users.passwordHash })
       .from(users)
