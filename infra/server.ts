@@ -14,6 +14,11 @@ export async function startServer(env = process.env) {
   const webPort = Number(env.PORT ?? 8787)
   const backendPort = Number(env.BACKEND_PORT ?? 8788)
   env.BACKEND_URL ??= `http://127.0.0.1:${backendPort}`
+  if (!env.SESSION_SECRET && !env.NEXTAUTH_SECRET) {
+    // Local convenience only: CSRF tokens then last as long as the process. Workers must set one.
+    env.SESSION_SECRET = crypto.randomUUID() + crypto.randomUUID()
+    console.warn('SESSION_SECRET not set: using a random one for this process')
+  }
   const services = await createNodeServices({ env })
 
   const web = createPlatformApp(services.provider)

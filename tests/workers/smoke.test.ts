@@ -7,6 +7,9 @@ const smoke: Record<string, { path: string; status: number; check?: (body: any) 
   health: { path: '/api/version', status: 200, check: (b) => expect(b).toEqual({ version: 'v9.9.9' }) },
   backend: { path: '/health', status: 200, check: (b) => expect(b.status).toBe('ok') },
   docs: { path: '/api/openapi.json', status: 200, check: (b) => expect(b.openapi).toBe('3.1.0') },
+  auth: { path: '/api/auth/csrf', status: 200, check: (b) => expect(b.header).toBe(`${b.token}:${b.signed}`) },
+  users: { path: '/api/user', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized' }) },
+  keys: { path: '/api/keys', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized' }) },
 }
 
 const open: Miniflare[] = []
@@ -28,7 +31,7 @@ describe('every function bundles for workerd and answers in miniflare', () => {
         // An explicit module list: the bundle keeps a few lazy `import()`s that miniflare's walker rejects.
         modules: [{ type: 'ESModule', path: 'index.mjs', contents: code }],
         compatibilityDate: '2026-04-01',
-        bindings: { APP_VERSION: 'v9.9.9', APP_ORIGIN: 'http://localhost:3000' },
+        bindings: { APP_VERSION: 'v9.9.9', APP_ORIGIN: 'http://localhost:3000', SESSION_SECRET: 'smoke-secret' },
       })
       open.push(mf)
       const probe = smoke[family]
