@@ -8,6 +8,7 @@ import type { Db } from '../lib/db/client'
 import { clientIpBehindProxies, trustedProxyMatcher } from '../lib/http/client-ip'
 import { MemoryKv } from '../lib/kv/memory'
 import type { Kv, RateLimiter } from '../lib/kv/types'
+import { mailerFor } from '../lib/mail'
 import { QStashVerifier } from '../lib/queue/qstash'
 import type { Queue, QueueVerifier } from '../lib/queue/types'
 import { qstashStore, qstashVerifier } from '../lib/services/stores/qstash'
@@ -88,6 +89,7 @@ export async function createNodeServices(opts: NodeServicesOptions = {}): Promis
     queue,
     queueVerifier,
     storage,
+    mail: mailerFor(config, () => database.db as Db),
     metrics: nodeMetrics,
     clientIp,
   }

@@ -1,8 +1,10 @@
 import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
+import type { PlanName } from './billing/plans'
 import type { Config } from './config'
 import type { Db } from './db/client'
 import type { Kv, RateLimiter } from './kv/types'
+import type { Mailer } from './mail/types'
 import type { Queue, QueueVerifier } from './queue/types'
 import type { Storage } from './storage/types'
 
@@ -32,6 +34,8 @@ export interface Services {
   readonly queue: Queue
   readonly queueVerifier: QueueVerifier
   readonly storage: Storage
+  /** Resend when `RESEND_API_KEY` is set, else the `mail_outbox` table. */
+  readonly mail: Mailer
   metrics(): Promise<RuntimeMetrics>
   clientIp(c: Context): string
   /** Releases per-request connections once the response is sent. */
@@ -51,6 +55,12 @@ export type AppEnv = {
     services: Services
     requestId: string
     user?: SessionUser
+    /** Verified identity headers from the web tier (lib/auth/identity.ts). */
+    identity?: { userId: string; email?: string; role: string }
+    /** Set when the caller authenticated with a user API key (lib/auth/dual.ts). */
+    apiKeyId?: string
+    /** The caller's plan once `requirePlanMatch` has checked the plan headers (lib/auth/plan.ts). */
+    plan?: PlanName
   }
 }
 

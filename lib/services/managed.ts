@@ -5,6 +5,8 @@ import type { Db } from '../db/client'
 import { ApiError } from '../http/errors'
 import { cfClientIp } from '../http/client-ip'
 import type { Kv, RateLimiter } from '../kv/types'
+import { mailerFor } from '../mail'
+import type { Mailer } from '../mail/types'
 import type { Queue, QueueVerifier } from '../queue/types'
 import type { Storage } from '../storage/types'
 
@@ -42,6 +44,7 @@ export function managedServices(stores: ManagedStores): ServiceProvider {
     let kv: ReturnType<typeof make.kv> | undefined
     let queue: ReturnType<typeof make.queue> | undefined
     let storage: ReturnType<typeof make.storage> | undefined
+    let mail: Mailer | undefined
     return {
       config,
       adapters: {
@@ -67,6 +70,9 @@ export function managedServices(stores: ManagedStores): ServiceProvider {
       },
       get storage() {
         return (storage ??= make.storage(config))
+      },
+      get mail() {
+        return (mail ??= mailerFor(config, () => this.db))
       },
       // workerd exposes no CPU or memory figures; the platform enforces isolate limits itself.
       metrics: async () => ({ cpuPercent: null, memoryPercent: null, uptimeSec: null, runtime: 'workerd' }),

@@ -1,0 +1,42 @@
+import { createRoute, z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import { findApiKey } from '../../../lib/auth/api-keys'
+import { bearerToken } from '../../../lib/auth/shared-key'
+import { normalizePlan, PLAN_NAMES, type PlanName, planFeatures } from '../../../lib/billing/plans'
+import type { AppEnv } from '../../../lib/context'
+import { ApiError } from '../../../lib/http/errors'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+
+export const route = createRoute({
+  method: 'post',
+  path: '/api/validate-key',
+  tags: ['Keys'],
+  summary: 'Validate a user API key',
+  description:
+    'The key is the bearer token (`Authorization: Bearer sk_...`). Answers the owner, their plan (legacy names ' +
+    'and an unset plan read as one of the four plans; unset is `solo`) and what the plan unlocks.',
+  security: [{ apiKey: [] }],
+  responses: {
+    200: ok(
+      z
+        .object({
+          valid: z.literal(true),
+          userId: z.string(),
+          plan: z.enum(PLAN_NAMES as [PlanName, ...PlanName[]]),
+          features: z.array(z.string()),
+        })
+        .openapi('ValidatedKey'),
+    ),
+    401: errorResponse('Missing or invalid API key: `{error: "Invalid API key"}`'),
+    500: errorResponse('Internal server error'),
+    503: errorResponse('Database not configured'),
+  },
+})
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const token = bearerToken(c.req.header('authorization'))
+  const found = token ? await findApiKey(c.var.services.db, token) : null
+  if (!found) throw new ApiError(401, 'Invalid API key')
+  const { id, plan } = found.user
+  return c.json({ valid: true as const, userId: id, plan: normalizePlan(plan), features: planFeatures(plan) }, 200)
+}

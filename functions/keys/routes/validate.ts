@@ -1,0 +1,75 @@
+import { createRoute, z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import { API_KEY_PREFIX, findApiKey } from '../../../lib/auth/api-keys'
+import { verifySecret } from '../../../lib/auth/password'
+import { normalizePlan, PLAN_NAMES, type PlanName, planFeatures } from '../../../lib/billing/plans'
+import type { AppEnv } from '../../../lib/context'
+import { ApiError } from '../../../lib/http/errors'
+import type { NamedLimit } from '../../../lib/http/limits'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { rateLimit } from '../../../lib/http/rate-limit'
+import { jsonBody } from '../../../lib/http/validation'
+
+/** Per client IP: enough for a service checking keys, too few to guess one. */
+export const validateLimit: NamedLimit = { name: 'keys-validate', limit: 60, windowSec: 60, message: 'Too many requests' }
+
+const ValidateBody = z
+  .object(
+    {
+      apiKey: z
+        .string({ error: (iss) => (iss.input === undefined ? 'apiKey is required' : 'apiKey must be a string') })
+        .openapi({ description: 'The raw key, `sk_...`', example: `${API_KEY_PREFIX}…` }),
+    },
+    { error: 'Request body must be a JSON object' },
+  )
+  .openapi('ValidateApiKey')
+
+const ValidResultSchema = z
+  .object({
+    valid: z.literal(true),
+    userId: z.string(),
+    email: z.string(),
+    plan: z.enum(PLAN_NAMES as [PlanName, ...PlanName[]]).openapi({ description: 'Normalised: unset, unknown or legacy plans read as one of the four' }),
+    subscriptionStatus: z.string(),
+    features: z.array(z.string()).openapi({ description: "The plan's features" }),
+  })
+  .openapi('ApiKeyValidation')
+
+export const route = createRoute({
+  method: 'post',
+  path: '/api/keys/validate',
+  tags: ['API keys'],
+  summary: 'Check an API key and say whose it is',
+  description: `No session needed. Rate-limited to ${validateLimit.limit} requests per ${validateLimit.windowSec} s per client IP.`,
+  middleware: [rateLimit(validateLimit)] as const,
+  request: { body: jsonBody(ValidateBody) },
+  responses: {
+    200: ok(ValidResultSchema, 'The key is valid'),
+    400: errorResponse('`apiKey` missing or not a string (`VALIDATION`); or invalid JSON'),
+    401: errorResponse('`Invalid API key`: wrong prefix, unknown, revoked or not matching'),
+    429: errorResponse('`Too many requests`'),
+    500: errorResponse('Internal server error'),
+  },
+})
+
+const invalid = () => new ApiError(401, 'Invalid API key')
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const { apiKey } = c.req.valid('json')
+  if (!apiKey.startsWith(API_KEY_PREFIX)) throw invalid()
+  // Runs as the service: no caller is known until the key matches. SHA-256 finds it; bcrypt (the web-side scheme) confirms it.
+  const match = await findApiKey(c.var.services.db, apiKey)
+  if (!match || !(await verifySecret(apiKey, match.key.keyHash))) throw invalid()
+  const { user } = match
+  return c.json(
+    {
+      valid: true as const,
+      userId: user.id,
+      email: user.email,
+      plan: normalizePlan(user.plan),
+      subscriptionStatus: user.subscriptionStatus,
+      features: planFeatures(user.plan),
+    },
+    200,
+  )
+}

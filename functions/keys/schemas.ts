@@ -1,0 +1,27 @@
+import { z } from '@hono/zod-openapi'
+import type { ApiKey } from '../../schema'
+import { ApiError } from '../../lib/http/errors'
+
+/** A key as listed: never the raw key, never a hash. */
+export const ApiKeyItemSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    prefix: z.string().openapi({ description: 'The first 10 characters of the key (`sk_` + 7 hex), to recognise it by', example: 'sk_1a2b3c4' }),
+    createdAt: z.string().openapi({ format: 'date-time' }),
+    lastUsedAt: z.string().nullable().openapi({ format: 'date-time', description: 'Last successful validation; null if never used' }),
+  })
+  .openapi('ApiKey')
+
+export const toItem = (k: Pick<ApiKey, 'id' | 'name' | 'prefix' | 'createdAt' | 'lastUsedAt'>) => ({
+  id: k.id,
+  name: k.name,
+  prefix: k.prefix,
+  createdAt: k.createdAt.toISOString(),
+  lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+})
+
+export const KeyIdParams = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, description: 'The key id' }) })
+
+// Someone else's key answers exactly like an unknown one, so ids reveal nothing.
+export const keyNotFound = () => new ApiError(404, 'API key not found')

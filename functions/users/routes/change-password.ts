@@ -1,0 +1,74 @@
+import { createRoute, z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import { and, eq, isNull, ne } from 'drizzle-orm'
+import { getCookie } from 'hono/cookie'
+import { hashSecret, verifySecretOrDecoy } from '../../../lib/auth/password'
+import { hashSessionToken, requireSession, SESSION_COOKIE } from '../../../lib/auth/session'
+import type { AppEnv } from '../../../lib/context'
+import { asUser } from '../../../lib/db/rls'
+import { ApiError } from '../../../lib/http/errors'
+import { limits } from '../../../lib/http/limits'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { rateLimit } from '../../../lib/http/rate-limit'
+import { jsonBody } from '../../../lib/http/validation'
+import { passwordResets, sessions, users } from '../../../schema'
+import { newPassword, OkSchema } from '../schemas'
+
+const ChangePasswordBody = z
+  .object({
+    currentPassword: z.string({ error: 'Current password is required' }).min(1, 'Current password is required'),
+    newPassword: newPassword('New password'),
+  })
+  .openapi('ChangePasswordRequest')
+
+// 400, not 401: a 401 would read as a lost session to the dashboard.
+const incorrect = () => new ApiError(400, 'Current password is incorrect')
+
+export const route = createRoute({
+  method: 'post',
+  path: '/api/user/password',
+  tags: ['Users'],
+  summary: 'Change password',
+  description:
+    'Checks `currentPassword`, sets `newPassword` (8 to 256 characters), signs out every other session of the ' +
+    'user and voids unused reset links; the session making the request stays signed in. An account without a ' +
+    'password (wallet or OAuth sign-in) answers like a wrong one: set one through forgot-password. ' +
+    'Limited to 5 attempts per 15 minutes per user, so a stolen session cannot guess the password.',
+  middleware: [requireSession, rateLimit(limits.passwordReset, (c) => `user:${c.var.user!.id}`)] as const,
+  security: [{ session: [] }],
+  request: { body: jsonBody(ChangePasswordBody) },
+  responses: {
+    200: ok(OkSchema),
+    400: errorResponse('`Current password is incorrect`, or a missing or invalid field (`VALIDATION`)'),
+    401: errorResponse('No session'),
+    403: errorResponse('Sent from a foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
+    429: errorResponse('Too many attempts'),
+  },
+})
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const me = c.var.user!
+  const body = c.req.valid('json')
+  const cost = c.var.services.config.PASSWORD_HASH_COST
+  const [row] = await asUser(c, (tx) => tx.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, me.id)))
+  const oldHash = row?.passwordHash
+  // bcrypt runs outside any transaction: no connection or row lock is held for its ~100 ms.
+  if (!(await verifySecretOrDecoy(body.currentPassword, oldHash, cost)) || !oldHash) throw incorrect()
+  const passwordHash = await hashSecret(body.newPassword, cost)
+  // requireSession read this cookie, so it is present; its hash names the session to keep.
+  const keep = await hashSessionToken(getCookie(c, SESSION_COOKIE)!)
+  const changed = await asUser(c, async (tx) => {
+    // Only if nobody changed the password since it was checked (a concurrent change or reset wins).
+    const updated = await tx
+      .update(users)
+      .set({ passwordHash, updatedAt: new Date() })
+      .where(and(eq(users.id, me.id), eq(users.passwordHash, oldHash)))
+      .returning({ id: users.id })
+    if (updated.length === 0) return false
+    await tx.delete(sessions).where(and(eq(sessions.userId, me.id), ne(sessions.tokenHash, keep)))
+    await tx.delete(passwordResets).where(and(eq(passwordResets.userId, me.id), isNull(passwordResets.usedAt)))
+    return true
+  })
+  if (!changed) throw incorrect()
+  return c.json({ ok: true as const }, 200)
+}

@@ -1,0 +1,32 @@
+import { createRoute } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import { eq } from 'drizzle-orm'
+import { requireSession } from '../../../lib/auth/session'
+import type { AppEnv } from '../../../lib/context'
+import { asUser } from '../../../lib/db/rls'
+import { ApiError } from '../../../lib/http/errors'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { users } from '../../../schema'
+import { toUserView, userColumns, UserSchema } from '../schemas'
+
+export const route = createRoute({
+  method: 'get',
+  path: '/api/user',
+  tags: ['Users'],
+  summary: 'Current user',
+  description: 'The signed-in user: profile, plan, subscription status, credits and whether they are an admin.',
+  middleware: [requireSession] as const,
+  security: [{ session: [] }],
+  responses: {
+    200: ok(UserSchema),
+    401: errorResponse('No session'),
+  },
+})
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const me = c.var.user!
+  const [row] = await asUser(c, (tx) => tx.select(userColumns).from(users).where(eq(users.id, me.id)))
+  // Deleted between reading the session and now: the session is as good as gone.
+  if (!row) throw new ApiError(401, 'Unauthorized')
+  return c.json(toUserView(row, me.isAdmin), 200)
+}

@@ -1,0 +1,49 @@
+import { z } from '@hono/zod-openapi'
+import { users, type User } from '../../schema'
+
+/** The signed-in user as the dashboard sees it: never the password hash, referral or subscription ids. */
+export const UserSchema = z
+  .object({
+    id: z.string(),
+    email: z.string(),
+    name: z.string(),
+    createdAt: z.string().openapi({ format: 'date-time' }),
+    plan: z.string().nullable().openapi({ description: '`solo`, `collective`, `label` or `network`; null until a plan is bought' }),
+    subscriptionStatus: z.string().openapi({ description: '`inactive` until a subscription starts' }),
+    credits: z.number().int(),
+    isAdmin: z.boolean().openapi({ description: 'The email is in `ADMIN_EMAILS`' }),
+  })
+  .openapi('User')
+
+export type UserRow = Pick<User, 'id' | 'email' | 'name' | 'createdAt' | 'plan' | 'subscriptionStatus' | 'credits'>
+
+/** The columns `toUserView` reads, for `select` and `returning`. */
+export const userColumns = {
+  id: users.id,
+  email: users.email,
+  name: users.name,
+  createdAt: users.createdAt,
+  plan: users.plan,
+  subscriptionStatus: users.subscriptionStatus,
+  credits: users.credits,
+}
+
+export const toUserView = (u: UserRow, isAdmin: boolean): z.infer<typeof UserSchema> => ({
+  id: u.id,
+  email: u.email,
+  name: u.name,
+  createdAt: u.createdAt.toISOString(),
+  plan: u.plan,
+  subscriptionStatus: u.subscriptionStatus,
+  credits: u.credits,
+  isAdmin,
+})
+
+export const OkSchema = z.object({ ok: z.literal(true) }).openapi('Ok')
+
+/** Password rules shared by change and reset (and register): 8 to 256 characters. */
+export const newPassword = (field: string) =>
+  z
+    .string({ error: `${field} is required` })
+    .min(8, `${field} must be at least 8 characters`)
+    .max(256, `${field} must be at most 256 characters`)

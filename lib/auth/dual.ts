@@ -1,0 +1,25 @@
+import { createMiddleware } from 'hono/factory'
+import type { AppEnv } from '../context'
+import { ApiError } from '../http/errors'
+import { findApiKey } from './api-keys'
+import { bearerToken } from './shared-key'
+import { assertTrustedOrigin, isAdminEmail, readSession } from './session'
+
+/**
+ * Spec "Authentication" 6: the session cookie first (with the trusted-origin check cookies need), then
+ * `Authorization: Bearer <API key>` through `findApiKey`; otherwise 401 `Unauthorized`. Sets
+ * `c.var.user`, and `c.var.apiKeyId` for a key. A valid session wins: a key sent alongside is ignored.
+ */
+export const requireSessionOrApiKey = createMiddleware<AppEnv>(async (c, next) => {
+  if (await readSession(c)) {
+    assertTrustedOrigin(c)
+    return next()
+  }
+  const token = bearerToken(c.req.header('authorization'))
+  const found = token ? await findApiKey(c.var.services.db, token) : null
+  if (!found) throw new ApiError(401, 'Unauthorized')
+  const { id, email, name } = found.user
+  c.set('user', { id, email, name, isAdmin: isAdminEmail(c, email) })
+  c.set('apiKeyId', found.key.id)
+  await next()
+})
