@@ -12,6 +12,10 @@ import { webFamilies } from '../functions/web'
 import { bundleFunction, functionEntries } from '../infra/bundle'
 import { createNodeServices } from '../infra/services'
 import { createPlatformApp } from '../lib/app'
+import { generateApiKey, lookupPrefix } from '../lib/auth/api-keys'
+import { hashSessionToken, newSessionToken, SESSION_COOKIE, SESSION_TTL_MS } from '../lib/auth/session'
+import { sha256Hex } from '../lib/crypto'
+import { apiKeys, sessions, users } from '../schema'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const connections = 50
@@ -36,15 +40,28 @@ const platform = createPlatformApp(node.provider)
 for (const family of Object.values(webFamilies)) platform.route('/', family)
 const bare = new Hono().get('/', (c) => c.json({ ok: true }))
 
+// A signed-in user with a few keys: the authenticated read looks up the session, then lists under RLS.
+const [user] = await node.services.db.insert(users).values({ email: 'bench@example.com', name: 'Bench' }).returning()
+const token = newSessionToken()
+await node.services.db.insert(sessions).values({ tokenHash: await hashSessionToken(token), userId: user.id, expiresAt: new Date(Date.now() + SESSION_TTL_MS) })
+for (let i = 0; i < 3; i++) {
+  const key = generateApiKey()
+  await node.services.db.insert(apiKeys).values({ userId: user.id, name: `key ${i}`, prefix: lookupPrefix(key), keyHash: 'bench', keySha256: await sha256Hex(key) })
+}
+const cookie = `${SESSION_COOKIE}=${token}`
+
 const bareServer = await listen(bare.fetch)
 const platformServer = await listen(platform.fetch)
-const reads = [{ name: 'GET /api/version', path: '/api/version' }]
+const reads = [
+  { name: 'GET /api/version', path: '/api/version', headers: {} },
+  { name: 'GET /api/keys (session)', path: '/api/keys', headers: { cookie } },
+]
 
-console.log(`throughput: ${connections} connections, ${seconds}s each`)
+console.log(`throughput: ${connections} connections, ${seconds}s each, db=${node.adapters.db} (set DATABASE_URL for real Postgres)`)
 const bareRps = await rps(`${bareServer.url}/`)
 console.log(`  bare Hono GET /              ${bareRps.toFixed(0).padStart(7)} req/s`)
 for (const read of reads) {
-  const r = await rps(`${platformServer.url}${read.path}`)
+  const r = await rps(`${platformServer.url}${read.path}`, read.headers)
   console.log(`  ${read.name.padEnd(28)} ${r.toFixed(0).padStart(7)} req/s   ratio ${(r / bareRps).toFixed(2)} (goal >= 0.5)`)
 }
 bareServer.close()

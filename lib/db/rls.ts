@@ -10,8 +10,8 @@ export const APP_ROLE = 'app_user'
  */
 export function withUser<T>(db: Db, userId: string, fn: (tx: Db) => Promise<T>): Promise<T> {
   return db.transaction(async (tx) => {
-    await tx.execute(sql`select set_config('app.user_id', ${userId}, true)`)
-    await tx.execute(sql.raw(`set local role ${APP_ROLE}`))
+    // One round trip: `role` is a setting too, and set_config(..., true) is SET LOCAL.
+    await tx.execute(sql`select set_config('app.user_id', ${userId}, true), set_config('role', ${APP_ROLE}, true)`)
     return fn(tx as unknown as Db)
   })
 }
