@@ -53,7 +53,7 @@ const cookie = `${SESSION_COOKIE}=${token}`
 const bareServer = await listen(bare.fetch)
 const platformServer = await listen(platform.fetch)
 const reads = [
-  { name: 'GET /api/version', path: '/api/version', headers: {} },
+  { name: 'GET /api/version', path: '/api/version', headers: {} as Record<string, string> },
   { name: 'GET /api/keys (session)', path: '/api/keys', headers: { cookie } },
 ]
 

@@ -40,10 +40,3 @@ export const toUserView = (u: UserRow, isAdmin: boolean): z.infer<typeof UserSch
 })
 
 export const OkSchema = z.object({ ok: z.literal(true) }).openapi('Ok')
-
-/** Password rules shared by change and reset (and register): 8 to 256 characters. */
-export const newPassword = (field: string) =>
-  z
-    .string({ error: `${field} is required` })
-    .min(8, `${field} must be at least 8 characters`)
-    .max(256, `${field} must be at most 256 characters`)

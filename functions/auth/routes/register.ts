@@ -6,6 +6,7 @@ import { hashSecret } from '../../../lib/auth/password'
 import type { AppEnv } from '../../../lib/context'
 import type { Db } from '../../../lib/db/client'
 import { ApiError } from '../../../lib/http/errors'
+import { emailField, newPasswordField } from '../../../lib/http/fields'
 import { errorResponse } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { referrals, users } from '../../../schema'
@@ -16,16 +17,8 @@ export const REFERRAL_CREDITS = 5
 
 const RegisterBody = z
   .object({
-    email: z
-      .string({ error: 'Email is required' })
-      .trim()
-      .min(1, 'Email is required')
-      .max(254, 'Invalid email')
-      .pipe(z.email({ error: 'Invalid email' })),
-    password: z
-      .string({ error: 'Password is required' })
-      .min(8, 'Password must be at least 8 characters')
-      .max(256, 'Password must be at most 256 characters'),
+    email: emailField(),
+    password: newPasswordField(),
     name: z.string().trim().max(100, 'Name must be at most 100 characters').optional(),
     referralCode: z
       .string({ error: 'Invalid referral code' })

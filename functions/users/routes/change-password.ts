@@ -12,12 +12,13 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { rateLimit } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { passwordResets, sessions, users } from '../../../schema'
-import { newPassword, OkSchema } from '../schemas'
+import { newPasswordField } from '../../../lib/http/fields'
+import { OkSchema } from '../schemas'
 
 const ChangePasswordBody = z
   .object({
     currentPassword: z.string({ error: 'Current password is required' }).min(1, 'Current password is required'),
-    newPassword: newPassword('New password'),
+    newPassword: newPasswordField('New password'),
   })
   .openapi('ChangePasswordRequest')
 

@@ -9,16 +9,12 @@ import { rateLimit } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import type { MailMessage } from '../../../lib/mail/types'
 import { passwordResets, users } from '../../../schema'
+import { emailField } from '../../../lib/http/fields'
 import { OkSchema } from '../schemas'
 
 const ForgotPasswordBody = z
   .object({
-    email: z
-      .string({ error: 'Email is required' })
-      .trim()
-      .min(1, 'Email is required')
-      .max(254, 'Invalid email')
-      .pipe(z.email({ error: 'Invalid email' })),
+    email: emailField(),
   })
   .openapi('ForgotPasswordRequest')
 

@@ -10,12 +10,13 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { rateLimit } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { passwordResets, sessions, users } from '../../../schema'
-import { newPassword, OkSchema } from '../schemas'
+import { newPasswordField } from '../../../lib/http/fields'
+import { OkSchema } from '../schemas'
 
 const ResetPasswordBody = z
   .object({
     token: z.string({ error: 'Token is required' }).min(1, 'Token is required'),
-    password: newPassword('Password'),
+    password: newPasswordField('Password'),
   })
   .openapi('ResetPasswordRequest')
 
