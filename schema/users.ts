@@ -18,6 +18,8 @@ export const users = pgTable(
     plan: text('plan'),
     subscriptionStatus: text('subscription_status').notNull().default('inactive'),
     subscriptionId: text('subscription_id'),
+    // set when the welcome email for an OAuth, wallet or Farcaster sign-up went out: it is sent once
+    welcomeSentAt: timestamp('welcome_sent_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
