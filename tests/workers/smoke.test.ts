@@ -3,13 +3,15 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { bundleFunction, functionEntries } from '../../infra/bundle'
 
 /** A request every function answers without any store configured, and what it must say. */
-const smoke: Record<string, { path: string; status: number; check?: (body: any) => void }> = {
+const smoke: Record<string, { path: string; status: number; method?: string; body?: string; check?: (body: any) => void }> = {
   health: { path: '/api/version', status: 200, check: (b) => expect(b).toEqual({ version: 'v9.9.9' }) },
   backend: { path: '/health', status: 200, check: (b) => expect(b.status).toBe('ok') },
   docs: { path: '/api/openapi.json', status: 200, check: (b) => expect(b.openapi).toBe('3.1.0') },
   auth: { path: '/api/auth/csrf', status: 200, check: (b) => expect(b.header).toBe(`${b.token}:${b.signed}`) },
   users: { path: '/api/user', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized' }) },
   keys: { path: '/api/keys', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized' }) },
+  invites: { path: '/api/invites/verify', status: 400, method: 'POST', body: '{"token":"short"}', check: (b) => expect(b.error).toBe('Invalid invite token') },
+  devices: { path: '/api/devices', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized' }) },
 }
 
 const open: Miniflare[] = []
@@ -35,7 +37,11 @@ describe('every function bundles for workerd and answers in miniflare', () => {
       })
       open.push(mf)
       const probe = smoke[family]
-      const res = await mf.dispatchFetch(`http://localhost${probe.path}`)
+      const res = await mf.dispatchFetch(`http://localhost${probe.path}`, {
+        method: probe.method ?? 'GET',
+        body: probe.body,
+        headers: probe.body ? { 'content-type': 'application/json' } : {},
+      })
       const body = await res.json()
       expect(res.status, JSON.stringify(body)).toBe(probe.status)
       probe.check?.(body)

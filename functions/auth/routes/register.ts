@@ -9,6 +9,7 @@ import { ApiError } from '../../../lib/http/errors'
 import { emailField, newPasswordField } from '../../../lib/http/fields'
 import { errorResponse } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
+import { inviteTokenField, redeemInvite } from '../../../lib/invites'
 import { referrals, users } from '../../../schema'
 
 export const TRIAL_DAYS = 7
@@ -24,6 +25,7 @@ const RegisterBody = z
       .string({ error: 'Invalid referral code' })
       .regex(/^[A-Za-z0-9-]{1,20}$/, 'Invalid referral code')
       .optional(),
+    token: inviteTokenField().optional().openapi({ description: 'An invite token (64 hex) to redeem with this sign-up' }),
     'cf-turnstile-response': z.string().max(2048).optional(),
   })
   .openapi('RegisterRequest')
@@ -37,7 +39,10 @@ export const route = createRoute({
     'Creates the account and starts its 7-day trial; no session is created (sign in next). Emails are stored ' +
     `lower-cased. A referral code (case-insensitive) credits ${REFERRAL_CREDITS} credits to both users in the same ` +
     'transaction. Bot detection: an empty or scripted User-Agent is 403; with `TURNSTILE_SECRET_KEY` set, a valid ' +
-    'Turnstile token is required. Rate limited per IP (10 per hour).',
+    'Turnstile token is required. Rate limited per IP (10 per hour). An invite `token` is redeemed in the same ' +
+    'transaction (marked used by the new user): an unknown token is 400, a used or expired one 410, and an invite ' +
+    'made for an email accepts only that email (case-insensitive), else 403. Any of these creates no user; of ' +
+    'concurrent sign-ups with one token exactly one succeeds.',
   middleware: [rejectScriptedAgents] as const,
   request: { body: jsonBody(RegisterBody) },
   responses: {
@@ -45,9 +50,10 @@ export const route = createRoute({
       description: 'Created',
       content: { 'application/json': { schema: z.object({ id: z.string(), email: z.string(), name: z.string() }) } },
     },
-    400: errorResponse('Missing or invalid email, short password, invalid referral code'),
-    403: errorResponse('Bot detection (`BOT_DETECTED`)'),
+    400: errorResponse('Missing or invalid email, short password, invalid referral code, malformed (`VALIDATION`) or unknown `Invalid invite token`'),
+    403: errorResponse('Bot detection (`BOT_DETECTED`); or `Invite is for another email`'),
     409: errorResponse('User already exists'),
+    410: errorResponse('`Invite already used` or `Invite expired`'),
     429: errorResponse('Too many requests'),
   },
 })
@@ -82,6 +88,8 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
         await tx.insert(referrals).values({ referrerId, referredId: created.id, credits: REFERRAL_CREDITS })
         await tx.update(users).set({ credits: sql`${users.credits} + ${REFERRAL_CREDITS}` }).where(eq(users.id, referrerId))
       }
+      // After the insert: a duplicate email is 409 before any invite is claimed; a failed claim rolls the user back.
+      if (body.token) await redeemInvite(tx as unknown as Db, body.token, email, created.id)
       return created
     })
     return c.json(user, 201)

@@ -1,0 +1,12 @@
+import { ApiError } from '../../lib/http/errors'
+
+/*
+ * The deprecated runtime proxy forwards to the user's agent runtime and answers 502 when it takes longer
+ * than these (spec). Agents do not exist yet, so nothing is forwarded: when they land, look up the
+ * caller's runtime URL and pass `AbortSignal.timeout(...)` with these to its fetch.
+ */
+export const RUNTIME_LIST_TIMEOUT_MS = 10_000
+export const RUNTIME_ACTION_TIMEOUT_MS = 15_000
+
+/** Until agents exist, every caller has none. */
+export const noAgent = () => new ApiError(404, 'No agent found')

@@ -1,0 +1,69 @@
+import { createRoute, z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import { requireAdminSession } from '../../../lib/auth/session'
+import type { AppEnv } from '../../../lib/context'
+import { randomHex } from '../../../lib/crypto'
+import { emailField } from '../../../lib/http/fields'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { jsonBody } from '../../../lib/http/validation'
+import { invites } from '../../../schema'
+import { AUDIENCES, InviteItemSchema, inviteUrl, itemColumns, toItem } from '../schemas'
+
+const AdminCreateBody = z
+  .object(
+    {
+      email: emailField().transform((e) => e.toLowerCase()),
+      audience: z.enum(AUDIENCES, { error: 'Invalid audience' }).default('headliner'),
+      expiresAt: z
+        .iso.datetime({ offset: true, error: 'Invalid expiresAt: expected an ISO 8601 date-time' })
+        .transform((s) => new Date(s))
+        .refine((d) => d.getTime() > Date.now(), 'expiresAt must be in the future')
+        .optional()
+        .openapi({ description: 'ISO 8601 date-time with `Z` or an offset; must be in the future. Omit for no expiry.' }),
+    },
+    { error: 'Request body must be a JSON object' },
+  )
+  .openapi('AdminCreateInvite')
+
+const AdminCreatedSchema = z
+  .object({
+    success: z.literal(true),
+    invite: InviteItemSchema,
+    code: z.string(),
+    email: z.string(),
+    audience: z.enum(AUDIENCES),
+    inviteUrl: z.string().openapi({ description: '`{base_url}/invite?token=<code>` (no `&name=`: admin invites carry an email, not a name)' }),
+  })
+  .openapi('AdminCreatedInvite')
+
+export const route = createRoute({
+  method: 'post',
+  path: '/api/admin/invites',
+  tags: ['Invites'],
+  summary: 'Invite an email',
+  description: 'Only that email can sign up with the code (case-insensitive). The email is stored lower-cased; the admin is recorded as creator.',
+  middleware: [requireAdminSession] as const,
+  security: [{ session: [] }],
+  request: { body: jsonBody(AdminCreateBody) },
+  responses: {
+    201: ok(AdminCreatedSchema, 'Created'),
+    400: errorResponse('Missing or invalid email, unknown audience, malformed or past `expiresAt` (`VALIDATION`); or invalid JSON'),
+    401: errorResponse('No session'),
+    403: errorResponse('Not an admin (`ADMIN_REQUIRED`) or foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
+    500: errorResponse('Internal server error'),
+  },
+})
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const { email, audience, expiresAt } = c.req.valid('json')
+  const code = randomHex(32)
+  const [row] = await c.var.services.db
+    .insert(invites)
+    .values({ code, email, audience, expiresAt, createdBy: c.var.user!.id })
+    .returning(itemColumns)
+  c.header('Cache-Control', 'no-store')
+  return c.json(
+    { success: true as const, invite: toItem(row), code, email, audience, inviteUrl: inviteUrl(c.var.services.config.baseUrl, code) },
+    201,
+  )
+}

@@ -1,0 +1,50 @@
+import { createRoute, z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import { desc, sql } from 'drizzle-orm'
+import { requireAdminSession } from '../../../lib/auth/session'
+import type { AppEnv } from '../../../lib/context'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { invites } from '../../../schema'
+import { InviteItemSchema, inviteActive, itemColumns, toItem } from '../schemas'
+
+export const LIST_LIMIT = 200
+
+const InviteListSchema = z
+  .object({
+    invites: z.array(InviteItemSchema),
+    total: z.number().int().openapi({ description: 'All invites, not just those returned' }),
+    active: z.number().int().openapi({ description: 'Invites neither used nor expired' }),
+  })
+  .openapi('InviteList')
+
+export const route = createRoute({
+  method: 'get',
+  path: '/api/admin/invites',
+  tags: ['Invites'],
+  summary: 'All invites, newest first',
+  description: `At most ${LIST_LIMIT} invites; \`total\` and \`active\` count them all. \`usedAt\` and \`expiresAt\` are omitted when unset.`,
+  middleware: [requireAdminSession] as const,
+  security: [{ session: [] }],
+  responses: {
+    200: ok(InviteListSchema),
+    401: errorResponse('No session'),
+    403: errorResponse('Not an admin (`ADMIN_REQUIRED`)'),
+    500: errorResponse('Internal server error'),
+  },
+})
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const { db } = c.var.services
+  // As the service: the creator policy would show an admin only their own invites.
+  const [rows, [counts]] = await Promise.all([
+    db.select(itemColumns).from(invites).orderBy(desc(invites.createdAt), desc(invites.code)).limit(LIST_LIMIT),
+    db
+      .select({
+        total: sql<number>`count(*)`.mapWith(Number),
+        active: sql<number>`count(*) filter (where ${inviteActive})`.mapWith(Number),
+      })
+      .from(invites),
+  ])
+  c.header('Cache-Control', 'no-store')
+  return c.json({ invites: rows.map(toItem), total: counts.total, active: counts.active }, 200)
+}

@@ -1,0 +1,80 @@
+import { createRoute, z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import { eq } from 'drizzle-orm'
+import { requireSession } from '../../../lib/auth/session'
+import type { AppEnv } from '../../../lib/context'
+import { randomHex } from '../../../lib/crypto'
+import { asUser } from '../../../lib/db/rls'
+import { ApiError } from '../../../lib/http/errors'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { jsonBody } from '../../../lib/http/validation'
+import { invites, users } from '../../../schema'
+import { inviteUrl } from '../schemas'
+
+/** Audience of invites users make (admins choose theirs); verify answers plan `solo` for it. */
+export const USER_INVITE_AUDIENCE = 'guest'
+
+const INVALID = 'Name contains invalid characters'
+
+/**
+ * An allow-list, not a block-list: letters (any script) with their marks, digits, spaces, `.`, `-` and an
+ * apostrophe (O'Brien, also the typographic ’). That leaves out every character the HTML, script, template
+ * and SQL payloads need (`< > " \` { } $ ; : ( ) /`); `--` is refused on top as an SQL comment.
+ */
+const NAME_CHARS = /^[\p{L}\p{M}\p{N} .'’-]+$/u
+
+export const InviteName = z
+  .string({ error: (iss) => (iss.input === undefined ? 'Name is required' : 'Name must be a string') })
+  // Before trim, so a trailing newline is refused rather than silently dropped. Refinements rather than
+  // `.regex`: the OpenAPI generator would publish a Unicode pattern JSON Schema validators misread.
+  .refine((n) => !/\p{Cc}/u.test(n), INVALID)
+  .trim()
+  .min(1, 'Name is required')
+  .max(64, 'Name must be at most 64 characters')
+  .refine((n) => NAME_CHARS.test(n) && !n.includes('--') && /[\p{L}\p{N}]/u.test(n), INVALID)
+  .openapi({ example: "Siobhán O'Brien", description: '1-64 characters after trimming: letters, digits, spaces, `.`, `-`, apostrophes' })
+
+const CreateInviteBody = z.object({ name: InviteName }, { error: 'Request body must be a JSON object' }).openapi('CreateInvite')
+
+const CreatedInviteSchema = z
+  .object({
+    success: z.literal(true),
+    inviteUrl: z.string().openapi({ example: 'https://app.example.com/invite?token=…&name=Siobh%C3%A1n%20O\'Brien' }),
+    token: z.string().openapi({ description: '64 hex characters from 32 random bytes' }),
+  })
+  .openapi('CreatedInvite')
+
+export const route = createRoute({
+  method: 'post',
+  path: '/api/invite',
+  tags: ['Invites'],
+  summary: 'Invite someone by name',
+  description:
+    `Saves an invite made by the caller, audience \`${USER_INVITE_AUDIENCE}\` (so verify reports plan \`solo\`), no ` +
+    'email and no expiry; `inviteUrl` is `{base_url}/invite?token=<token>&name=<name, URL-encoded>`.',
+  middleware: [requireSession] as const,
+  security: [{ session: [] }],
+  request: { body: jsonBody(CreateInviteBody) },
+  responses: {
+    200: ok(CreatedInviteSchema, 'Saved'),
+    400: errorResponse('Name missing, not a string, empty, over 64 characters or with disallowed characters (`VALIDATION`); or invalid JSON'),
+    401: errorResponse('No session'),
+    403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
+    404: errorResponse('User not found'),
+    500: errorResponse('Internal server error'),
+  },
+})
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const { name } = c.req.valid('json')
+  const me = c.var.user!.id
+  const token = randomHex(32)
+  // As the user, so the creator policy checks `createdBy` on the way in.
+  await asUser(c, async (tx) => {
+    const [owner] = await tx.select({ id: users.id }).from(users).where(eq(users.id, me))
+    if (!owner) throw new ApiError(404, 'User not found')
+    await tx.insert(invites).values({ code: token, name, audience: USER_INVITE_AUDIENCE, createdBy: me })
+  })
+  c.header('Cache-Control', 'no-store')
+  return c.json({ success: true as const, inviteUrl: inviteUrl(c.var.services.config.baseUrl, token, name), token }, 200)
+}
