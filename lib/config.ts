@@ -51,11 +51,37 @@ export const configSchema = z.object({
   RESEND_API_KEY: z.string().optional(),
   RESEND_API_URL: z.string().default('https://api.resend.com'),
   MAIL_FROM: z.string().default('Platform <no-reply@localhost>'),
+  // passkeys (WebAuthn): relying party from the first APP_ORIGIN unless set
+  WEBAUTHN_RP_ID: z.string().optional(),
+  WEBAUTHN_RP_NAME: z.string().default('Platform'),
+  WEBAUTHN_ORIGIN: z.string().optional(),
+  PASSKEY_CHALLENGE_TTL_MS: z.coerce.number().int().positive().default(5 * 60 * 1000),
+  // chains: 8453 (Base) for SIWE, smart wallets and token balances
+  BASE_RPC_URL: z.string().default('https://mainnet.base.org'),
+  TOKEN_GATE_CONTRACT: z.string().optional(),
+  TOKEN_GATE_MIN_BALANCE: z.string().default('1'),
+  // Google sign-in and cross-account protection (RISC)
+  GOOGLE_CLIENT_ID: z.string().optional(),
+  GOOGLE_CLIENT_SECRET: z.string().optional(),
+  GOOGLE_ISSUER: z.string().default('https://accounts.google.com'),
+  GOOGLE_DISCOVERY_URL: z.string().optional(),
+  // further client ids (comma-separated) a RISC token's audience may name
+  GOOGLE_CLIENT_IDS: list,
+  // Farcaster sign-in: ID tokens from this issuer, for this domain
+  FARCASTER_ISSUER: z.string().default('https://auth.farcaster.xyz'),
+  FARCASTER_JWKS_URL: z.string().optional(),
+  FARCASTER_DOMAIN: z.string().optional(),
+  FARCASTER_SESSION_SECRET: z.string().optional(),
   // dashboard health probes: "name=url|fallbackUrl,name2=url"
   HEALTH_PROBE_URLS: z.string().optional(),
 })
 
-export type Config = z.infer<typeof configSchema> & { baseUrl: string; serviceDomain: string; sessionSecret?: string }
+export type Config = z.infer<typeof configSchema> & {
+  baseUrl: string
+  serviceDomain: string
+  sessionSecret?: string
+  webauthn: { rpId: string; origin: string }
+}
 
 const cache = new WeakMap<object, Config>()
 
@@ -71,6 +97,7 @@ export function parseConfig(env: Record<string, unknown>): Config {
     baseUrl,
     serviceDomain: parsed.SERVICE_DOMAIN ?? new URL(baseUrl).hostname,
     sessionSecret: parsed.SESSION_SECRET ?? parsed.NEXTAUTH_SECRET,
+    webauthn: { rpId: parsed.WEBAUTHN_RP_ID ?? new URL(baseUrl).hostname, origin: parsed.WEBAUTHN_ORIGIN ?? baseUrl },
   }
   cache.set(env, config)
   return config

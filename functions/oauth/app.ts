@@ -1,0 +1,3 @@
+import { createRouter } from '../../lib/app'
+
+export const app = createRouter()
