@@ -3,6 +3,13 @@ import { limits } from '../../lib/http/limits'
 import { serveOpenApi } from '../../lib/http/openapi-docs'
 import { rateLimit } from '../../lib/http/rate-limit'
 import * as health from './routes/health'
+import * as heartbeat from './routes/heartbeat'
+import * as install from './routes/install'
+import * as installations from './routes/installations'
+import * as link from './routes/link'
+import * as registerHome from './routes/register-home'
+import * as registerLink from './routes/register-link'
+import * as registrationToken from './routes/registration-token'
 import * as validateKey from './routes/validate-key'
 
 const routes = createRouter()
@@ -10,6 +17,13 @@ routes.use('/api/*', rateLimit(limits.backend))
 routes.use('/api/ai/*', rateLimit(limits.backendAi))
 routes.openapi(health.route, health.handler)
 routes.openapi(validateKey.route, validateKey.handler)
+routes.openapi(install.route, install.handler)
+routes.openapi(link.route, link.handler)
+routes.openapi(registerHome.route, registerHome.handler)
+routes.openapi(registerLink.route, registerLink.handler)
+routes.openapi(installations.route, installations.handler)
+routes.openapi(registrationToken.route, registrationToken.handler)
+routes.openapi(heartbeat.route, heartbeat.handler)
 
 /** The backend API: its own listener locally, its own Worker deployed; documents itself at /openapi.json. */
 export const app = serveOpenApi(createRouter(), routes, { title: 'Platform backend API', docPath: '/openapi.json' }).route('/', routes)

@@ -1,0 +1,28 @@
+import { createRoute, z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import type { AppEnv } from '../../../lib/context'
+import { jsonBody } from '../../../lib/http/validation'
+import { IDENTITY_OR_KEY_NOTE, identityOrKey, identityOrKeyDocs } from '../identity-or-key'
+import { gatewayTokenField, REGISTER_RULES, registerInstallation, registerResponses, userIdField } from './registration'
+
+// No `mode`: a link installation is always `link` (a `mode` sent anyway is ignored).
+const RegisterLinkBody = z
+  .object({ userId: userIdField, gatewayToken: gatewayTokenField }, { error: 'Request body must be a JSON object' })
+  .openapi('RegisterLink')
+
+export const route = createRoute({
+  method: 'post',
+  path: '/api/register-link',
+  tags: ['Installations'],
+  summary: 'Register a link installation (an existing runtime attached to the account)',
+  description: `${REGISTER_RULES} ${IDENTITY_OR_KEY_NOTE}`,
+  middleware: [identityOrKey] as const,
+  ...identityOrKeyDocs,
+  request: { body: jsonBody(RegisterLinkBody) },
+  responses: registerResponses,
+})
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const { userId, gatewayToken } = c.req.valid('json')
+  return c.json(await registerInstallation(c, { userId, mode: 'link', gatewayToken }), 200)
+}
