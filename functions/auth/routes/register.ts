@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq, sql } from 'drizzle-orm'
 import { rejectScriptedAgents, verifyTurnstile } from '../../../lib/auth/bot'
+import { newUserValues } from '../../../lib/auth/accounts'
 import { hashSecret } from '../../../lib/auth/password'
 import type { AppEnv } from '../../../lib/context'
 import type { Db } from '../../../lib/db/client'
@@ -12,7 +13,6 @@ import { jsonBody } from '../../../lib/http/validation'
 import { inviteTokenField, redeemInvite } from '../../../lib/invites'
 import { referrals, users } from '../../../schema'
 
-export const TRIAL_DAYS = 7
 /** Credits given to each side of a referral (the spec says both are credited, not how much). */
 export const REFERRAL_CREDITS = 5
 
@@ -58,7 +58,6 @@ export const route = createRoute({
   },
 })
 
-const newReferralCode = () => crypto.randomUUID().replace(/-/g, '').slice(0, 10).toUpperCase()
 const isUniqueViolation = (e: unknown) =>
   (e as { code?: string })?.code === '23505' || (e as { cause?: { code?: string } })?.cause?.code === '23505'
 
@@ -66,30 +65,21 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const body = c.req.valid('json')
   await verifyTurnstile(c, body['cf-turnstile-response'])
   const { db, config } = c.var.services
-  const email = body.email.toLowerCase()
   const passwordHash = await hashSecret(body.password, config.PASSWORD_HASH_COST)
-  const now = new Date()
+  const values = newUserValues({ email: body.email, name: body.name, passwordHash })
   try {
     const user = await db.transaction(async (tx) => {
       const referrerId = body.referralCode ? await findReferrer(tx as unknown as Db, body.referralCode) : null
       const [created] = await tx
         .insert(users)
-        .values({
-          email,
-          name: body.name || email,
-          passwordHash,
-          referralCode: newReferralCode(),
-          trialStartedAt: now,
-          trialEndsAt: new Date(now.getTime() + TRIAL_DAYS * 24 * 60 * 60 * 1000),
-          credits: referrerId ? REFERRAL_CREDITS : 0,
-        })
+        .values({ ...values, credits: referrerId ? REFERRAL_CREDITS : 0 })
         .returning({ id: users.id, email: users.email, name: users.name })
       if (referrerId) {
         await tx.insert(referrals).values({ referrerId, referredId: created.id, credits: REFERRAL_CREDITS })
         await tx.update(users).set({ credits: sql`${users.credits} + ${REFERRAL_CREDITS}` }).where(eq(users.id, referrerId))
       }
       // After the insert: a duplicate email is 409 before any invite is claimed; a failed claim rolls the user back.
-      if (body.token) await redeemInvite(tx as unknown as Db, body.token, email, created.id)
+      if (body.token) await redeemInvite(tx as unknown as Db, body.token, values.email, created.id)
       return created
     })
     return c.json(user, 201)
