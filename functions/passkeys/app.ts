@@ -1,3 +1,0 @@
-import { createRouter } from '../../lib/app'
-
-export const app = createRouter()
