@@ -12,6 +12,7 @@ const smoke: Record<string, { path: string; status: number; method?: string; bod
   keys: { path: '/api/keys', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized' }) },
   invites: { path: '/api/invites/verify', status: 400, method: 'POST', body: '{"token":"short"}', check: (b) => expect(b.error).toBe('Invalid invite token') },
   devices: { path: '/api/devices', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized' }) },
+  passkeys: { path: '/api/passkey/auth/options', status: 400, method: 'POST', body: '{}', check: (b) => expect(b.error).toBe('Identifier is required') },
 }
 
 const open: Miniflare[] = []

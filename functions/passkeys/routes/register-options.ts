@@ -1,0 +1,53 @@
+import { createRoute } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import { generateRegistrationOptions } from '@simplewebauthn/server'
+import { eq } from 'drizzle-orm'
+import { requireSession } from '../../../lib/auth/session'
+import type { AppEnv } from '../../../lib/context'
+import { asUser } from '../../../lib/db/rls'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { passkeys } from '../../../schema'
+import { issueChallenge } from '../challenge'
+import { OptionsSchema, WEBAUTHN_TIMEOUT_MS } from '../schemas'
+
+export const route = createRoute({
+  method: 'post',
+  path: '/api/passkey/register/options',
+  tags: ['Passkeys'],
+  summary: 'Start registering a passkey',
+  description:
+    'Creation options for the signed-in user: attestation `none`, user verification required, 60 s timeout, ' +
+    'the relying party from `WEBAUTHN_RP_ID`/`WEBAUTHN_ORIGIN` (else the first `APP_ORIGIN`), and the ' +
+    "user's passkeys as `excludeCredentials`. The challenge is bound to this user.",
+  middleware: [requireSession] as const,
+  security: [{ session: [] }],
+  responses: {
+    200: ok(OptionsSchema('PasskeyRegistrationOptions', 'creation'), 'Options and their challenge'),
+    401: errorResponse('No session'),
+    403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
+  },
+})
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const me = c.var.user!
+  const { config } = c.var.services
+  const existing = await asUser(c, (tx) =>
+    tx.select({ id: passkeys.id, transports: passkeys.transports }).from(passkeys).where(eq(passkeys.userId, me.id)),
+  )
+  const { bytes, challenge } = await issueChallenge(c, { purpose: 'register', userId: me.id })
+  const options = await generateRegistrationOptions({
+    rpName: config.WEBAUTHN_RP_NAME,
+    rpID: config.webauthn.rpId,
+    userName: me.email,
+    userDisplayName: me.name,
+    // Stable per account: an authenticator replaces its earlier passkey for this user instead of adding one.
+    userID: new TextEncoder().encode(me.id),
+    challenge: bytes,
+    timeout: WEBAUTHN_TIMEOUT_MS,
+    attestationType: 'none',
+    excludeCredentials: existing.map((p) => ({ id: p.id, transports: p.transports ?? undefined })),
+    authenticatorSelection: { residentKey: 'preferred', userVerification: 'required' },
+  })
+  c.header('Cache-Control', 'no-store')
+  return c.json({ options, challenge }, 200)
+}

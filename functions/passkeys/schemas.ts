@@ -1,0 +1,48 @@
+import { z } from '@hono/zod-openapi'
+import type { Context } from 'hono'
+import type { AppEnv } from '../../lib/context'
+import type { NamedLimit } from '../../lib/http/limits'
+import { rateLimit } from '../../lib/http/rate-limit'
+
+/** Sign-in without a session: per IP, options and verify together (a sign-in is two requests). */
+export const passkeySignInLimit: NamedLimit = { name: 'passkey-auth', limit: 20, windowSec: 60, message: 'Too many requests' }
+
+/**
+ * Applied by the handlers after validation, so a malformed request is refused without touching the
+ * store (and a Worker with no store configured still answers 400).
+ */
+export const limitSignIn = (c: Context<AppEnv>) => rateLimit(passkeySignInLimit)(c, async () => {})
+
+export const ChallengeSchema = z.string().openapi({
+  description: '`0x` + 64 hex: 32 random bytes, valid for `PASSKEY_CHALLENGE_TTL_MS` (5 minutes) and usable once',
+  example: `0x${'ab'.repeat(32)}`,
+})
+
+const invalid = 'Invalid credential'
+/** The browser's `PublicKeyCredential` JSON (e.g. from @simplewebauthn/browser); checked in full by the verifier. */
+export const CredentialField = z
+  .looseObject(
+    {
+      id: z.string({ error: invalid }).min(1, invalid).max(1400, invalid),
+      response: z.looseObject({ clientDataJSON: z.string({ error: invalid }) }, { error: invalid }),
+    },
+    { error: (iss) => (iss.input === undefined ? 'Credential is required' : 'Credential must be an object') },
+  )
+  .openapi({ description: 'The `PublicKeyCredential` as JSON (`id`, `rawId`, `type`, `response`, ...)' })
+
+export const ChallengeField = z
+  .string({ error: (iss) => (iss.input === undefined ? 'Challenge is required' : 'Challenge must be a string') })
+  .min(1, 'Challenge is required')
+  .max(130, 'Invalid or expired challenge')
+  .openapi({ description: 'The `challenge` from the matching options response' })
+
+export const OptionsSchema = (name: string, what: string) =>
+  z
+    .object({
+      options: z.record(z.string(), z.unknown()).openapi({ description: `Serialized WebAuthn ${what} options (\`optionsJSON\` for @simplewebauthn/browser)` }),
+      challenge: ChallengeSchema,
+    })
+    .openapi(name)
+
+export const bodyError = 'Request body must be a JSON object'
+export const WEBAUTHN_TIMEOUT_MS = 60_000
