@@ -12,6 +12,7 @@ const smoke: Record<string, { path: string; status: number; method?: string; bod
   keys: { path: '/api/keys', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized' }) },
   invites: { path: '/api/invites/verify', status: 400, method: 'POST', body: '{"token":"short"}', check: (b) => expect(b.error).toBe('Invalid invite token') },
   devices: { path: '/api/devices', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized' }) },
+  'wallet-auth': { path: '/api/wallet-auth', status: 400, method: 'POST', body: '{}', check: (b) => expect(b).toMatchObject({ error: 'Address required', code: 'VALIDATION' }) },
   passkeys: { path: '/api/passkey/auth/options', status: 400, method: 'POST', body: '{}', check: (b) => expect(b.error).toBe('Identifier is required') },
 }
 
