@@ -13,6 +13,7 @@ const smoke: Record<string, { path: string; status: number; method?: string; bod
   invites: { path: '/api/invites/verify', status: 400, method: 'POST', body: '{"token":"short"}', check: (b) => expect(b.error).toBe('Invalid invite token') },
   devices: { path: '/api/devices', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized' }) },
   'wallet-auth': { path: '/api/wallet-auth', status: 400, method: 'POST', body: '{}', check: (b) => expect(b).toMatchObject({ error: 'Address required', code: 'VALIDATION' }) },
+  farcaster: { path: '/api/auth/farcaster/verify', status: 200, check: (b) => expect(b).toMatchObject({ issuer: 'https://auth.farcaster.xyz', domain: 'localhost', tokenGating: { enabled: false, chainId: 8453 } }) },
   oauth: { path: '/api/security/risc', status: 200, check: (b) => expect(b).toEqual({ status: 'ok' }) },
   passkeys: { path: '/api/passkey/auth/options', status: 400, method: 'POST', body: '{}', check: (b) => expect(b.error).toBe('Identifier is required') },
 }

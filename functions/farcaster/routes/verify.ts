@@ -1,0 +1,101 @@
+import { createRoute, z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import { assertTrustedOrigin } from '../../../lib/auth/session'
+import { signInWithIdentity } from '../../../lib/auth/sign-in'
+import type { AppEnv } from '../../../lib/context'
+import { ApiError } from '../../../lib/http/errors'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { jsonBody } from '../../../lib/http/validation'
+import { verifyFarcasterToken } from '../id-token'
+import { AddressField } from '../schemas'
+import { issueSessionToken, sessionTokenSecret } from '../session-token'
+import { checkHolding, gateSettings } from '../token-gate'
+
+const required = 'Token required'
+const VerifyBody = z
+  .object({
+    token: z.string({ error: required }).min(1, required).max(8192, 'Invalid Farcaster token'),
+    address: AddressField.optional(),
+  })
+  .openapi('FarcasterVerifyRequest')
+
+const TokenGateSchema = z
+  .object({ passed: z.boolean(), balance: z.string(), balanceRaw: z.string(), minBalance: z.string(), contractAddress: z.string() })
+  .openapi('FarcasterTokenGate')
+
+export const route = createRoute({
+  method: 'post',
+  path: '/api/auth/farcaster/verify',
+  tags: ['Farcaster'],
+  summary: 'Sign in with a Farcaster Quick Auth ID token',
+  description:
+    'Verifies the ID token against the issuer key set (`iss` = FARCASTER_ISSUER, `aud` = FARCASTER_DOMAIN, ' +
+    '`exp`, `iat`, `sub` = the FID). With `address` and TOKEN_GATE_CONTRACT set, the address must hold at ' +
+    'least TOKEN_GATE_MIN_BALANCE (token units) on chain 8453, else 403 `TOKEN_GATE`; without a gate the ' +
+    'address is ignored (and without an address no gate is checked: the address is not proven to be the ' +
+    'user\'s). The account is the user with email `<fid>@farcaster.<service_domain>` (linked, or ' +
+    'created with the welcome email once), named from the token\'s `name`/`username` claim, else `fid:<fid>`. ' +
+    'Sets the `service-session` cookie and returns a 7-day `sessionToken` ' +
+    '(`{base64url(JSON {fid, userId, iat, exp})}.{base64url(HMAC-SHA256)}` under FARCASTER_SESSION_SECRET, ' +
+    'else NEXTAUTH_SECRET); `expiresAt` is that token\'s expiry.',
+  request: { body: jsonBody(VerifyBody) },
+  responses: {
+    200: ok(
+      z
+        .object({
+          ok: z.literal(true),
+          user: z.object({ id: z.string(), name: z.string() }),
+          fid: z.number().int(),
+          sessionToken: z.string(),
+          expiresAt: z.string(),
+          tokenGate: TokenGateSchema.optional(),
+        })
+        .openapi('FarcasterVerifyResponse'),
+    ),
+    400: errorResponse('Token missing, or a malformed address'),
+    401: errorResponse('Invalid Farcaster token (`INVALID_TOKEN`)'),
+    403: errorResponse('Token holding required (`TOKEN_GATE`), or a foreign Origin'),
+    500: errorResponse('Farcaster session secret not configured (production), or sign-in failed'),
+    502: errorResponse('Farcaster issuer or chain unavailable'),
+    503: errorResponse('Token gating not configured (a malformed gate setting), or the database'),
+  },
+})
+
+/** A display name from the token when the issuer sends one; Quick Auth tokens usually carry none. */
+function nameFrom(claims: Record<string, unknown>, fid: number) {
+  for (const key of ['name', 'username', 'display_name']) {
+    const v = claims[key]
+    if (typeof v === 'string' && v.trim()) return v.trim().slice(0, 100)
+  }
+  return `fid:${fid}`
+}
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  assertTrustedOrigin(c) // it signs the browser in: no foreign page may post here
+  const { token, address } = c.req.valid('json')
+  const { config } = c.var.services
+  const secret = sessionTokenSecret(config) // before anything is created
+  const { fid, claims } = await verifyFarcasterToken(config, token, c.var.requestId)
+
+  const gate = address ? gateSettings(config) : null // a malformed gate: 503, never an open door
+  let tokenGate: z.infer<typeof TokenGateSchema> | undefined
+  if (address && gate) {
+    const r = await checkHolding(gate, address, c.var.requestId)
+    tokenGate = { passed: r.hasAccess, balance: r.balance, balanceRaw: r.balanceRaw, minBalance: r.minBalance, contractAddress: r.contractAddress }
+    if (!r.hasAccess) throw new ApiError(403, 'Token holding required', { code: 'TOKEN_GATE', extra: { tokenGate } })
+  }
+
+  try {
+    const email = `${fid}@farcaster.${config.serviceDomain}`
+    const { user } = await signInWithIdentity(c, { email, name: nameFrom(claims, fid) })
+    const issued = await issueSessionToken(secret, { fid, userId: user.id })
+    return c.json(
+      { ok: true as const, user: { id: user.id, name: user.name }, fid, sessionToken: issued.sessionToken, expiresAt: issued.expiresAt, ...(tokenGate ? { tokenGate } : {}) },
+      200,
+    )
+  } catch (e) {
+    if (e instanceof ApiError) throw e
+    console.error(`[${c.var.requestId}] farcaster sign-in failed`, e)
+    throw new ApiError(500, 'Farcaster sign-in failed')
+  }
+}
