@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi'
 import type { Config } from '../../lib/config'
-import { BASE_CHAIN_ID, publicRpcEndpoint } from './chain'
+import { BASE_CHAIN_ID, publicRpcEndpoint } from '../../lib/chain'
 import { getAddress, isAddress } from 'viem'
 import { ADDRESS_RE } from './token-gate'
 

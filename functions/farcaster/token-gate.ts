@@ -1,7 +1,7 @@
 import { erc20Abi, formatUnits, getAddress, isAddress, parseUnits, type Address } from 'viem'
 import type { Config } from '../../lib/config'
 import { ApiError } from '../../lib/http/errors'
-import { assertBaseChain, BASE_CHAIN_ID, baseClient, publicRpcEndpoint } from './chain'
+import { assertBaseChain, BASE_CHAIN_ID, baseClient, publicRpcEndpoint } from '../../lib/chain'
 
 export const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/
 // TOKEN_GATE_MIN_BALANCE is in token units (e.g. "1" or "0.5"), scaled by the token's decimals().
@@ -51,7 +51,7 @@ export interface GateResult {
 /** ERC-20 `balanceOf(address)` ≥ the minimum (inclusive). Any RPC or contract failure is 502 `Chain unavailable`. */
 export async function checkHolding(gate: GateSettings, address: string, requestId?: string): Promise<GateResult> {
   const holder = getAddress(address.toLowerCase()) // any case accepted; answered checksummed
-  const client = baseClient(gate.rpcUrl)
+  const client = baseClient({ BASE_RPC_URL: gate.rpcUrl })
   let raw: bigint
   let decimals: number
   try {
