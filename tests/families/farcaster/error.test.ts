@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { users } from '../../../schema'
 import { createHarness, type Harness } from '../../support/harness'
-import { type Anvil, startAnvil } from './support/chain'
+import { type Anvil, startAnvil } from '../../support/anvil'
 import {
   BELOW_MIN, call, closedPort, farcasterWith, HOLDER, idToken, NOBODY, type Peers, SERVICE_DOMAIN, signSessionToken,
   startPeers,
@@ -14,7 +14,7 @@ let otherChain: Anvil
 let rpcDown: string
 beforeAll(async () => {
   peers = await startPeers()
-  otherChain = await startAnvil(1)
+  otherChain = await startAnvil({ chainId: 1 })
   h = await createHarness({ env: peers.env })
   rpcDown = `http://127.0.0.1:${await closedPort()}`
 })

@@ -5,7 +5,8 @@ import { app as farcasterApp } from '../../../../functions/farcaster/app'
 import { createPlatformApp } from '../../../../lib/app'
 import type { Config } from '../../../../lib/config'
 import { BROWSER, type Harness } from '../../../support/harness'
-import { type Anvil, deployGateToken, startAnvil } from './chain'
+import { type Anvil, startAnvil } from '../../../support/anvil'
+import { deployGateToken } from './chain'
 
 export const DOMAIN = 'miniapp.example.com'
 export const SERVICE_DOMAIN = 'platform.test'
@@ -40,7 +41,7 @@ export async function startPeers(): Promise<Peers> {
   await issuer.start(0, '127.0.0.1')
   const issuerUrl = `http://127.0.0.1:${issuer.address().port}`
   issuer.issuer.url = issuerUrl
-  const anvil = await startAnvil(8453)
+  const anvil = await startAnvil({ chainId: 8453 })
   const token = await deployGateToken(anvil, 1000n * ONE, [
     [HOLDER, 5n * ONE],
     [AT_MIN, ONE],
