@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module'
 import { existsSync } from 'node:fs'
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -8,13 +7,7 @@ import { LocalStorage } from '../../infra/local-storage'
 import { S3Storage } from '../../lib/storage/s3'
 import { readAll, storageContract } from './storage-contract'
 
-// s3rver ships no type declarations; require it and type only what we use.
-interface S3rverServer {
-  run(): Promise<{ address: string; port: number }>
-  close(): Promise<void>
-}
-type S3rverCtor = new (opts: Record<string, unknown>) => S3rverServer
-const S3rver = createRequire(import.meta.url)('s3rver') as S3rverCtor
+import { S3rver, type S3rverServer } from '../support/s3rver'
 
 const tempDirs: string[] = []
 const tempDir = async (prefix: string) => {
