@@ -6,12 +6,18 @@ export const toHex = (bytes: ArrayBuffer | Uint8Array) =>
 
 export const randomHex = (byteCount: number) => toHex(crypto.getRandomValues(new Uint8Array(byteCount)))
 
-export const sha256Hex = async (text: string) => toHex(await crypto.subtle.digest('SHA-256', enc.encode(text)))
+/** SHA-256 of `text`, as bytes (encode them as the format needs). */
+export const sha256 = async (text: string) => new Uint8Array(await crypto.subtle.digest('SHA-256', enc.encode(text)))
 
-export async function hmacSha256Hex(secret: string, message: string) {
+export const sha256Hex = async (text: string) => toHex(await sha256(text))
+
+/** HMAC-SHA256 of `message` under `secret`, as bytes (encode them as the format needs). */
+export async function hmacSha256(secret: string, message: string) {
   const key = await crypto.subtle.importKey('raw', enc.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
-  return toHex(await crypto.subtle.sign('HMAC', key, enc.encode(message)))
+  return new Uint8Array(await crypto.subtle.sign('HMAC', key, enc.encode(message)))
 }
+
+export const hmacSha256Hex = async (secret: string, message: string) => toHex(await hmacSha256(secret, message))
 
 /** Constant-time comparison of two strings (length leaks, content does not). */
 export function timingSafeEqual(a: string, b: string) {

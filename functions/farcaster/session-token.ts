@@ -1,5 +1,6 @@
+import { base64url } from 'jose'
 import type { Config } from '../../lib/config'
-import { timingSafeEqual } from '../../lib/crypto'
+import { hmacSha256, timingSafeEqual } from '../../lib/crypto'
 import { ApiError } from '../../lib/http/errors'
 
 /** A Farcaster session token lives 7 days; refresh re-signs it with a fresh `exp`. */
@@ -12,25 +13,10 @@ export interface SessionTokenData {
   exp: number
 }
 
-const enc = new TextEncoder()
 const dec = new TextDecoder('utf-8', { fatal: true })
 const B64URL = /^[A-Za-z0-9_-]+$/
 
-export function b64url(bytes: Uint8Array) {
-  let bin = ''
-  for (const b of bytes) bin += String.fromCharCode(b)
-  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
-}
-
-function fromB64url(s: string) {
-  const bin = atob(s.replace(/-/g, '+').replace(/_/g, '/'))
-  return Uint8Array.from(bin, (ch) => ch.charCodeAt(0))
-}
-
-async function sign(secret: string, dataPart: string) {
-  const key = await crypto.subtle.importKey('raw', enc.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
-  return b64url(new Uint8Array(await crypto.subtle.sign('HMAC', key, enc.encode(dataPart))))
-}
+const sign = async (secret: string, dataPart: string) => base64url.encode(await hmacSha256(secret, dataPart))
 
 let devSecret: string | undefined
 
@@ -43,7 +29,7 @@ export function sessionTokenSecret(config: Config) {
   if (secret) return secret
   if (config.NODE_ENV === 'production') throw new ApiError(500, 'Farcaster session secret not configured')
   if (!devSecret) {
-    devSecret = b64url(crypto.getRandomValues(new Uint8Array(32)))
+    devSecret = base64url.encode(crypto.getRandomValues(new Uint8Array(32)))
     console.warn('FARCASTER_SESSION_SECRET and NEXTAUTH_SECRET unset: Farcaster session tokens use a random per-process secret')
   }
   return devSecret
@@ -53,7 +39,7 @@ export function sessionTokenSecret(config: Config) {
 export async function issueSessionToken(secret: string, claims: { fid: number; userId: string }, now = Date.now()) {
   const iat = Math.floor(now / 1000)
   const data: SessionTokenData = { fid: claims.fid, userId: claims.userId, iat, exp: iat + SESSION_TOKEN_TTL_SEC }
-  const dataPart = b64url(enc.encode(JSON.stringify(data)))
+  const dataPart = base64url.encode(JSON.stringify(data))
   return { sessionToken: `${dataPart}.${await sign(secret, dataPart)}`, data, expiresAt: new Date(data.exp * 1000).toISOString() }
 }
 
@@ -64,7 +50,7 @@ export async function readSessionToken(secret: string, token: string, now = Date
   if (!timingSafeEqual(await sign(secret, parts[0]), parts[1])) return null
   let data: unknown
   try {
-    data = JSON.parse(dec.decode(fromB64url(parts[0])))
+    data = JSON.parse(dec.decode(base64url.decode(parts[0])))
   } catch {
     return null
   }

@@ -1,4 +1,5 @@
 import bcrypt from 'bcryptjs'
+import { sha256 } from '../crypto'
 
 /**
  * bcrypt at `PASSWORD_HASH_COST` (default 10: ~90 ms of CPU per hash or check in V8, inside a Worker's
@@ -6,8 +7,7 @@ import bcrypt from 'bcryptjs'
  * is first reduced to its base64 SHA-256 (44 characters): long passphrases differ in every byte that counts.
  */
 async function prehash(secret: string) {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(secret))
-  return btoa(String.fromCharCode(...new Uint8Array(digest)))
+  return btoa(String.fromCharCode(...(await sha256(secret))))
 }
 
 export const hashSecret = async (secret: string, cost: number) => bcrypt.hash(await prehash(secret), cost)

@@ -1,7 +1,5 @@
-import { SignJWT } from 'jose'
-
-const b64url = (bytes: ArrayBuffer) =>
-  btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+import { base64url, SignJWT } from 'jose'
+import { sha256 } from '../crypto'
 
 /**
  * Signs a delivery exactly as QStash does (HS256 JWT, issuer `Upstash`, subject = destination URL,
@@ -9,7 +7,7 @@ const b64url = (bytes: ArrayBuffer) =>
  * in-process queue alike.
  */
 export async function signDelivery(signingKey: string, url: string, body: string): Promise<string> {
-  const bodyHash = b64url(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(body)))
+  const bodyHash = base64url.encode(await sha256(body))
   const now = Math.floor(Date.now() / 1000)
   return new SignJWT({ body: bodyHash })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
