@@ -5,22 +5,28 @@ import { ApiError } from './errors'
 import type { NamedLimit } from './limits'
 
 /**
- * One store round trip per request. Every response that passed the limiter carries the three
- * `RateLimit-*` headers; a refusal is 429 `{error}` with them and `Retry-After`. Never `X-RateLimit-*`.
+ * Counts one request against `rule` (one store round trip). A passing request gets the three `RateLimit-*`
+ * headers; a refusal is 429 `{error}` with them and `Retry-After`. Never `X-RateLimit-*`. Handlers call it
+ * directly to limit only requests that passed validation.
  */
+export async function enforceRateLimit(c: Context<AppEnv>, rule: NamedLimit, identify?: (c: Context<AppEnv>) => string) {
+  const { limiter, clientIp } = c.var.services
+  const result = await limiter.limit(rule, identify ? identify(c) : clientIp(c))
+  const resetSec = Math.max(0, Math.ceil((result.reset - Date.now()) / 1000))
+  const headers = {
+    'RateLimit-Limit': String(result.limit),
+    'RateLimit-Remaining': String(result.remaining),
+    'RateLimit-Reset': String(resetSec),
+  }
+  if (!result.success) {
+    throw new ApiError(429, rule.message, { headers: { ...headers, 'Retry-After': String(Math.max(1, resetSec)) } })
+  }
+  for (const [k, v] of Object.entries(headers)) c.header(k, v)
+}
+
+/** `enforceRateLimit` as middleware, before the route's validation and handler. */
 export const rateLimit = (rule: NamedLimit, identify?: (c: Context<AppEnv>) => string) =>
   createMiddleware<AppEnv>(async (c, next) => {
-    const { limiter, clientIp } = c.var.services
-    const result = await limiter.limit(rule, identify ? identify(c) : clientIp(c))
-    const resetSec = Math.max(0, Math.ceil((result.reset - Date.now()) / 1000))
-    const headers = {
-      'RateLimit-Limit': String(result.limit),
-      'RateLimit-Remaining': String(result.remaining),
-      'RateLimit-Reset': String(resetSec),
-    }
-    if (!result.success) {
-      throw new ApiError(429, rule.message, { headers: { ...headers, 'Retry-After': String(Math.max(1, resetSec)) } })
-    }
-    for (const [k, v] of Object.entries(headers)) c.header(k, v)
+    await enforceRateLimit(c, rule, identify)
     await next()
   })

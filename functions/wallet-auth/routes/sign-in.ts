@@ -6,7 +6,7 @@ import { assertTrustedOrigin } from '../../../lib/auth/session'
 import { signInWithIdentity } from '../../../lib/auth/sign-in'
 import type { AppEnv } from '../../../lib/context'
 import { errorResponse, ok } from '../../../lib/http/openapi'
-import { rateLimit } from '../../../lib/http/rate-limit'
+import { enforceRateLimit } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { walletLimits } from '../limits'
 import { verifyBase, verifyTempo } from '../verify'
@@ -33,7 +33,6 @@ const trustedOrigin = createMiddleware<AppEnv>(async (c, next) => {
   assertTrustedOrigin(c)
   await next()
 })
-const limitSignIn = rateLimit(walletLimits.signIn)
 
 export const route = createRoute({
   method: 'post',
@@ -74,7 +73,7 @@ export const route = createRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const body = c.req.valid('json')
-  await limitSignIn(c, async () => {}) // after validation, before the nonce is spent or the chain called
+  await enforceRateLimit(c, walletLimits.signIn) // after validation, before the nonce is spent or the chain called
   const claim = { address: body.address as `0x${string}`, message: body.message, signature: body.signature as `0x${string}` }
   if (body.chain === 'tempo') await verifyTempo(c, claim)
   else await verifyBase(c, claim)
