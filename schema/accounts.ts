@@ -1,5 +1,5 @@
 import { boolean, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
-import { ownedBy } from './rls'
+import { ownedBy, serviceAccess } from './rls'
 import { users } from './users'
 
 /**
@@ -23,7 +23,7 @@ export const accounts = pgTable(
     signInDisabled: boolean('sign_in_disabled').notNull().default(false),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('accounts_provider_subject_idx').on(t.provider, t.providerAccountId), ownedBy('accounts_owner', t.userId)],
+  (t) => [uniqueIndex('accounts_provider_subject_idx').on(t.provider, t.providerAccountId), ownedBy('accounts_owner', t.userId), serviceAccess('accounts')],
 ).enableRLS()
 
 export type Account = typeof accounts.$inferSelect

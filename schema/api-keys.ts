@@ -1,5 +1,5 @@
 import { index, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
-import { ownedBy } from './rls'
+import { ownedBy, serviceAccess } from './rls'
 import { users } from './users'
 
 /**
@@ -20,7 +20,7 @@ export const apiKeys = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
   },
-  (t) => [index('api_keys_prefix_idx').on(t.prefix), index('api_keys_user_idx').on(t.userId), ownedBy('api_keys_owner', t.userId)],
+  (t) => [index('api_keys_prefix_idx').on(t.prefix), index('api_keys_user_idx').on(t.userId), ownedBy('api_keys_owner', t.userId), serviceAccess('api_keys')],
 ).enableRLS()
 
 export type ApiKey = typeof apiKeys.$inferSelect

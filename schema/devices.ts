@@ -1,5 +1,5 @@
 import { index, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
-import { ownedBy } from './rls'
+import { ownedBy, serviceAccess } from './rls'
 import { users } from './users'
 
 /** Paired devices: `pending` → `approved` | `denied`; `approved` → `revoked` (spec "Device" state table). */
@@ -18,7 +18,7 @@ export const devices = pgTable(
     lastSeen: timestamp('last_seen', { withTimezone: true }).notNull().defaultNow(),
     pairedAt: timestamp('paired_at', { withTimezone: true }),
   },
-  (t) => [index('devices_user_idx').on(t.userId), ownedBy('devices_owner', t.userId)],
+  (t) => [index('devices_user_idx').on(t.userId), ownedBy('devices_owner', t.userId), serviceAccess('devices')],
 ).enableRLS()
 
 export type Device = typeof devices.$inferSelect

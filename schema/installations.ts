@@ -1,5 +1,5 @@
 import { pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
-import { ownedBy } from './rls'
+import { ownedBy, serviceAccess } from './rls'
 import { users } from './users'
 
 /**
@@ -19,7 +19,7 @@ export const installations = pgTable(
     lastSeen: timestamp('last_seen', { withTimezone: true }).notNull().defaultNow(),
     status: text('status').notNull().default('active'),
   },
-  (t) => [uniqueIndex('installations_user_mode_idx').on(t.userId, t.mode), ownedBy('installations_owner', t.userId)],
+  (t) => [uniqueIndex('installations_user_mode_idx').on(t.userId, t.mode), ownedBy('installations_owner', t.userId), serviceAccess('installations')],
 ).enableRLS()
 
 export type Installation = typeof installations.$inferSelect

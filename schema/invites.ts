@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { index, pgPolicy, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
-import { appRole, currentUserId } from './rls'
+import { appRole, currentUserId, serviceAccess } from './rls'
 import { users } from './users'
 
 /**
@@ -30,8 +30,7 @@ export const invites = pgTable(
       for: 'all',
       using: sql`created_by = ${currentUserId}`,
       withCheck: sql`created_by = ${currentUserId}`,
-    }),
-  ],
+    }), serviceAccess('invites')],
 ).enableRLS()
 
 export type Invite = typeof invites.$inferSelect

@@ -1,4 +1,5 @@
 import { pgTable, text, timestamp } from 'drizzle-orm/pg-core'
+import { serviceAccess } from './rls'
 
 /**
  * The dev outbox: mail kept here (and logged) when no provider is configured. RLS on with no policy:
@@ -11,4 +12,4 @@ export const mailOutbox = pgTable('mail_outbox', {
   text: text('text').notNull(),
   kind: text('kind').notNull(),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-}).enableRLS()
+}, () => [serviceAccess('mail_outbox')]).enableRLS()

@@ -1,5 +1,5 @@
 import { bigint, boolean, index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
-import { ownedBy } from './rls'
+import { ownedBy, serviceAccess } from './rls'
 import { users } from './users'
 
 /** WebAuthn credentials. `id` is the credential id (base64url); the signature counter is checked and stored. */
@@ -19,7 +19,7 @@ export const passkeys = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
   },
-  (t) => [index('passkeys_user_idx').on(t.userId), ownedBy('passkeys_owner', t.userId)],
+  (t) => [index('passkeys_user_idx').on(t.userId), ownedBy('passkeys_owner', t.userId), serviceAccess('passkeys')],
 ).enableRLS()
 
 export type Passkey = typeof passkeys.$inferSelect

@@ -1,5 +1,5 @@
 import { index, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
-import { ownedBy } from './rls'
+import { ownedBy, serviceAccess } from './rls'
 import { users } from './users'
 
 /** Single-use password reset tokens; only the SHA-256 of the token is stored. */
@@ -14,5 +14,5 @@ export const passwordResets = pgTable(
     usedAt: timestamp('used_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('password_resets_user_idx').on(t.userId), ownedBy('password_resets_owner', t.userId)],
+  (t) => [index('password_resets_user_idx').on(t.userId), ownedBy('password_resets_owner', t.userId), serviceAccess('password_resets')],
 ).enableRLS()

@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm'
 import { integer, pgPolicy, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
-import { appRole, currentUserId } from './rls'
+import { appRole, currentUserId, serviceAccess } from './rls'
 import { users } from './users'
 
-/** One row per referred sign-up; both sides are credited in the sign-up transaction. */
+/** One row per referred sign-up; both sides are credited once, when the referred account verifies its email. */
 export const referrals = pgTable(
   'referrals',
   {
@@ -14,6 +14,8 @@ export const referrals = pgTable(
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
     credits: integer('credits').notNull(),
+    // null until the referred account verified its email and both sides were credited
+    creditedAt: timestamp('credited_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   () => [
@@ -23,6 +25,5 @@ export const referrals = pgTable(
       to: appRole,
       for: 'select',
       using: sql`referrer_id = ${currentUserId} or referred_id = ${currentUserId}`,
-    }),
-  ],
+    }), serviceAccess('referrals')],
 ).enableRLS()

@@ -1,4 +1,5 @@
 import { jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
+import { serviceAccess } from './rls'
 
 /**
  * Every cross-account-protection (RISC) event received, keyed by `jti` so a repeat is acknowledged and not
@@ -15,4 +16,4 @@ export const securityEvents = pgTable('security_events', {
   receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
   processedAt: timestamp('processed_at', { withTimezone: true }),
   outcome: text('outcome'),
-}).enableRLS()
+}, () => [serviceAccess('security_events')]).enableRLS()

@@ -1,5 +1,5 @@
 import { index, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
-import { ownedBy } from './rls'
+import { ownedBy, serviceAccess } from './rls'
 import { users } from './users'
 
 /** Database-backed sessions: the cookie carries a random token, only its SHA-256 is stored here. */
@@ -15,7 +15,7 @@ export const sessions = pgTable(
     ip: text('ip'),
     userAgent: text('user_agent'),
   },
-  (t) => [index('sessions_user_idx').on(t.userId), ownedBy('sessions_owner', t.userId)],
+  (t) => [index('sessions_user_idx').on(t.userId), ownedBy('sessions_owner', t.userId), serviceAccess('sessions')],
 ).enableRLS()
 
 export type Session = typeof sessions.$inferSelect

@@ -1,5 +1,5 @@
 import { integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
-import { ownedBy } from './rls'
+import { ownedBy, serviceAccess } from './rls'
 
 export const users = pgTable(
   'users',
@@ -9,6 +9,8 @@ export const users = pgTable(
     email: text('email').notNull().unique(),
     name: text('name').notNull(),
     passwordHash: text('password_hash'),
+    // set when the address is proven: a verification link, or a provider that vouches for it (lib/auth/sign-in.ts)
+    emailVerifiedAt: timestamp('email_verified_at', { withTimezone: true }),
     // upper-case; matched case-insensitively at sign-up
     referralCode: text('referral_code').unique(),
     credits: integer('credits').notNull().default(0),
@@ -23,7 +25,7 @@ export const users = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [ownedBy('users_self', t.id)],
+  (t) => [ownedBy('users_self', t.id), serviceAccess('users')],
 ).enableRLS()
 
 export type User = typeof users.$inferSelect

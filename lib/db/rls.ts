@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { Db } from './client'
+import type { CrossUserPurpose } from './cross-user'
 
 /** The non-superuser role every signed-in user's queries run as; RLS policies are written for it. */
 export const APP_ROLE = 'app_user'
@@ -12,6 +13,20 @@ export function withUser<T>(db: Db, userId: string, fn: (tx: Db) => Promise<T>):
   return db.transaction(async (tx) => {
     // One round trip: `role` is a setting too, and set_config(..., true) is SET LOCAL.
     await tx.execute(sql`select set_config('app.user_id', ${userId}, true), set_config('role', ${APP_ROLE}, true)`)
+    return fn(tx as unknown as Db)
+  })
+}
+
+/** The role the listed cross-user queries run as (lib/db/cross-user.ts). */
+export const SERVICE_ROLE = 'app_service'
+
+/**
+ * Runs `fn` in one transaction as `SERVICE_ROLE`: the only way to read or write across users. `purpose`
+ * names the entry of lib/db/cross-user.ts that allows it, so every such query is listed in one file.
+ */
+export function asService<T>(db: Db, _purpose: CrossUserPurpose, fn: (tx: Db) => Promise<T>): Promise<T> {
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`select set_config('role', ${SERVICE_ROLE}, true)`)
     return fn(tx as unknown as Db)
   })
 }
