@@ -7,6 +7,8 @@ import * as register from './routes/register'
 import * as session from './routes/session'
 import * as signout from './routes/signout'
 import * as trial from './routes/trial'
+import * as verifyEmail from './routes/verify-email'
+import * as verifyEmailResend from './routes/verify-email-resend'
 
 const routes = createRouter()
 // Per IP, before the body is read or a password hashed.
@@ -19,3 +21,5 @@ export const app = routes
   .openapi(session.route, session.handler)
   .openapi(signout.route, signout.handler)
   .openapi(trial.route, trial.handler)
+  .openapi(verifyEmail.route, verifyEmail.handler)
+  .openapi(verifyEmailResend.route, verifyEmailResend.handler)

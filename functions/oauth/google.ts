@@ -16,6 +16,7 @@ export const LOGIN_ERRORS = [
   'InvalidIdToken', // signature, issuer, audience, expiry or nonce
   'EmailNotVerified', // no email, or `email_verified` is not true
   'AccountDisabled', // the Google account link has `signInDisabled` (RISC account-disabled)
+  'AccountLinkRefused', // an existing account may not be linked to this identity (lib/auth/sign-in.ts rules)
 ] as const
 export type LoginError = (typeof LOGIN_ERRORS)[number]
 

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi'
 import { users, type User } from '../../schema'
 
-/** The signed-in user as the dashboard sees it: never the password hash, referral or subscription ids. */
+/** The signed-in user as the dashboard sees it: never the password hash or subscription ids. */
 export const UserSchema = z
   .object({
     id: z.string(),
@@ -11,11 +11,13 @@ export const UserSchema = z
     plan: z.string().nullable().openapi({ description: '`solo`, `collective`, `label` or `network`; null until a plan is bought' }),
     subscriptionStatus: z.string().openapi({ description: '`inactive` until a subscription starts' }),
     credits: z.number().int(),
-    isAdmin: z.boolean().openapi({ description: 'The email is in `ADMIN_EMAILS`' }),
+    isAdmin: z.boolean().openapi({ description: 'The email is verified and in `ADMIN_EMAILS`' }),
+    emailVerified: z.boolean().openapi({ description: 'The address was proven: a mailed link, or a provider that vouches for it' }),
+    referralCode: z.string().openapi({ description: "The user's own code for others' sign-up (`referralCode`, case-insensitive)" }),
   })
   .openapi('User')
 
-export type UserRow = Pick<User, 'id' | 'email' | 'name' | 'createdAt' | 'plan' | 'subscriptionStatus' | 'credits'>
+export type UserRow = Pick<User, 'id' | 'email' | 'name' | 'createdAt' | 'plan' | 'subscriptionStatus' | 'credits' | 'emailVerifiedAt'>
 
 /** The columns `toUserView` reads, for `select` and `returning`. */
 export const userColumns = {
@@ -26,9 +28,12 @@ export const userColumns = {
   plan: users.plan,
   subscriptionStatus: users.subscriptionStatus,
   credits: users.credits,
+  emailVerifiedAt: users.emailVerifiedAt,
+  referralCode: users.referralCode,
 }
 
-export const toUserView = (u: UserRow, isAdmin: boolean): z.infer<typeof UserSchema> => ({
+/** `referralCode` is the one `ensureReferralCode` (lib/auth/accounts.ts) gave the row. */
+export const toUserView = (u: UserRow, isAdmin: boolean, referralCode: string): z.infer<typeof UserSchema> => ({
   id: u.id,
   email: u.email,
   name: u.name,
@@ -37,6 +42,8 @@ export const toUserView = (u: UserRow, isAdmin: boolean): z.infer<typeof UserSch
   subscriptionStatus: u.subscriptionStatus,
   credits: u.credits,
   isAdmin,
+  emailVerified: !!u.emailVerifiedAt,
+  referralCode,
 })
 
 export const OkSchema = z.object({ ok: z.literal(true) }).openapi('Ok')

@@ -3,7 +3,7 @@ import type { AppEnv } from '../context'
 import { ApiError } from '../http/errors'
 import { findApiKey } from './api-keys'
 import { bearerToken } from './shared-key'
-import { assertTrustedOrigin, isAdminEmail, readSession } from './session'
+import { assertTrustedOrigin, isAdmin, readSession } from './session'
 
 /**
  * Spec "Authentication" 6: the session cookie first (with the trusted-origin check cookies need), then
@@ -19,7 +19,8 @@ export const requireSessionOrApiKey = createMiddleware<AppEnv>(async (c, next) =
   const found = token ? await findApiKey(c.var.services.db, token) : null
   if (!found) throw new ApiError(401, 'Unauthorized')
   const { id, email, name } = found.user
-  c.set('user', { id, email, name, isAdmin: isAdminEmail(c, email) })
+  // Admin as on the web: the key owner's email must be verified as well as listed.
+  c.set('user', { id, email, name, isAdmin: isAdmin(c, found.user) })
   c.set('apiKeyId', found.key.id)
   await next()
 })

@@ -5,6 +5,7 @@ import { createMiddleware } from 'hono/factory'
 import { sessions, users } from '../../schema'
 import type { AppEnv, SessionUser } from '../context'
 import { randomHex, sha256Hex } from '../crypto'
+import { asService } from '../db/rls'
 import { ApiError } from '../http/errors'
 
 export const SESSION_COOKIE = 'service-session'
@@ -14,8 +15,13 @@ export const SESSION_TTL_MS = 30 * 24 * 60 * 60 * 1000
 export const newSessionToken = () => randomHex(32)
 export const hashSessionToken = (token: string) => sha256Hex(token)
 
-export const isAdminEmail = (c: Context<AppEnv>, email: string | undefined) =>
+/** An email listed in `ADMIN_EMAILS` (case-insensitive). On its own it grants nothing: see `isAdmin`. */
+export const isListedAdminEmail = (c: Context<AppEnv>, email: string | undefined) =>
   !!email && c.var.services.config.ADMIN_EMAILS.includes(email.toLowerCase())
+
+/** Admin rights follow a verified email in `ADMIN_EMAILS`: an unverified sign-up with that address gets none. */
+export const isAdmin = (c: Context<AppEnv>, user: { email: string; emailVerifiedAt: Date | null }) =>
+  !!user.emailVerifiedAt && isListedAdminEmail(c, user.email)
 
 const cookieOptions = (c: Context) => ({
   httpOnly: true,
@@ -29,13 +35,10 @@ export async function startSession(c: Context<AppEnv>, userId: string) {
   const { db, clientIp } = c.var.services
   const token = newSessionToken()
   const expiresAt = new Date(Date.now() + SESSION_TTL_MS)
-  await db.delete(sessions).where(and(eq(sessions.userId, userId), lt(sessions.expiresAt, new Date())))
-  await db.insert(sessions).values({
-    tokenHash: await hashSessionToken(token),
-    userId,
-    expiresAt,
-    ip: clientIp(c),
-    userAgent: c.req.header('user-agent')?.slice(0, 512),
+  const tokenHash = await hashSessionToken(token)
+  await asService(db, 'sessionLifecycle', async (tx) => {
+    await tx.delete(sessions).where(and(eq(sessions.userId, userId), lt(sessions.expiresAt, new Date())))
+    await tx.insert(sessions).values({ tokenHash, userId, expiresAt, ip: clientIp(c), userAgent: c.req.header('user-agent')?.slice(0, 512) })
   })
   setCookie(c, SESSION_COOKIE, token, { ...cookieOptions(c), maxAge: SESSION_TTL_MS / 1000, expires: expiresAt })
   return { expiresAt }
@@ -45,31 +48,36 @@ export async function startSession(c: Context<AppEnv>, userId: string) {
 export async function endSession(c: Context<AppEnv>) {
   const token = getCookie(c, SESSION_COOKIE)
   if (token && token.length <= 256) {
-    await c.var.services.db.delete(sessions).where(eq(sessions.tokenHash, await hashSessionToken(token)))
+    const tokenHash = await hashSessionToken(token)
+    await asService(c.var.services.db, 'sessionLifecycle', (tx) => tx.delete(sessions).where(eq(sessions.tokenHash, tokenHash)))
   }
   deleteCookie(c, SESSION_COOKIE, cookieOptions(c))
 }
 
 /** The signed-in user from the session cookie, or null when absent, unknown or expired (expired rows are removed). */
-export async function readSession(c: Context<AppEnv>): Promise<(SessionUser & { expiresAt: Date }) | null> {
+export async function readSession(c: Context<AppEnv>): Promise<(SessionUser & { expiresAt: Date; emailVerified?: boolean }) | null> {
   const cached = c.get('user') as (SessionUser & { expiresAt: Date }) | undefined
   if (cached) return cached
   const token = getCookie(c, SESSION_COOKIE)
   if (!token || token.length > 256) return null
   const { db } = c.var.services
   const tokenHash = await hashSessionToken(token)
-  const [row] = await db
-    .select({ id: users.id, email: users.email, name: users.name, expiresAt: sessions.expiresAt })
-    .from(sessions)
-    .innerJoin(users, eq(users.id, sessions.userId))
-    .where(eq(sessions.tokenHash, tokenHash))
-    .limit(1)
+  // One query: the session with its user and whether that user's email is verified (admin needs it).
+  const [row] = await asService(db, 'sessionLookup', (tx) =>
+    tx
+      .select({ id: users.id, email: users.email, name: users.name, emailVerifiedAt: users.emailVerifiedAt, expiresAt: sessions.expiresAt })
+      .from(sessions)
+      .innerJoin(users, eq(users.id, sessions.userId))
+      .where(eq(sessions.tokenHash, tokenHash))
+      .limit(1),
+  )
   if (!row) return null
   if (row.expiresAt <= new Date()) {
-    await db.delete(sessions).where(eq(sessions.tokenHash, tokenHash))
+    await asService(db, 'sessionLifecycle', (tx) => tx.delete(sessions).where(eq(sessions.tokenHash, tokenHash)))
     return null
   }
-  const user = { ...row, isAdmin: isAdminEmail(c, row.email) }
+  const { emailVerifiedAt, ...rest } = row
+  const user = { ...rest, emailVerified: !!emailVerifiedAt, isAdmin: isAdmin(c, row) }
   c.set('user', user)
   return user
 }
@@ -91,7 +99,7 @@ export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
   await next()
 })
 
-/** Session whose email is in `ADMIN_EMAILS`: 401 without a session, 403 `ADMIN_REQUIRED` otherwise. */
+/** Session whose verified email is in `ADMIN_EMAILS`: 401 without a session, 403 `ADMIN_REQUIRED` otherwise. */
 export const requireAdminSession = createMiddleware<AppEnv>(async (c, next) => {
   const user = await readSession(c)
   if (!user) throw new ApiError(401, 'Unauthorized')

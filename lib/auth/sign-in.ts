@@ -1,33 +1,143 @@
-import { and, eq, isNull } from 'drizzle-orm'
+import { and, eq, isNull, ne, or } from 'drizzle-orm'
 import type { Context } from 'hono'
-import { users, type User } from '../../schema'
+import { accounts, apiKeys, emailVerifications, passkeys, passwordResets, sessions, users, type User } from '../../schema'
 import type { AppEnv } from '../context'
+import type { Db } from '../db/client'
+import { asService } from '../db/rls'
+import { ApiError } from '../http/errors'
 import { newUserValues } from './accounts'
 import { startSession } from './session'
 
+export type Provider = 'google' | 'wallet' | 'farcaster'
+
+/** What a provider proved: its subject, and an email it may or may not vouch for. */
+export interface ProviderIdentity {
+  provider: Provider
+  /** The provider's stable id: Google `sub`, the lower-case wallet address, the Farcaster fid. */
+  subject: string
+  email: string
+  /** The provider vouches the address is the subject's (Google `email_verified`; derived wallet/Farcaster addresses). */
+  emailVerified: boolean
+  name?: string | null
+  /** Provider tokens kept on the link (Google), written only when the link is first made. */
+  tokens?: { accessToken: string | null; refreshToken: string | null; expiresAt: Date | null; scope: string | null }
+}
+
+/** Refusals a caller may map to its own answer (the Google callback turns them into `/login?error=`). */
+export const LINK_REFUSED = 'ACCOUNT_LINK_REFUSED'
+export const ACCOUNT_DISABLED = 'ACCOUNT_DISABLED'
+
 /**
- * Where every sign-in method without a password ends (OAuth, wallet, Farcaster): the user with this
- * email (lower-cased) is linked, or created with a trial; a new user gets the welcome email once; and
- * the same session as email login is started. Race-safe: concurrent first sign-ins create one user.
+ * Where every sign-in method without a password ends (Google, wallet, Farcaster). The account rules, against
+ * pre-account hijacking (Sudhodanan & Paverd, 2022) and provider identity confusion:
+ * 1. A linked (provider, subject) signs in the user it is linked to, whatever email it now carries.
+ * 2. Else by email: an unknown email creates the user (verified when the provider vouches) with the trial and,
+ *    once, the welcome email.
+ * 3. An existing account is linked only when the provider vouches for the email; else 409 `ACCOUNT_LINK_REFUSED`.
+ * 4. If that existing account's email is unverified and it has a password, whoever set the account up never
+ *    proved the address: the provider's owner takes it over, and everything the other party could have left
+ *    behind is removed (password, sessions, API keys, passkeys, other provider links, unused verification and
+ *    reset tokens) before it is marked verified. A password-less unverified account was made by a provider
+ *    sign-in before verification was recorded: it is simply marked verified.
+ * The lookup and every write are one service-role transaction with the user row locked, so concurrent first
+ * sign-ins create one user and a takeover cannot interleave with a sign-in. Then a new session is started.
  */
-export async function signInWithIdentity(c: Context<AppEnv>, identity: { email: string; name?: string | null }) {
+export async function signInWithIdentity(c: Context<AppEnv>, identity: ProviderIdentity) {
   const { db } = c.var.services
-  const values = newUserValues(identity)
-  const [created] = await db.insert(users).values(values).onConflictDoNothing({ target: users.email }).returning()
-  const user = created ?? (await db.select().from(users).where(eq(users.email, values.email)))[0]
-  if (created) await sendWelcomeOnce(c, created)
-  const session = await startSession(c, user.id)
-  return { user, created: Boolean(created), expiresAt: session.expiresAt }
+  const result = await asService(db, 'signIn', (tx) => resolveAccount(c, tx, identity))
+  if (result.tookOver) {
+    console.warn(`[${c.var.requestId}] ${identity.provider} sign-in took over unverified account ${result.user.id}`)
+  }
+  if (result.created) await sendWelcomeOnce(c, result.user)
+  const session = await startSession(c, result.user.id)
+  return { ...result, expiresAt: session.expiresAt }
+}
+
+async function resolveAccount(c: Context<AppEnv>, tx: Db, identity: ProviderIdentity) {
+  const email = identity.email.toLowerCase()
+  const [link] = await tx
+    .select({ userId: accounts.userId, signInDisabled: accounts.signInDisabled })
+    .from(accounts)
+    .where(and(eq(accounts.provider, identity.provider), eq(accounts.providerAccountId, identity.subject)))
+  if (link?.signInDisabled) throw new ApiError(403, 'Sign-in disabled for this account', { code: ACCOUNT_DISABLED })
+  if (link) {
+    const [user] = await tx.select().from(users).where(eq(users.id, link.userId)).for('update')
+    // The linked user's address is vouched for again: same rule as a first link.
+    const vouched = identity.emailVerified && user.email === email && !user.emailVerifiedAt
+    const tookOver = vouched ? await claimUnverified(tx, user, identity) : false
+    return { user: tookOver ? { ...user, name: identity.name?.trim() || user.name } : user, created: false, tookOver }
+  }
+
+  const values = newUserValues({ email, name: identity.name, emailVerified: identity.emailVerified })
+  const [created] = await tx.insert(users).values(values).onConflictDoNothing({ target: users.email }).returning()
+  if (created) {
+    await linkSubject(tx, created.id, identity)
+    return { user: created, created: true, tookOver: false }
+  }
+  const [existing] = await tx.select().from(users).where(eq(users.email, email)).for('update')
+  if (!identity.emailVerified) {
+    throw new ApiError(409, 'An account with this email already exists: sign in to it another way', { code: LINK_REFUSED })
+  }
+  const tookOver = existing.emailVerifiedAt ? false : await claimUnverified(tx, existing, identity)
+  await linkSubject(tx, existing.id, identity)
+  return { user: tookOver ? { ...existing, name: identity.name?.trim() || existing.name } : existing, created: false, tookOver }
+}
+
+/**
+ * Marks `user`'s email verified on the provider's word. With a password or another provider's link, the account
+ * was set up by someone who never proved the address: it is cleared first (see `signInWithIdentity` rule 4).
+ * Returns whether it was.
+ */
+async function claimUnverified(tx: Db, user: User, identity: ProviderIdentity) {
+  const now = new Date()
+  const others = or(ne(accounts.provider, identity.provider), ne(accounts.providerAccountId, identity.subject))
+  const [foreignLink] = await tx.select({ id: accounts.id }).from(accounts).where(and(eq(accounts.userId, user.id), others)).limit(1)
+  if (!user.passwordHash && !foreignLink) {
+    await tx.update(users).set({ emailVerifiedAt: now, updatedAt: now }).where(eq(users.id, user.id))
+    return false
+  }
+  await tx
+    .update(users)
+    .set({ passwordHash: null, emailVerifiedAt: now, name: identity.name?.trim() || user.name, updatedAt: now })
+    .where(eq(users.id, user.id))
+  await tx.delete(sessions).where(eq(sessions.userId, user.id))
+  await tx.delete(apiKeys).where(eq(apiKeys.userId, user.id))
+  await tx.delete(passkeys).where(eq(passkeys.userId, user.id))
+  await tx.delete(emailVerifications).where(and(eq(emailVerifications.userId, user.id), isNull(emailVerifications.usedAt)))
+  await tx.delete(passwordResets).where(and(eq(passwordResets.userId, user.id), isNull(passwordResets.usedAt)))
+  // Any other provider link is the other party's ("trojan identifier"); this subject's own link stays.
+  await tx.delete(accounts).where(and(eq(accounts.userId, user.id), others))
+  return true
+}
+
+/** Links the subject once: a later sign-in keeps the first record (and Google's first-consent refresh token). */
+async function linkSubject(tx: Db, userId: string, identity: ProviderIdentity) {
+  const t = identity.tokens
+  await tx
+    .insert(accounts)
+    .values({
+      userId,
+      provider: identity.provider,
+      providerAccountId: identity.subject,
+      email: identity.email.toLowerCase(),
+      accessToken: t?.accessToken ?? null,
+      refreshToken: t?.refreshToken ?? null,
+      expiresAt: t?.expiresAt ?? null,
+      scope: t?.scope ?? null,
+    })
+    .onConflictDoNothing({ target: [accounts.provider, accounts.providerAccountId] })
 }
 
 /** Marks the welcome as sent first (one winner under concurrency), then mails it; a mail failure never fails sign-in. */
 export async function sendWelcomeOnce(c: Context<AppEnv>, user: Pick<User, 'id' | 'email' | 'name'>) {
   const { db, mail, config } = c.var.services
-  const [claimed] = await db
-    .update(users)
-    .set({ welcomeSentAt: new Date() })
-    .where(and(eq(users.id, user.id), isNull(users.welcomeSentAt)))
-    .returning({ id: users.id })
+  const [claimed] = await asService(db, 'signIn', (tx) =>
+    tx
+      .update(users)
+      .set({ welcomeSentAt: new Date() })
+      .where(and(eq(users.id, user.id), isNull(users.welcomeSentAt)))
+      .returning({ id: users.id }),
+  )
   if (!claimed) return false
   try {
     await mail.send({

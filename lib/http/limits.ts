@@ -17,4 +17,8 @@ export const limits = {
   login: { name: 'login', limit: 5, windowSec: 15 * 60, message: 'Too many login attempts. Try again later.' },
   register: { name: 'register', limit: 10, windowSec: 60 * 60, message: 'Too many requests' },
   passwordReset: { name: 'password-reset', limit: 5, windowSec: 15 * 60, message: 'Too many requests' },
+  // Per user: each resend is a mail sent to an address that may not be the user's.
+  verifyEmailResend: { name: 'verify-email-resend', limit: 3, windowSec: 60 * 60, message: 'Too many verification emails. Try again later.' },
+  // Per IP: tokens are 256-bit, this only keeps the endpoint from being a free database load.
+  verifyEmail: { name: 'verify-email', limit: 20, windowSec: 15 * 60, message: 'Too many requests' },
 } satisfies Record<string, NamedLimit>

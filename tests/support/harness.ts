@@ -58,10 +58,11 @@ export async function createHarness(opts: HarnessOptions = {}) {
   const backendApp = createPlatformApp(node.provider).route('/', backend)
 
   const db = stores.database.db
-  /** A user with password `PASSWORD` and a live session. */
-  async function seedUser(name: string, email: string): Promise<SeededUser> {
+  /** A user with password `PASSWORD`, a live session and a verified email (`{verified: false}` for one that is not). */
+  async function seedUser(name: string, email: string, opts: { verified?: boolean } = {}): Promise<SeededUser> {
     const passwordHash = await hashSecret(PASSWORD, 4)
-    const [user] = await db.insert(users).values({ email: email.toLowerCase(), name, passwordHash }).returning()
+    const emailVerifiedAt = opts.verified === false ? null : new Date()
+    const [user] = await db.insert(users).values({ email: email.toLowerCase(), name, passwordHash, emailVerifiedAt }).returning()
     const token = newSessionToken()
     await db.insert(sessions).values({ tokenHash: await hashSessionToken(token), userId: user.id, expiresAt: new Date(Date.now() + SESSION_TTL_MS) })
     return { id: user.id, email, name, token, cookie: `${SESSION_COOKIE}=${token}` }

@@ -5,6 +5,7 @@ import { requireCsrf } from '../../../lib/auth/csrf'
 import { verifySecretOrDecoy } from '../../../lib/auth/password'
 import { startSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
+import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
@@ -45,10 +46,9 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { email, password } = c.req.valid('json')
   try {
     const { db, config } = c.var.services
-    const [user] = await db
-      .select({ id: users.id, name: users.name, passwordHash: users.passwordHash })
-      .from(users)
-      .where(eq(users.email, email.toLowerCase()))
+    const [user] = await asService(db, 'signIn', (tx) =>
+      tx.select({ id: users.id, name: users.name, passwordHash: users.passwordHash }).from(users).where(eq(users.email, email.toLowerCase())),
+    )
     // Same work whether or not the account exists: the answer never says which part was wrong.
     const valid = await verifySecretOrDecoy(password, user?.passwordHash, config.PASSWORD_HASH_COST)
     if (!user || !valid) throw new ApiError(401, 'Invalid credentials')

@@ -1,11 +1,14 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { eq, sql } from 'drizzle-orm'
+import { eq } from 'drizzle-orm'
+import { isDerivedEmail, isUniqueViolation, newUserValues } from '../../../lib/auth/accounts'
 import { rejectScriptedAgents, verifyTurnstile } from '../../../lib/auth/bot'
-import { newUserValues } from '../../../lib/auth/accounts'
+import { createVerificationToken, sendVerificationMail, VERIFY_TTL_HOURS } from '../../../lib/auth/email-verification'
 import { hashSecret } from '../../../lib/auth/password'
+import { REFERRAL_CREDITS, REFERRAL_DAILY_CAP } from '../../../lib/auth/referrals'
 import type { AppEnv } from '../../../lib/context'
 import type { Db } from '../../../lib/db/client'
+import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { emailField, newPasswordField } from '../../../lib/http/fields'
 import { errorResponse } from '../../../lib/http/openapi'
@@ -13,8 +16,7 @@ import { jsonBody } from '../../../lib/http/validation'
 import { inviteTokenField, redeemInvite } from '../../../lib/invites'
 import { referrals, users } from '../../../schema'
 
-/** Credits given to each side of a referral (the spec says both are credited, not how much). */
-export const REFERRAL_CREDITS = 5
+export { REFERRAL_CREDITS }
 
 const RegisterBody = z
   .object({
@@ -37,8 +39,13 @@ export const route = createRoute({
   summary: 'Sign up',
   description:
     'Creates the account and starts its 7-day trial; no session is created (sign in next). Emails are stored ' +
-    `lower-cased. A referral code (case-insensitive) credits ${REFERRAL_CREDITS} credits to both users in the same ` +
-    'transaction. Bot detection: an empty or scripted User-Agent is 403; with `TURNSTILE_SECRET_KEY` set, a valid ' +
+    'lower-cased. The email starts unverified: a link `{base_url}/verify-email?token=<64 hex>` is mailed (single ' +
+    `use, ${VERIFY_TTL_HOURS} hours; see \`POST /api/auth/verify-email\`). Admin rights and linking other sign-in ` +
+    'methods by email wait for it. A referral code (case-insensitive) is recorded now and credits ' +
+    `${REFERRAL_CREDITS} credits to both users when the new account verifies its email, once; at most ` +
+    `${REFERRAL_DAILY_CAP} referrals per referrer are credited per UTC day (later ones stay recorded, uncredited). ` +
+    'Addresses in the wallet and Farcaster derived domains (`@wallet.<SERVICE_DOMAIN>`, ' +
+    '`@farcaster.<SERVICE_DOMAIN>`) are refused: 400 `RESERVED_EMAIL_DOMAIN`. Bot detection: an empty or scripted User-Agent is 403; with `TURNSTILE_SECRET_KEY` set, a valid ' +
     'Turnstile token is required. Rate limited per IP (10 per hour). An invite `token` is redeemed in the same ' +
     'transaction (marked used by the new user): an unknown token is 400, a used or expired one 410, and an invite ' +
     'made for an email accepts only that email (case-insensitive), else 403. Any of these creates no user; of ' +
@@ -50,7 +57,10 @@ export const route = createRoute({
       description: 'Created',
       content: { 'application/json': { schema: z.object({ id: z.string(), email: z.string(), name: z.string() }) } },
     },
-    400: errorResponse('Missing or invalid email, short password, invalid referral code, malformed (`VALIDATION`) or unknown `Invalid invite token`'),
+    400: errorResponse(
+      'Missing or invalid email, short password, invalid referral code, malformed (`VALIDATION`) or unknown `Invalid invite token`; ' +
+        'a wallet or Farcaster derived address (`RESERVED_EMAIL_DOMAIN`)',
+    ),
     403: errorResponse('Bot detection (`BOT_DETECTED`); or `Invite is for another email`'),
     409: errorResponse('User already exists'),
     410: errorResponse('`Invite already used` or `Invite expired`'),
@@ -58,35 +68,34 @@ export const route = createRoute({
   },
 })
 
-const isUniqueViolation = (e: unknown) =>
-  (e as { code?: string })?.code === '23505' || (e as { cause?: { code?: string } })?.cause?.code === '23505'
-
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const body = c.req.valid('json')
-  await verifyTurnstile(c, body['cf-turnstile-response'])
   const { db, config } = c.var.services
+  // Only the provider can prove these addresses; a password account on one would pre-hijack its owner.
+  if (isDerivedEmail(config, body.email)) {
+    throw new ApiError(400, 'This address is reserved for wallet and Farcaster sign-in', { code: 'RESERVED_EMAIL_DOMAIN' })
+  }
+  await verifyTurnstile(c, body['cf-turnstile-response'])
   const passwordHash = await hashSecret(body.password, config.PASSWORD_HASH_COST)
   const values = newUserValues({ email: body.email, name: body.name, passwordHash })
+  const { user, token } = await asService(db, 'signIn', async (tx) => {
+    const referrerId = body.referralCode ? await findReferrer(tx, body.referralCode) : null
+    const [created] = await tx.insert(users).values(values).returning({ id: users.id, email: users.email, name: users.name })
+    // Recorded, not credited: credits wait for the new account's email verification (lib/auth/referrals.ts).
+    if (referrerId) await tx.insert(referrals).values({ referrerId, referredId: created.id, credits: REFERRAL_CREDITS })
+    // After the insert: a duplicate email is 409 before any invite is claimed; a failed claim rolls the user back.
+    if (body.token) await redeemInvite(tx, body.token, values.email, created.id)
+    return { user: created, token: await createVerificationToken(tx, created) }
+  }).catch((e: unknown) => {
+    throw isUniqueViolation(e) ? new ApiError(409, 'User already exists') : e
+  })
   try {
-    const user = await db.transaction(async (tx) => {
-      const referrerId = body.referralCode ? await findReferrer(tx as unknown as Db, body.referralCode) : null
-      const [created] = await tx
-        .insert(users)
-        .values({ ...values, credits: referrerId ? REFERRAL_CREDITS : 0 })
-        .returning({ id: users.id, email: users.email, name: users.name })
-      if (referrerId) {
-        await tx.insert(referrals).values({ referrerId, referredId: created.id, credits: REFERRAL_CREDITS })
-        await tx.update(users).set({ credits: sql`${users.credits} + ${REFERRAL_CREDITS}` }).where(eq(users.id, referrerId))
-      }
-      // After the insert: a duplicate email is 409 before any invite is claimed; a failed claim rolls the user back.
-      if (body.token) await redeemInvite(tx as unknown as Db, body.token, values.email, created.id)
-      return created
-    })
-    return c.json(user, 201)
+    await sendVerificationMail(c, user.email, token)
   } catch (e) {
-    if (isUniqueViolation(e)) throw new ApiError(409, 'User already exists')
-    throw e
+    // The account exists either way; the user can ask for another link (verify-email/resend).
+    console.error(`[${c.var.requestId}] verification mail failed for user ${user.id}: ${e instanceof Error ? e.message : String(e)}`)
   }
+  return c.json(user, 201)
 }
 
 async function findReferrer(tx: Db, code: string) {

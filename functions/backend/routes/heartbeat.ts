@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq, sql } from 'drizzle-orm'
 import type { Context } from 'hono'
-import { isAdminEmail } from '../../../lib/auth/session'
+import { isVerifiedAdminEmail } from '../../../lib/auth/admin'
 import type { AppEnv } from '../../../lib/context'
 import { withUser } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
@@ -49,7 +49,7 @@ async function touch(c: Context<AppEnv>) {
   })
   if (!caller) return
   const claimed = await claimedUserId(c)
-  const target = claimed !== undefined && (claimed === caller.userId || isAdminEmail(c, caller.email)) ? claimed : caller.userId
+  const target = claimed !== undefined && (claimed === caller.userId || (await isVerifiedAdminEmail(c, caller.email))) ? claimed : caller.userId
   await withUser(c.var.services.db, target, (tx) =>
     tx.update(installations).set({ lastSeen: sql`now()`, status: 'active' }).where(eq(installations.userId, target)),
   )

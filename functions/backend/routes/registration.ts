@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi'
 import { eq, sql } from 'drizzle-orm'
 import type { Context } from 'hono'
-import { isAdminEmail } from '../../../lib/auth/session'
+import { isVerifiedAdminEmail } from '../../../lib/auth/admin'
 import type { AppEnv } from '../../../lib/context'
 import { withUser } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
@@ -46,7 +46,7 @@ export const registerResponses = {
 }
 
 export const REGISTER_RULES =
-  'A user registers only themself: `userId` must equal the caller unless the caller is an admin (`ADMIN_EMAILS`), ' +
+  'A user registers only themself: `userId` must equal the caller unless the caller is an admin (a verified email in `ADMIN_EMAILS`), ' +
   'else 403. An upsert on (user, mode): `registered_at` stays that of the first registration; `last_seen` and ' +
   'status `active` are refreshed, and `gatewayToken` when given. 404 when the user does not exist.'
 
@@ -59,7 +59,7 @@ export async function registerInstallation(
   input: { userId: string; mode: InstallationMode; gatewayToken?: string },
 ) {
   const caller = c.var.identity!
-  if (input.userId !== caller.userId && !isAdminEmail(c, caller.email)) throw new ApiError(403, 'Forbidden')
+  if (input.userId !== caller.userId && !(await isVerifiedAdminEmail(c, caller.email))) throw new ApiError(403, 'Forbidden')
   const { userId, mode, gatewayToken } = input
   await withUser(c.var.services.db, userId, async (tx) => {
     // The users policy lets app_user see exactly its own row: present iff the user exists.

@@ -1,5 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
+import { farcasterEmail } from '../../../lib/auth/accounts'
 import { assertTrustedOrigin } from '../../../lib/auth/session'
 import { signInWithIdentity } from '../../../lib/auth/sign-in'
 import type { AppEnv } from '../../../lib/context'
@@ -86,8 +87,8 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   }
 
   try {
-    const email = `${fid}@farcaster.${config.serviceDomain}`
-    const { user } = await signInWithIdentity(c, { email, name: nameFrom(claims, fid) })
+    const email = farcasterEmail(config, fid) // proven by the ID token: verified by construction
+    const { user } = await signInWithIdentity(c, { provider: 'farcaster', subject: String(fid), email, emailVerified: true, name: nameFrom(claims, fid) })
     const issued = await issueSessionToken(secret, { fid, userId: user.id })
     return c.json(
       { ok: true as const, user: { id: user.id, name: user.name }, fid, sessionToken: issued.sessionToken, expiresAt: issued.expiresAt, ...(tokenGate ? { tokenGate } : {}) },

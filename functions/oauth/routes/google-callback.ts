@@ -1,13 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { and, eq } from 'drizzle-orm'
 import { errors } from 'jose'
 import type { Context } from 'hono'
-import { signInWithIdentity } from '../../../lib/auth/sign-in'
+import { ACCOUNT_DISABLED, LINK_REFUSED, signInWithIdentity } from '../../../lib/auth/sign-in'
 import type { AppEnv } from '../../../lib/context'
 import { timingSafeEqual } from '../../../lib/crypto'
+import { ApiError } from '../../../lib/http/errors'
 import { issuerVariants, OidcUnavailableError, verifyProviderJwt, type Discovery } from '../../../lib/oidc'
-import { accounts } from '../../../schema'
 import { googleClient, googleDiscovery, loginRedirect, providerError, SignInFailure } from '../google'
 import { consumeState, type PendingSignIn } from '../state'
 
@@ -24,11 +23,14 @@ export const route = createRoute({
   summary: 'Google sign-in callback',
   description:
     'Checks the state (signature, this browser, once, 10 minutes), exchanges the code with the PKCE verifier, ' +
-    'verifies the ID token (RS256 via JWKS, issuer, audience, expiry, nonce), requires a verified email, signs ' +
-    'the user in (creating or linking by email), links the Google account once, then 302 to `/dashboard`. Every ' +
+    'verifies the ID token (RS256 via JWKS, issuer, audience, expiry, nonce), requires a verified email, then signs ' +
+    'in: a Google `sub` already linked signs in its own user whatever email it now carries; else the user with the ' +
+    'email is linked (an unverified password account with that email is taken over by the Google owner: its ' +
+    'password, sessions, API keys, passkeys and other links are removed) or created with a verified email; the ' +
+    'Google account is linked once. Then 302 to `/dashboard`. Every ' +
     'failure is a 302 to `/login?error=<code>`: GoogleNotConfigured, GoogleUnavailable, InvalidState, ' +
     'OAuthCallbackError (or a provider error such as `access_denied`), TokenExchangeFailed, InvalidIdToken, ' +
-    'EmailNotVerified, AccountDisabled.',
+    'EmailNotVerified, AccountDisabled, AccountLinkRefused.',
   request: { query: Query },
   responses: {
     302: { description: 'To the dashboard, or to `/login?error=<code>`' },
@@ -67,29 +69,21 @@ async function complete(c: Context<AppEnv>, query: z.infer<typeof Query>) {
     throw new SignInFailure('EmailNotVerified')
   }
 
-  const { db } = c.var.services
-  const [linked] = await db
-    .select({ signInDisabled: accounts.signInDisabled })
-    .from(accounts)
-    .where(and(eq(accounts.provider, 'google'), eq(accounts.providerAccountId, claims.sub)))
-  if (linked?.signInDisabled) throw new SignInFailure('AccountDisabled')
-
   const name = typeof claims.name === 'string' ? claims.name : null
-  const { user } = await signInWithIdentity(c, { email: claims.email, name })
-  // Linked once: a later sign-in keeps the first record (and its refresh token, which Google sends only at first consent).
-  await db
-    .insert(accounts)
-    .values({
-      userId: user.id,
-      provider: 'google',
-      providerAccountId: claims.sub,
-      email: claims.email.toLowerCase(),
-      accessToken: tokens.access_token ?? null,
-      refreshToken: tokens.refresh_token ?? null,
-      expiresAt: tokens.expires_in ? new Date(Date.now() + tokens.expires_in * 1000) : null,
-      scope: tokens.scope ?? null,
-    })
-    .onConflictDoNothing({ target: [accounts.provider, accounts.providerAccountId] })
+  const providerTokens = {
+    accessToken: tokens.access_token ?? null,
+    refreshToken: tokens.refresh_token ?? null,
+    expiresAt: tokens.expires_in ? new Date(Date.now() + tokens.expires_in * 1000) : null,
+    scope: tokens.scope ?? null,
+  }
+  try {
+    // Only a verified email reaches here, so Google vouches for it (linking rules: lib/auth/sign-in.ts).
+    await signInWithIdentity(c, { provider: 'google', subject: claims.sub, email: claims.email, emailVerified: true, name, tokens: providerTokens })
+  } catch (e) {
+    if (e instanceof ApiError && e.code === ACCOUNT_DISABLED) throw new SignInFailure('AccountDisabled')
+    if (e instanceof ApiError && e.code === LINK_REFUSED) throw new SignInFailure('AccountLinkRefused')
+    throw e
+  }
   c.header('Cache-Control', 'no-store')
   return c.redirect(`${config.baseUrl}/dashboard`, 302)
 }

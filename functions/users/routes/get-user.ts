@@ -1,6 +1,7 @@
 import { createRoute } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
+import { ensureReferralCode } from '../../../lib/auth/accounts'
 import { requireSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
 import { asUser } from '../../../lib/db/rls'
@@ -14,7 +15,10 @@ export const route = createRoute({
   path: '/api/user',
   tags: ['Users'],
   summary: 'Current user',
-  description: 'The signed-in user: profile, plan, subscription status, credits and whether they are an admin.',
+  description:
+    'The signed-in user: profile, plan, subscription status, credits, whether the email is verified (`emailVerified`), ' +
+    'the user\'s own `referralCode` (an account created without one gets one here), and whether they are an admin ' +
+    '(a verified email in `ADMIN_EMAILS`).',
   middleware: [requireSession] as const,
   security: [{ session: [] }],
   responses: {
@@ -28,5 +32,5 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const [row] = await asUser(c, (tx) => tx.select(userColumns).from(users).where(eq(users.id, me.id)))
   // Deleted between reading the session and now: the session is as good as gone.
   if (!row) throw new ApiError(401, 'Unauthorized')
-  return c.json(toUserView(row, me.isAdmin), 200)
+  return c.json(toUserView(row, me.isAdmin, await ensureReferralCode(c.var.services.db, me.id, row.referralCode)), 200)
 }

@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
+import { ensureReferralCode } from '../../../lib/auth/accounts'
 import { requireSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
 import { asUser } from '../../../lib/db/rls'
@@ -49,5 +50,5 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     tx.update(users).set({ name, updatedAt: new Date() }).where(eq(users.id, me.id)).returning(userColumns),
   )
   if (!row) throw new ApiError(401, 'Unauthorized')
-  return c.json(toUserView(row, me.isAdmin), 200)
+  return c.json(toUserView(row, me.isAdmin, await ensureReferralCode(c.var.services.db, me.id, row.referralCode)), 200)
 }

@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { createMiddleware } from 'hono/factory'
 import { getAddress } from 'viem'
+import { walletEmail } from '../../../lib/auth/accounts'
 import { assertTrustedOrigin } from '../../../lib/auth/session'
 import { signInWithIdentity } from '../../../lib/auth/sign-in'
 import type { AppEnv } from '../../../lib/context'
@@ -42,7 +43,9 @@ export const route = createRoute({
   description: [
     'Get a nonce (`/api/auth/nonce`), sign a message containing it, post `{address, message, signature, chain?}`. ',
     'On success the user whose email is `<address lower-case>@wallet.<SERVICE_DOMAIN>` is signed in (created, with ',
-    'the welcome email, on first use) and `service-session` is set as for email login.\n\n',
+    'the welcome email, on first use; verified, since the signature proves the address) and `service-session` is ',
+    'set as for email login. An unverified password account holding that address (made before such sign-ups ',
+    'were refused) is taken over: its password, sessions, API keys, passkeys and other links are removed.\n\n',
     "**`chain` absent or `'base'` (8453)**: an EIP-4361 (SIWE) message. `domain` must be the host of the first ",
     'APP_ORIGIN (with its port; a `scheme`, if given, must match), the origin of `URI` one of APP_ORIGIN, ',
     '`Chain ID` 8453, the address the posted one (any case), `Issued At` not more than 60 s ahead, ',
@@ -78,8 +81,9 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   if (body.chain === 'tempo') await verifyTempo(c, claim)
   else await verifyBase(c, claim)
 
-  const { config } = c.var.services
-  const email = `${claim.address.toLowerCase()}@wallet.${config.serviceDomain}`
-  const { user } = await signInWithIdentity(c, { email, name: getAddress(claim.address) })
+  // The signature proves the address, so the derived email is verified by construction.
+  const subject = claim.address.toLowerCase()
+  const email = walletEmail(c.var.services.config, subject)
+  const { user } = await signInWithIdentity(c, { provider: 'wallet', subject, email, emailVerified: true, name: getAddress(claim.address) })
   return c.json({ ok: true as const, user: { id: user.id, name: user.name } }, 200)
 }
