@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { sessions, users } from '../../../schema'
+import { referrals, sessions, users } from '../../../schema'
 import { createHarness, PASSWORD, type Harness } from '../../support/harness'
 import { csrfHeader, json, login, register, sessionCookie } from './flow'
 
@@ -28,14 +28,16 @@ describe('auth: happy paths', () => {
     expect((await res.json()).name).toBe('noname@example.com')
   })
 
-  it('credits both sides of a referral, the code case-insensitive', async () => {
+  it('records a referral (code case-insensitive) and credits nobody before verification', async () => {
     const [referrer] = await h.db.select().from(users).where(eq(users.email, 'new.user@example.com'))
     const res = await register(h, { email: 'friend@example.com', password: 'password123', referralCode: referrer.referralCode!.toLowerCase() })
     expect(res.status).toBe(201)
     const [friend] = await h.db.select().from(users).where(eq(users.email, 'friend@example.com'))
     const [after] = await h.db.select().from(users).where(eq(users.id, referrer.id))
-    expect(friend.credits).toBe(5)
-    expect(after.credits).toBe(referrer.credits + 5)
+    const [row] = await h.db.select().from(referrals).where(eq(referrals.referredId, friend.id))
+    expect(row).toMatchObject({ referrerId: referrer.id, credits: 5, creditedAt: null })
+    expect(friend.credits).toBe(0)
+    expect(after.credits).toBe(referrer.credits)
   })
 
   it('issues a CSRF token whose header is token:signed', async () => {

@@ -19,7 +19,7 @@ beforeAll(async () => {
 })
 afterAll(() => h.close())
 
-const USER_KEYS = ['createdAt', 'credits', 'email', 'id', 'isAdmin', 'name', 'plan', 'subscriptionStatus']
+const USER_KEYS = ['createdAt', 'credits', 'email', 'emailVerified', 'id', 'isAdmin', 'name', 'plan', 'referralCode', 'subscriptionStatus']
 
 describe('users: profile', () => {
   it('GET /api/user returns the signed-in user', async () => {
@@ -28,7 +28,8 @@ describe('users: profile', () => {
     expect(res.status).toBe(200)
     const body = await res.json()
     expect(Object.keys(body).sort()).toEqual(USER_KEYS)
-    expect(body).toMatchObject({ id: alice.id, email: alice.email, plan: null, subscriptionStatus: 'inactive', credits: 0, isAdmin: false })
+    expect(body).toMatchObject({ id: alice.id, email: alice.email, plan: null, subscriptionStatus: 'inactive', credits: 0, isAdmin: false, emailVerified: true })
+    expect(body.referralCode).toMatch(/^[A-Z0-9]{10}$/)
     expect(new Date(body.createdAt).toISOString()).toBe(body.createdAt)
   })
 

@@ -115,7 +115,7 @@ describe('users security: each user edits only their own row', () => {
 
   it('GET /api/user never shows the password hash or billing ids', async () => {
     const text = await (await getUser(h, h.users.alice.cookie)).text()
-    for (const secret of ['passwordHash', 'password_hash', '$2', 'subscriptionId', 'referralCode']) expect(text).not.toContain(secret)
+    for (const secret of ['passwordHash', 'password_hash', '$2', 'subscriptionId', 'emailVerifiedAt']) expect(text).not.toContain(secret)
   })
 })
 
