@@ -1,3 +1,5 @@
+import { desc, eq } from 'drizzle-orm'
+import { mailOutbox } from '../../../schema'
 import type { Harness } from '../../support/harness'
 import { BROWSER } from '../../support/harness'
 
@@ -21,3 +23,21 @@ export const sessionCookie = (res: Response) => res.headers.get('set-cookie')?.s
 
 export const register = (h: Harness, body: Record<string, unknown>, ip = '198.51.100.7') =>
   h.web.request('/api/register', json(body, { 'cf-connecting-ip': ip }))
+
+/** The token in the newest verification mail to `email` (dev outbox). */
+export async function lastVerificationToken(h: Harness, email: string) {
+  const rows = await h.db.select().from(mailOutbox).where(eq(mailOutbox.to, email.toLowerCase())).orderBy(desc(mailOutbox.createdAt))
+  const mail = rows.find((m) => m.kind === 'email-verification')
+  if (!mail) throw new Error(`no verification mail to ${email}`)
+  const token = /^http:\/\/localhost:3000\/verify-email\?token=([0-9a-f]{64})$/m.exec(mail.text)?.[1]
+  if (!token) throw new Error(`no verification link in: ${mail.text}`)
+  return token
+}
+
+let verifyIp = 0
+/** `POST /api/auth/verify-email` from a fresh client address (the route is limited per IP). */
+export const verifyEmail = (h: Harness, token: unknown, ip = `198.51.101.${++verifyIp % 250}`) =>
+  h.web.request('/api/auth/verify-email', json({ token }, { 'cf-connecting-ip': ip }))
+
+export const resendVerification = (h: Harness, cookie: string, headers: Record<string, string> = {}) =>
+  h.web.request('/api/auth/verify-email/resend', json({}, { cookie, ...headers }))
