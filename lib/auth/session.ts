@@ -55,7 +55,7 @@ export async function endSession(c: Context<AppEnv>) {
 }
 
 /** The signed-in user from the session cookie, or null when absent, unknown or expired (expired rows are removed). */
-export async function readSession(c: Context<AppEnv>): Promise<(SessionUser & { expiresAt: Date; emailVerified?: boolean }) | null> {
+export async function readSession(c: Context<AppEnv>): Promise<(SessionUser & { expiresAt: Date }) | null> {
   const cached = c.get('user') as (SessionUser & { expiresAt: Date }) | undefined
   if (cached) return cached
   const token = getCookie(c, SESSION_COOKIE)
@@ -76,8 +76,8 @@ export async function readSession(c: Context<AppEnv>): Promise<(SessionUser & { 
     await asService(db, 'sessionLifecycle', (tx) => tx.delete(sessions).where(eq(sessions.tokenHash, tokenHash)))
     return null
   }
-  const { emailVerifiedAt, ...rest } = row
-  const user = { ...rest, emailVerified: !!emailVerifiedAt, isAdmin: isAdmin(c, row) }
+  const { emailVerifiedAt: _, ...rest } = row
+  const user = { ...rest, isAdmin: isAdmin(c, row) }
   c.set('user', user)
   return user
 }
