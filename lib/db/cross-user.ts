@@ -7,7 +7,7 @@ export const CROSS_USER_PURPOSES = {
   sessionLookup: 'Resolve a session cookie: the session by its token hash, with its user',
   sessionLifecycle: 'Start and end sessions at sign-in and sign-out, and remove expired ones',
   apiKeyLookup: 'Resolve an API key by its prefix, then compare its hash',
-  signIn: 'Find or create the user at sign-up and sign-in: by email, by (provider, subject), by passkey credential',
+  signIn: 'Find or create the user at sign-up and sign-in: by email, by (provider, subject), by passkey credential; clear an unverified account its provider-proven owner takes over',
   passwordReset: 'Issue and redeem password reset tokens for an email',
   emailVerification: 'Issue and redeem email verification tokens (by token hash), and credit the referral a verification completes',
   referral: 'Find a referrer by code and record the referral at sign-up; give an account created without one its referral code',
