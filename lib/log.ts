@@ -38,7 +38,8 @@ const write = (level: Level, event: string, fields?: LogFields) => {
   const line = formatEvent(level, event, fields)
   if (level === 'error') console.error(line)
   else if (level === 'warn') console.warn(line)
-  else console.log(line)
+  else if (level === 'info') console.info(line)
+  else console.debug(line)
 }
 
 export const log = {
@@ -61,6 +62,13 @@ export function sqlState(err: unknown): string | undefined {
 const isDatabaseError = (err: unknown) =>
   sqlState(err) !== undefined || (err instanceof Error && (err.name === 'DrizzleQueryError' || err.message.startsWith('Failed query')))
 
+/** viem's `shortMessage` leaves out the request and RPC URL; any URL keeps neither credentials nor query. */
+function safeMessage(err: Error) {
+  const short = (err as { shortMessage?: unknown }).shortMessage
+  const text = typeof short === 'string' ? short : err.message
+  return text.replace(/\b(https?:\/\/)[^\s/@]*@/g, '$1').replace(/(https?:\/\/[^\s?#]*)[?#]\S*/g, '$1')
+}
+
 /**
  * What an event may say about an error: its name and SQLSTATE, and its message only when it is not a
  * database error (whose message carries the SQL and its parameters, e.g. a new user's password hash).
@@ -71,7 +79,7 @@ export function errorFields(err: unknown): LogFields {
   return {
     errorName: err.name,
     sqlstate: sqlState(err),
-    ...(isDatabaseError(err) ? {} : { errorMessage: err.message }),
+    ...(isDatabaseError(err) ? {} : { errorMessage: safeMessage(err) }),
     ...(frames.length ? { stack: frames } : {}),
   }
 }

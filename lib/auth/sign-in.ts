@@ -4,6 +4,7 @@ import { users, type User } from '../../schema'
 import type { AppEnv } from '../context'
 import { newUserValues } from './accounts'
 import { startSession } from './session'
+import { errorFields, log } from '../log'
 
 /**
  * Where every sign-in method without a password ends (OAuth, wallet, Farcaster): the user with this
@@ -37,7 +38,7 @@ export async function sendWelcomeOnce(c: Context<AppEnv>, user: Pick<User, 'id' 
       text: `Hi ${user.name},\n\nyour account is ready. Your 7-day trial has started: ${config.baseUrl}/dashboard\n`,
     })
   } catch (e) {
-    console.error(`[${c.var.requestId}] welcome mail failed for user ${user.id}`, e)
+    log.error('mail.welcome_failed', { requestId: c.var.requestId, userId: user.id, ...errorFields(e) })
   }
   return true
 }

@@ -1,5 +1,6 @@
 import { mailOutbox } from '../../schema'
 import type { Db } from '../db/client'
+import { log } from '../log'
 import type { Mailer, MailMessage } from './types'
 
 export interface OutboxOptions {
@@ -23,7 +24,6 @@ export class OutboxMailer implements Mailer {
       .values({ to: msg.to, subject: msg.subject, text: msg.text, kind: msg.kind })
       .returning({ id: mailOutbox.id })
     // Production logs get no body (it may carry a reset link) and no address (personal data).
-    const detail = this.opts.logBody ? ` to ${msg.to} "${msg.subject}": ${msg.text.replace(/\s+/g, ' ').trim()}` : ''
-    console.info(`[mail outbox] ${msg.kind} ${row.id}${detail}`)
+    log.info('mail.outbox', { kind: msg.kind, id: row.id, ...(this.opts.logBody ? { to: msg.to, subject: msg.subject, text: msg.text } : {}) })
   }
 }

@@ -9,6 +9,7 @@ import { issuerVariants, OidcUnavailableError, verifyProviderJwt } from '../../.
 import { securityEvents } from '../../../schema'
 import { googleDiscovery, riscAudiences } from '../google'
 import { RISC_QUEUE_PATH, subjectOf } from '../risc-events'
+import { errorFields, log } from '../../../lib/log'
 
 const INVALID = 'Invalid security event token'
 const Jwt = z.string().openapi({ description: 'The security event token (compact JWS)' })
@@ -58,7 +59,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   } catch (e) {
     if (e instanceof errors.JOSEError) throw new ApiError(400, INVALID)
     if (!(e instanceof OidcUnavailableError)) throw e // a store failure is ours, not the token's
-    console.error(`[${c.var.requestId}] RISC: ${e.message}`)
+    log.error('oauth.risc_provider_unavailable', { requestId: c.var.requestId, ...errorFields(e) })
     throw new ApiError(503, 'Identity provider unavailable', { code: 'PROVIDER_UNAVAILABLE' })
   }
   const set = SecurityEventToken.safeParse(claims)

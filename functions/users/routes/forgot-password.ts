@@ -11,6 +11,7 @@ import type { MailMessage } from '../../../lib/mail/types'
 import { passwordResets, users } from '../../../schema'
 import { emailField } from '../../../lib/http/fields'
 import { OkSchema } from '../schemas'
+import { errorFields, log } from '../../../lib/log'
 
 const ForgotPasswordBody = z
   .object({
@@ -67,7 +68,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
       await mail.send(resetMail(user.email, `${config.baseUrl}/reset-password?token=${token}`))
     } catch (e) {
       // Still 200: an error only for existing accounts would reveal them. The error never holds the link.
-      console.error(`[${c.var.requestId}] password reset mail failed: ${e instanceof Error ? e.message : String(e)}`)
+      log.error('mail.password_reset_failed', { requestId: c.var.requestId, ...errorFields(e) })
     }
   }
   return c.json({ ok: true as const }, 200)

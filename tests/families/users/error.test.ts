@@ -121,7 +121,7 @@ describe('users: forgot-password errors', () => {
     const text = (failing.send.mock.calls[0] as unknown as [{ text: string }])[0].text
     const token = /token=([0-9a-f]{64})/.exec(text)![1]
     const line = logged.mock.calls.map((c) => c.join(' ')).join('\n')
-    expect(line).toContain('password reset mail failed: Resend refused password-reset mail (503)')
+    expect(JSON.parse(line)).toMatchObject({ event: 'mail.password_reset_failed', errorMessage: 'Resend refused password-reset mail (503)' })
     expect(line).not.toContain(token)
   })
 })
