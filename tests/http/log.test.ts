@@ -32,7 +32,7 @@ beforeAll(async () => {
 afterAll(() => h.close())
 
 /** Every console line written while `fn` runs, whatever the level. */
-async function capture(fn: () => Promise<unknown>) {
+async function capture(fn: () => unknown) {
   const lines: string[] = []
   const spies = (['log', 'info', 'warn', 'error', 'debug'] as const).map((m) =>
     vi.spyOn(console, m).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(' '))),
@@ -64,7 +64,7 @@ describe('logs: one JSON event per line, nothing secret, nothing forged', () => 
   })
 
   it('an unexpected error carrying request input: escaped inside one event, never a line of its own', async () => {
-    const lines = await capture(() => app.request(`/t/echo-error?q=${encodeURIComponent(FORGED)}`))
+    const lines = await capture(async () => app.request(`/t/echo-error?q=${encodeURIComponent(FORGED)}`))
     expect(lines.length).toBe(1)
     const [event] = events(lines)
     expect(event).toMatchObject({ level: 'error', event: 'request.unhandled_error', route: '/t/echo-error', errorName: 'Error' })
