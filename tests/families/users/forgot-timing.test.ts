@@ -59,3 +59,20 @@ describe('forgot-password: same time for known and unknown emails', () => {
     expect(sent.every((m) => m.to[0] === carol.email && /reset-password\?token=[0-9a-f]{64}/.test(m.text ?? ''))).toBe(true)
   }, 60_000)
 })
+
+describe('forgot-password: the queued job takes signed deliveries only', () => {
+  it('an unsigned or forged delivery → 401; no mail is sent', async () => {
+    const carol = await freshUser(h)
+    const before = resend.sent.length
+    for (const headers of [{}, { 'upstash-signature': 'eyJhbGciOiJIUzI1NiJ9.e30.forged' }] as Record<string, string>[]) {
+      const res = await h.web.request('/api/queue/password-reset', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ email: carol.email }),
+      })
+      expect(res.status).toBe(401)
+    }
+    await queueIdle(h)
+    expect(resend.sent).toHaveLength(before)
+  })
+})
