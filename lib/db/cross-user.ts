@@ -8,7 +8,7 @@ export const CROSS_USER_PURPOSES = {
   sessionLifecycle: 'Start and end sessions at sign-in and sign-out, and remove expired ones',
   apiKeyLookup: 'Resolve an API key by its prefix, then compare its hash',
   signIn: 'Find or create the user at sign-up and sign-in: by email, by (provider, subject), by passkey credential',
-  passwordReset: 'Issue and redeem password reset tokens for an email',
+  passwordReset: 'Issue and redeem password reset tokens for an email; a reset also ends sessions, removes passkeys, marks the email verified and keeps or revokes API keys',
   emailVerification: 'Redeem an email verification token, and credit the referral it completes',
   referral: 'Find a referrer by code and record the referral at sign-up',
   invites: 'Verify and redeem invite codes; admin invite lists and admin-made invites',

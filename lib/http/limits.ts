@@ -17,4 +17,6 @@ export const limits = {
   login: { name: 'login', limit: 5, windowSec: 15 * 60, message: 'Too many login attempts. Try again later.' },
   register: { name: 'register', limit: 10, windowSec: 60 * 60, message: 'Too many requests' },
   passwordReset: { name: 'password-reset', limit: 5, windowSec: 15 * 60, message: 'Too many requests' },
+  // Per user: each create is a bcrypt hash (~120 ms of CPU at cost 10); the 10-key cap is refused before it.
+  apiKeyCreate: { name: 'api-key-create', limit: 10, windowSec: 60, message: 'Too many requests' },
 } satisfies Record<string, NamedLimit>
