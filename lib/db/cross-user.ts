@@ -15,6 +15,7 @@ export const CROSS_USER_PURPOSES = {
   riscEvents: "Google RISC events: record them, and end the affected users' sessions and links",
   mailOutbox: 'Write the dev outbox, whoever the mail is for',
   identityLookup: 'The backend resolves a user named by verified identity headers or the shared key',
+  userInvites: "Create a signed-in user's guest invite: the route fixes the audience, so users get no INSERT on invites",
 } as const
 
 export type CrossUserPurpose = keyof typeof CROSS_USER_PURPOSES

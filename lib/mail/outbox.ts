@@ -1,5 +1,6 @@
 import { mailOutbox } from '../../schema'
 import type { Db } from '../db/client'
+import { asService } from '../db/rls'
 import { log } from '../log'
 import type { Mailer, MailMessage } from './types'
 
@@ -19,10 +20,9 @@ export class OutboxMailer implements Mailer {
   ) {}
 
   async send(msg: MailMessage) {
-    const [row] = await this.db()
-      .insert(mailOutbox)
-      .values({ to: msg.to, subject: msg.subject, text: msg.text, kind: msg.kind })
-      .returning({ id: mailOutbox.id })
+    const [row] = await asService(this.db(), 'mailOutbox', (tx) =>
+      tx.insert(mailOutbox).values({ to: msg.to, subject: msg.subject, text: msg.text, kind: msg.kind }).returning({ id: mailOutbox.id }),
+    )
     // Production logs get no body (it may carry a reset link) and no address (personal data).
     log.info('mail.outbox', { kind: msg.kind, id: row.id, ...(this.opts.logBody ? { to: msg.to, subject: msg.subject, text: msg.text } : {}) })
   }
