@@ -1,7 +1,8 @@
-// `npm run db:migrate`: applies drizzle/ to DATABASE_URL (deployments) or to the local PGlite.
-import { openPglite, openPostgres } from './database'
+// `npm run db:migrate`: applies drizzle/ as the tables' owner: MIGRATION_DATABASE_URL when set, else
+// DATABASE_URL (deployments), else the local PGlite.
+import { migratePostgres, openPglite } from './database'
 
-const url = process.env.DATABASE_URL
-const database = url ? await openPostgres(url) : await openPglite(`${process.env.DATA_DIR ?? '.data'}/pglite`)
-console.log(`migrations applied (${database.adapter})`)
-await database.close()
+const url = process.env.MIGRATION_DATABASE_URL ?? process.env.DATABASE_URL
+if (url) await migratePostgres(url)
+else await (await openPglite(`${process.env.DATA_DIR ?? '.data'}/pglite`)).close()
+console.log(`migrations applied (${url ? 'postgres' : 'pglite'})`)

@@ -58,7 +58,12 @@ export async function createNodeServices(opts: NodeServicesOptions = {}): Promis
   const config = parseConfig(env)
   const dataDir = env.DATA_DIR ?? '.data'
 
-  const database = opts.database ?? (config.DATABASE_URL ? await openPostgres(config.DATABASE_URL) : await openPglite(join(dataDir, 'pglite')))
+  // Migrations run as the owner (MIGRATION_DATABASE_URL when set); the app serves as DATABASE_URL's role.
+  const database =
+    opts.database ??
+    (config.DATABASE_URL
+      ? await openPostgres(config.DATABASE_URL, { migrationUrl: env.MIGRATION_DATABASE_URL })
+      : await openPglite(join(dataDir, 'pglite')))
 
   const kv: Kv & RateLimiter = opts.kv ?? (config.UPSTASH_REDIS_REST_URL ? upstashStore(config) : new MemoryKv())
 

@@ -4,7 +4,7 @@ import { requestId } from 'hono/request-id'
 import { type AppEnv, type ServiceProvider, servicesMiddleware } from './context'
 import { dashboardCors } from './http/cors'
 import { ApiError, notFound, onError } from './http/errors'
-import { validationHook } from './http/validation'
+import { refuseHostileUrl, validationHook } from './http/validation'
 import { type ManagedStores, managedServices } from './services/managed'
 
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -24,13 +24,14 @@ export type Router = ReturnType<typeof createRouter>
 
 /**
  * The stack every function shares, in order: request id, per-request services, CORS for the dashboard
- * origins (with credentials), the 1 MB body limit, and one error shape.
+ * origins (with credentials), no NUL in the URL, the 1 MB body limit, and one error shape.
  */
 export function createPlatformApp(provide: ServiceProvider) {
   const app = createRouter()
   app.use('*', requestId())
   app.use('*', servicesMiddleware(provide))
   app.use('*', dashboardCors)
+  app.use('*', refuseHostileUrl)
   app.use('*', (c, next) => (BODYLESS.has(c.req.method) ? next() : limitBody(c, next)))
   app.onError(onError)
   app.notFound(notFound)

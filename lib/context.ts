@@ -7,6 +7,7 @@ import type { Kv, RateLimiter } from './kv/types'
 import type { Mailer } from './mail/types'
 import type { Queue, QueueVerifier } from './queue/types'
 import type { Storage } from './storage/types'
+import { errorFields, log } from './log'
 
 export interface RuntimeMetrics {
   /** Percentages 0-100; null where the runtime does not expose them (workerd). */
@@ -75,7 +76,7 @@ export const servicesMiddleware = (provide: ServiceProvider) =>
     } finally {
       const done = services.dispose?.()
       if (done) {
-        const settled = done.catch((e) => console.error('dispose failed', e))
+        const settled = done.catch((e) => log.error('services.dispose_failed', errorFields(e)))
         try {
           c.executionCtx.waitUntil(settled)
         } catch {

@@ -1,6 +1,7 @@
 import { createLocalJWKSet, errors, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyOptions } from 'jose'
 import type { Config } from '../../lib/config'
 import { ApiError } from '../../lib/http/errors'
+import { errorFields, log } from '../../lib/log'
 
 // Public-key algorithms only: an HS* token "signed" with a published key, or `alg: none`, never verifies.
 const ALGORITHMS = ['EdDSA', 'Ed25519', 'ES256', 'ES384', 'ES512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512']
@@ -71,7 +72,7 @@ export async function verifyFarcasterToken(config: Config, token: string, reques
     }))
   } catch (e) {
     if (e instanceof errors.JOSEError && !ISSUER_FAULTS.has(e.code)) throw invalid()
-    console.error(`[${requestId ?? '-'}] farcaster: key set unavailable: ${e instanceof Error ? e.message : e}`)
+    log.error('farcaster.key_set_unavailable', { requestId, ...errorFields(e) })
     throw new ApiError(502, 'Farcaster issuer unavailable')
   }
   if ((claims.iat as number) > Date.now() / 1000 + CLOCK_TOLERANCE_SEC) throw invalid()

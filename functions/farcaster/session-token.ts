@@ -2,6 +2,7 @@ import { base64url } from 'jose'
 import type { Config } from '../../lib/config'
 import { hmacSha256, timingSafeEqual } from '../../lib/crypto'
 import { ApiError } from '../../lib/http/errors'
+import { log } from '../../lib/log'
 
 /** A Farcaster session token lives 7 days; refresh re-signs it with a fresh `exp`. */
 export const SESSION_TOKEN_TTL_SEC = 7 * 24 * 60 * 60
@@ -30,7 +31,7 @@ export function sessionTokenSecret(config: Config) {
   if (config.NODE_ENV === 'production') throw new ApiError(500, 'Farcaster session secret not configured')
   if (!devSecret) {
     devSecret = base64url.encode(crypto.getRandomValues(new Uint8Array(32)))
-    console.warn('FARCASTER_SESSION_SECRET and NEXTAUTH_SECRET unset: Farcaster session tokens use a random per-process secret')
+    log.warn('farcaster.dev_session_secret', { note: 'FARCASTER_SESSION_SECRET and NEXTAUTH_SECRET unset: random per-process secret' })
   }
   return devSecret
 }

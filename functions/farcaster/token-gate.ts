@@ -2,6 +2,7 @@ import { erc20Abi, formatUnits, getAddress, isAddress, parseUnits, type Address 
 import type { Config } from '../../lib/config'
 import { ApiError } from '../../lib/http/errors'
 import { assertBaseChain, BASE_CHAIN_ID, baseClient, publicRpcEndpoint } from '../../lib/chain'
+import { errorFields, log } from '../../lib/log'
 
 export const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/
 // TOKEN_GATE_MIN_BALANCE is in token units (e.g. "1" or "0.5"), scaled by the token's decimals().
@@ -23,7 +24,7 @@ export function gateSettings(config: Config): GateSettings | null {
   if (!contract) return null
   const minBalance = config.TOKEN_GATE_MIN_BALANCE.trim()
   if (!isAddress(contract, { strict: false }) || !DECIMAL_RE.test(minBalance)) {
-    console.error('token gating: TOKEN_GATE_CONTRACT must be an address and TOKEN_GATE_MIN_BALANCE a decimal number')
+    log.error('farcaster.token_gate_misconfigured', { note: 'TOKEN_GATE_CONTRACT must be an address and TOKEN_GATE_MIN_BALANCE a decimal number' })
     throw new ApiError(503, 'Token gating not configured')
   }
   const rpcUrl = config.BASE_RPC_URL
@@ -62,7 +63,7 @@ export async function checkHolding(gate: GateSettings, address: string, requestI
       client.readContract({ ...token, functionName: 'decimals' }),
     ])
   } catch (e) {
-    console.error(`[${requestId ?? '-'}] token gating: chain read failed: ${e instanceof Error ? e.message.split('\n')[0] : e}`)
+    log.error('farcaster.token_gate_chain_read_failed', { requestId, ...errorFields(e) })
     throw new ApiError(502, 'Chain unavailable')
   }
   const min = parseUnits(gate.minBalance, decimals)

@@ -1,5 +1,6 @@
 import { and, eq, inArray, isNull, or } from 'drizzle-orm'
 import type { Db } from '../../lib/db/client'
+import { asService } from '../../lib/db/rls'
 import { sameIssuer } from '../../lib/oidc'
 import { accounts, securityEvents, sessions, users } from '../../schema'
 
@@ -87,26 +88,33 @@ async function apply(db: Db, type: string, body: EventBody, t: Target): Promise<
  * outcome. A failure releases the claim so the queue's retry runs it again.
  */
 export async function processSecurityEvent(db: Db, jti: string, issuer: string) {
-  const [event] = await db
-    .update(securityEvents)
-    .set({ processedAt: new Date() })
-    .where(and(eq(securityEvents.jti, jti), isNull(securityEvents.processedAt)))
-    .returning()
+  // Events name users by Google subject or email: every step is the listed `riscEvents` cross-user access.
+  const [event] = await asService(db, 'riscEvents', (tx) =>
+    tx
+      .update(securityEvents)
+      .set({ processedAt: new Date() })
+      .where(and(eq(securityEvents.jti, jti), isNull(securityEvents.processedAt)))
+      .returning(),
+  )
   if (!event) return { processed: false as const }
   try {
-    const events = ((event.payload as { events?: Record<string, EventBody> }).events ?? {}) as Record<string, EventBody>
-    const outcomes: string[] = []
-    let userId: string | null = null
-    for (const [type, body] of Object.entries(events)) {
-      const target = await findTarget(db, body?.subject, issuer)
-      userId ??= target.userIds[0] ?? null
-      outcomes.push(await apply(db, type, body ?? {}, target))
-    }
-    const outcome = outcomes.join('; ') || 'no events'
-    await db.update(securityEvents).set({ outcome, userId }).where(eq(securityEvents.jti, jti))
+    // The actions and their outcome commit together: a failure leaves no half-applied event behind.
+    const outcome = await asService(db, 'riscEvents', async (tx) => {
+      const events = ((event.payload as { events?: Record<string, EventBody> }).events ?? {}) as Record<string, EventBody>
+      const outcomes: string[] = []
+      let userId: string | null = null
+      for (const [type, body] of Object.entries(events)) {
+        const target = await findTarget(tx, body?.subject, issuer)
+        userId ??= target.userIds[0] ?? null
+        outcomes.push(await apply(tx, type, body ?? {}, target))
+      }
+      const outcome = outcomes.join('; ') || 'no events'
+      await tx.update(securityEvents).set({ outcome, userId }).where(eq(securityEvents.jti, jti))
+      return outcome
+    })
     return { processed: true as const, outcome }
   } catch (e) {
-    await db.update(securityEvents).set({ processedAt: null }).where(eq(securityEvents.jti, jti))
+    await asService(db, 'riscEvents', (tx) => tx.update(securityEvents).set({ processedAt: null }).where(eq(securityEvents.jti, jti)))
     throw e
   }
 }

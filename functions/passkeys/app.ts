@@ -1,6 +1,8 @@
 import { createRouter } from '../../lib/app'
 import * as authOptions from './routes/auth-options'
 import * as authVerify from './routes/auth-verify'
+import * as del from './routes/delete'
+import * as list from './routes/list'
 import * as registerOptions from './routes/register-options'
 import * as registerVerify from './routes/register-verify'
 
@@ -9,3 +11,5 @@ export const app = createRouter()
   .openapi(registerVerify.route, registerVerify.handler)
   .openapi(authOptions.route, authOptions.handler)
   .openapi(authVerify.route, authVerify.handler)
+  .openapi(list.route, list.handler)
+  .openapi(del.route, del.handler)

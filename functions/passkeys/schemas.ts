@@ -46,3 +46,28 @@ export const OptionsSchema = (name: string, what: string) =>
 
 export const bodyError = 'Request body must be a JSON object'
 export const WEBAUTHN_TIMEOUT_MS = 60_000
+
+/** A passkey as its owner sees it: never the public key or the counter. */
+export const PasskeyItemSchema = z
+  .object({
+    id: z.string().openapi({ description: 'The credential id (base64url)' }),
+    label: z.string().openapi({ example: 'Laptop' }),
+    createdAt: z.string().openapi({ format: 'date-time' }),
+    lastUsedAt: z.string().nullable().openapi({ format: 'date-time', description: 'Last sign-in with it; null if never used' }),
+  })
+  .openapi('Passkey')
+
+export const toPasskeyItem = (p: { id: string; label: string; createdAt: Date; lastUsedAt: Date | null }) => ({
+  id: p.id,
+  label: p.label,
+  createdAt: p.createdAt.toISOString(),
+  lastUsedAt: p.lastUsedAt?.toISOString() ?? null,
+})
+
+export const PasskeyIdParams = z.object({
+  id: z
+    .string()
+    .max(1400, 'Invalid passkey id')
+    .regex(/^[A-Za-z0-9_-]+$/, 'Invalid passkey id')
+    .openapi({ param: { name: 'id', in: 'path' }, description: 'The credential id from the list' }),
+})

@@ -2,6 +2,7 @@ import { createRouter } from '../../lib/app'
 import * as changePassword from './routes/change-password'
 import * as forgotPassword from './routes/forgot-password'
 import * as getUser from './routes/get-user'
+import * as resetMailReceiver from './routes/reset-mail-receiver'
 import * as resetPassword from './routes/reset-password'
 import * as updateUser from './routes/update-user'
 
@@ -12,3 +13,4 @@ export const app = createRouter()
   .openapi(changePassword.route, changePassword.handler)
   .openapi(forgotPassword.route, forgotPassword.handler)
   .openapi(resetPassword.route, resetPassword.handler)
+  .openapi(resetMailReceiver.route, resetMailReceiver.handler)

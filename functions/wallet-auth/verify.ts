@@ -6,6 +6,7 @@ import type { AppEnv } from '../../lib/context'
 import { ApiError } from '../../lib/http/errors'
 import { consumeNonce } from './nonce'
 import { parseTempoMessage } from './tempo-message'
+import { errorFields, log } from '../../lib/log'
 
 export interface WalletClaim {
   address: Hex
@@ -69,8 +70,7 @@ export async function verifyBase(c: Context<AppEnv>, claim: WalletClaim) {
   // viem reports an unreachable (or wrong) RPC as an invalid signature: tell the two apart before a 401.
   const chain = await client.getChainId().catch((e: unknown) => e)
   if (chain !== BASE_CHAIN_ID) {
-    const why = chain instanceof Error ? chain.message : `chain id ${String(chain)}`
-    console.error(`[${c.var.requestId}] Base RPC unusable for a wallet signature check: ${why}`)
+    log.error('wallet.base_rpc_unusable', { requestId: c.var.requestId, ...(chain instanceof Error ? errorFields(chain) : { chainId: String(chain) }) })
     throw new ApiError(503, 'Signature verification unavailable', { code: 'CHAIN_UNAVAILABLE' })
   }
   throw refuse('Invalid signature', 'SIGNATURE_INVALID')

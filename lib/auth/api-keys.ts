@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm'
 import { apiKeys, users } from '../../schema'
 import { sha256Hex, randomHex, timingSafeEqual } from '../crypto'
 import type { Db } from '../db/client'
+import { asService } from '../db/rls'
 
 export const API_KEY_PREFIX = 'sk_'
 export const LOOKUP_PREFIX_LENGTH = 10
@@ -20,13 +21,15 @@ const KEY_SHAPE = /^sk_[0-9a-f]{64}$/
 export async function findApiKey(db: Db, presented: string) {
   if (!KEY_SHAPE.test(presented)) return null
   const digest = await sha256Hex(presented)
-  const candidates = await db
-    .select({ key: apiKeys, user: users })
-    .from(apiKeys)
-    .innerJoin(users, eq(users.id, apiKeys.userId))
-    .where(eq(apiKeys.prefix, lookupPrefix(presented)))
-  const match = candidates.find((c) => timingSafeEqual(c.key.keySha256, digest))
-  if (!match) return null
-  await db.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, match.key.id))
-  return match
+  return asService(db, 'apiKeyLookup', async (tx) => {
+    const candidates = await tx
+      .select({ key: apiKeys, user: users })
+      .from(apiKeys)
+      .innerJoin(users, eq(users.id, apiKeys.userId))
+      .where(eq(apiKeys.prefix, lookupPrefix(presented)))
+    const match = candidates.find((c) => timingSafeEqual(c.key.keySha256, digest))
+    if (!match) return null
+    await tx.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, match.key.id))
+    return match
+  })
 }

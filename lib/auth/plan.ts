@@ -5,6 +5,7 @@ import { users } from '../../schema'
 import { normalizePlan } from '../billing/plans'
 import type { AppEnv } from '../context'
 import type { Db } from '../db/client'
+import { withUser } from '../db/rls'
 import { ApiError } from '../http/errors'
 
 const mismatch = () => new ApiError(402, 'Subscription mismatch', { code: 'SUBSCRIPTION_MISMATCH' })
@@ -41,11 +42,10 @@ export const requirePlanMatch = createMiddleware<AppEnv>(async (c, next) => {
     if (claimedPlan) c.set('plan', normalizePlan(claimedPlan))
     return next()
   }
-  const [stored] = await db
-    .select({ plan: users.plan, subscriptionId: users.subscriptionId })
-    .from(users)
-    .where(eq(users.id, userId))
-    .limit(1)
+  // The caller's own row: as that user (identity headers and sessions both name one).
+  const [stored] = await withUser(db, userId, (tx) =>
+    tx.select({ plan: users.plan, subscriptionId: users.subscriptionId }).from(users).where(eq(users.id, userId)).limit(1),
+  )
   if (!stored) throw mismatch()
   if (isFree(stored.plan)) throw planRequired()
   // A record with no plan backs no claim (normalizePlan alone would read it as `solo`).

@@ -7,6 +7,7 @@ import { asService } from '../db/rls'
 import { ApiError } from '../http/errors'
 import { newUserValues } from './accounts'
 import { startSession } from './session'
+import { errorFields, log } from '../log'
 
 export type Provider = 'google' | 'wallet' | 'farcaster'
 
@@ -46,7 +47,7 @@ export async function signInWithIdentity(c: Context<AppEnv>, identity: ProviderI
   const { db } = c.var.services
   const result = await asService(db, 'signIn', (tx) => resolveAccount(c, tx, identity))
   if (result.tookOver) {
-    console.warn(`[${c.var.requestId}] ${identity.provider} sign-in took over unverified account ${result.user.id}`)
+    log.warn('auth.unverified_account_taken_over', { requestId: c.var.requestId, provider: identity.provider, userId: result.user.id })
   }
   if (result.created) await sendWelcomeOnce(c, result.user)
   const session = await startSession(c, result.user.id)
@@ -147,7 +148,7 @@ export async function sendWelcomeOnce(c: Context<AppEnv>, user: Pick<User, 'id' 
       text: `Hi ${user.name},\n\nyour account is ready. Your 7-day trial has started: ${config.baseUrl}/dashboard\n`,
     })
   } catch (e) {
-    console.error(`[${c.var.requestId}] welcome mail failed for user ${user.id}`, e)
+    log.error('mail.welcome_failed', { requestId: c.var.requestId, userId: user.id, ...errorFields(e) })
   }
   return true
 }

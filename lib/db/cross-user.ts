@@ -8,13 +8,14 @@ export const CROSS_USER_PURPOSES = {
   sessionLifecycle: 'Start and end sessions at sign-in and sign-out, and remove expired ones',
   apiKeyLookup: 'Resolve an API key by its prefix, then compare its hash',
   signIn: 'Find or create the user at sign-up and sign-in: by email, by (provider, subject), by passkey credential; clear an unverified account its provider-proven owner takes over',
-  passwordReset: 'Issue and redeem password reset tokens for an email',
+  passwordReset: 'Issue and redeem password reset tokens for an email; a reset also ends sessions, removes passkeys, marks the email verified and keeps or revokes API keys',
   emailVerification: 'Issue and redeem email verification tokens (by token hash), and credit the referral a verification completes',
   referral: 'Find a referrer by code and record the referral at sign-up; give an account created without one its referral code',
   invites: 'Verify and redeem invite codes; admin invite lists and admin-made invites',
   riscEvents: "Google RISC events: record them, and end the affected users' sessions and links",
   mailOutbox: 'Write the dev outbox, whoever the mail is for',
   identityLookup: 'The backend resolves a user named by verified identity headers or the shared key',
+  userInvites: "Create a signed-in user's guest invite: the route fixes the audience, so users get no INSERT on invites",
 } as const
 
 export type CrossUserPurpose = keyof typeof CROSS_USER_PURPOSES

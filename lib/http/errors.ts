@@ -1,6 +1,8 @@
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
+import { routePath } from 'hono/route'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { errorFields, log, sqlState } from '../log'
 
 /**
  * The one error type handlers throw. `onError` shapes it into `{error, code?, ...extra}`.
@@ -40,14 +42,32 @@ export const onError: ErrorHandler = (err, c) => {
     if (err.status === 413) return c.json(errorBody('Payload too large'), 413)
     if (err.status < 500) return c.json(errorBody(err.message || 'Bad request'), err.status as ContentfulStatusCode)
   }
-  logUnhandled(c, err)
+  const input = inputDatabaseError(sqlState(err))
+  if (input) {
+    logRequestError(c, 'request.refused_by_database', err, 'warn')
+    return c.json(errorBody(input.message, input.code), input.status)
+  }
+  logRequestError(c, 'request.unhandled_error', err, 'error')
   return c.json(errorBody('Internal server error'), 500)
 }
 
-function logUnhandled(c: Context, err: unknown) {
-  const requestId = c.get('requestId')
-  const detail = err instanceof Error ? (err.stack ?? err.message) : String(err)
-  console.error(`[${requestId ?? '-'}] ${c.req.method} ${new URL(c.req.url).pathname} failed: ${detail}`)
+/**
+ * Postgres errors a request's input can cause (a NUL byte, a malformed uuid, an out-of-range number, a
+ * duplicate): a 4xx with a code, never the SQL or its parameters. Anything else stays a 500.
+ */
+export function inputDatabaseError(state: string | undefined): { status: 400 | 409; message: string; code: string } | undefined {
+  if (!state) return undefined
+  if (state.startsWith('22')) return { status: 400, message: 'Invalid input', code: 'INVALID_INPUT' }
+  if (state === '54000') return { status: 400, message: 'Input too large', code: 'INVALID_INPUT' }
+  if (state === '23505' || state === '23P01') return { status: 409, message: 'Already exists', code: 'CONFLICT' }
+  if (state === '23503') return { status: 409, message: 'Conflicts with related records', code: 'CONFLICT' }
+  if (state === '23502' || state === '23514') return { status: 400, message: 'Invalid input', code: 'INVALID_INPUT' }
+  return undefined
+}
+
+/** Request id, method and route pattern (never the raw URL with its query, never the body). */
+function logRequestError(c: Context, event: string, err: unknown, level: 'warn' | 'error') {
+  log[level](event, { requestId: c.get('requestId'), method: c.req.method, route: routePath(c, -1), ...errorFields(err) })
 }
 
 export const notFound: NotFoundHandler = (c) => c.json(errorBody('Not found'), 404)

@@ -21,4 +21,6 @@ export const limits = {
   verifyEmailResend: { name: 'verify-email-resend', limit: 3, windowSec: 60 * 60, message: 'Too many verification emails. Try again later.' },
   // Per IP: tokens are 256-bit, this only keeps the endpoint from being a free database load.
   verifyEmail: { name: 'verify-email', limit: 20, windowSec: 15 * 60, message: 'Too many requests' },
+  // Per user: each create is a bcrypt hash (~120 ms of CPU at cost 10); the 10-key cap is refused before it.
+  apiKeyCreate: { name: 'api-key-create', limit: 10, windowSec: 60, message: 'Too many requests' },
 } satisfies Record<string, NamedLimit>

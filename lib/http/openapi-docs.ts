@@ -20,7 +20,11 @@ export function serveOpenApi(router: Router, documented: Router, opts: { title: 
         version: c.var.services.config.APP_VERSION ?? 'v0.0.0',
         description:
           'Errors are `{error, code?}`; unhandled ones are 500 `{error: "Internal server error"}`. Malformed JSON is ' +
-          '400 `{error: "Invalid JSON body"}`; failed validation is 400 `{error, code: "VALIDATION", issues}`; a JSON ' +
+          '400 `{error: "Invalid JSON body"}`; failed validation is 400 `{error, code: "VALIDATION", issues}`, and so is ' +
+          'any string (body field, path or query parameter, header) holding a NUL or an unpaired surrogate. Input ' +
+          'the database refuses is 400 `{error: "Invalid input", code: "INVALID_INPUT"}` (`Input too large` for an ' +
+          'oversized index value); a duplicate or a write that conflicts with related records is 409 `{error, code: ' +
+          '"CONFLICT"}`; neither echoes the query. A JSON ' +
           'route sent another Content-Type is 415; bodies over 1 MB are 413 `{error: "Payload too large"}`. ' +
           'Rate-limited answers are 429 with `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) ' +
           'and `Retry-After`; every response that passed a limiter carries the three `RateLimit-*` headers.',

@@ -1,5 +1,7 @@
 import { mailOutbox } from '../../schema'
 import type { Db } from '../db/client'
+import { asService } from '../db/rls'
+import { log } from '../log'
 import type { Mailer, MailMessage } from './types'
 
 export interface OutboxOptions {
@@ -18,12 +20,10 @@ export class OutboxMailer implements Mailer {
   ) {}
 
   async send(msg: MailMessage) {
-    const [row] = await this.db()
-      .insert(mailOutbox)
-      .values({ to: msg.to, subject: msg.subject, text: msg.text, kind: msg.kind })
-      .returning({ id: mailOutbox.id })
+    const [row] = await asService(this.db(), 'mailOutbox', (tx) =>
+      tx.insert(mailOutbox).values({ to: msg.to, subject: msg.subject, text: msg.text, kind: msg.kind }).returning({ id: mailOutbox.id }),
+    )
     // Production logs get no body (it may carry a reset link) and no address (personal data).
-    const detail = this.opts.logBody ? ` to ${msg.to} "${msg.subject}": ${msg.text.replace(/\s+/g, ' ').trim()}` : ''
-    console.info(`[mail outbox] ${msg.kind} ${row.id}${detail}`)
+    log.info('mail.outbox', { kind: msg.kind, id: row.id, ...(this.opts.logBody ? { to: msg.to, subject: msg.subject, text: msg.text } : {}) })
   }
 }

@@ -30,7 +30,7 @@ const preflight = (app: { request: typeof h.web.request }, origin: string, path 
 async function webWithOrigins(appOrigin: string) {
   const node = await createNodeServices({
     env: { APP_ORIGIN: appOrigin, DATA_DIR: '.test-data' },
-    database: { db: h.db, adapter: 'pglite', close: async () => {} },
+    database: { db: h.services.db, adapter: 'pglite', close: async () => {} },
     kv: new MemoryKv(),
   })
   extra.push(node)

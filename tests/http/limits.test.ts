@@ -241,7 +241,7 @@ describe('limits: client address on a real Node socket (createNodeServices)', ()
   async function start(trustProxy?: string) {
     const node = await createNodeServices({
       env: { APP_ORIGIN: 'http://localhost:3000', DATA_DIR: '.test-data', ...(trustProxy ? { TRUST_PROXY: trustProxy } : {}) },
-      database: { db: h.db, adapter: 'pglite', close: async () => {} },
+      database: { db: h.services.db, adapter: 'pglite', close: async () => {} },
       kv: new MemoryKv(),
     })
     const router = createRouter()

@@ -12,30 +12,31 @@ beforeAll(async () => {
 })
 afterAll(() => h.close())
 
+// withUser runs on the app's own connection (app_api); h.db (the service's view) only checks the result.
 describe(`row isolation in the database (${process.env.TEST_STORES === 'real' ? 'real Postgres' : 'PGlite'})`, () => {
   it('a user reads only their own rows even with no where clause', async () => {
     const { alice, bob } = h.users
-    const bobsView = await withUser(h.db, bob.id, (tx) => tx.select().from(sessions))
+    const bobsView = await withUser(h.services.db, bob.id, (tx) => tx.select().from(sessions))
     expect(bobsView.map((s) => s.userId)).toEqual([bob.id])
-    const bobsUsers = await withUser(h.db, bob.id, (tx) => tx.select().from(users))
+    const bobsUsers = await withUser(h.services.db, bob.id, (tx) => tx.select().from(users))
     expect(bobsUsers.map((u) => u.id)).toEqual([bob.id])
     // Explicitly asking for alice's rows finds nothing.
-    const targeted = await withUser(h.db, bob.id, (tx) => tx.select().from(sessions).where(eq(sessions.userId, alice.id)))
+    const targeted = await withUser(h.services.db, bob.id, (tx) => tx.select().from(sessions).where(eq(sessions.userId, alice.id)))
     expect(targeted).toEqual([])
   })
 
   it("a user cannot update or delete another user's rows", async () => {
     const { alice, bob } = h.users
-    const renamed = await withUser(h.db, bob.id, (tx) => tx.update(users).set({ name: 'pwned' }).returning())
+    const renamed = await withUser(h.services.db, bob.id, (tx) => tx.update(users).set({ name: 'pwned' }).returning())
     expect(renamed.map((u) => u.id)).toEqual([bob.id])
-    const targeted = await withUser(h.db, bob.id, (tx) =>
+    const targeted = await withUser(h.services.db, bob.id, (tx) =>
       tx.update(users).set({ name: 'pwned' }).where(eq(users.id, alice.id)).returning(),
     )
     expect(targeted).toEqual([])
     const [aliceRow] = await h.db.select().from(users).where(eq(users.id, alice.id))
     expect(aliceRow.name).toBe('Alice')
 
-    const deleted = await withUser(h.db, bob.id, (tx) => tx.delete(sessions).where(eq(sessions.userId, alice.id)).returning())
+    const deleted = await withUser(h.services.db, bob.id, (tx) => tx.delete(sessions).where(eq(sessions.userId, alice.id)).returning())
     expect(deleted).toEqual([])
     expect(await h.db.select().from(sessions).where(eq(sessions.userId, alice.id))).toHaveLength(1)
   })
@@ -43,7 +44,7 @@ describe(`row isolation in the database (${process.env.TEST_STORES === 'real' ? 
   it("a user cannot insert rows owned by another user", async () => {
     const { alice, bob } = h.users
     await expect(
-      withUser(h.db, bob.id, (tx) =>
+      withUser(h.services.db, bob.id, (tx) =>
         tx.insert(sessions).values({ tokenHash: 'forged', userId: alice.id, expiresAt: new Date(Date.now() + 60_000) }),
       ),
     ).rejects.toThrow()
@@ -51,7 +52,7 @@ describe(`row isolation in the database (${process.env.TEST_STORES === 'real' ? 
   })
 
   it('the user context ends with its transaction and runs as the non-superuser role', async () => {
-    const inside = await withUser(h.db, h.users.bob.id, async (tx) => {
+    const inside = await withUser(h.services.db, h.users.bob.id, async (tx) => {
       const r = await tx.execute(sql`select current_user as role, current_setting('app.user_id', true) as uid`)
       return (r as unknown as { rows: Array<{ role: string; uid: string }> }).rows[0]
     })

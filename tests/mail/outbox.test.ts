@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
-import { openPglite, type NodeDatabase } from '../../infra/database'
+import { openPglite, type PgliteDatabase } from '../../infra/database'
+import type { Db } from '../../lib/db/client'
 import type { Context } from 'hono'
 import { parseConfig } from '../../lib/config'
 import type { AppEnv } from '../../lib/context'
@@ -9,13 +10,17 @@ import { OutboxMailer } from '../../lib/mail/outbox'
 import { ResendMailer } from '../../lib/mail/resend'
 import { managedServices } from '../../lib/services/managed'
 import { mailOutbox, users } from '../../schema'
+import { pgliteServiceView } from '../support/stores'
 
 const LINK = 'http://localhost:3000/reset-password?token=abc123secret'
 const message = { to: 'alice@example.com', subject: 'Reset your password', text: `Hello.\n\nOpen:\n${LINK}\n`, kind: 'password-reset' }
 
-let database: NodeDatabase
+// `database.db` is the app's connection (app_api: the mailer must go through asService); `seen` sees all.
+let database: PgliteDatabase
+let seen: Db
 beforeAll(async () => {
   database = await openPglite()
+  seen = pgliteServiceView(database.client)
 })
 afterAll(() => database.close())
 afterEach(() => {
@@ -26,30 +31,30 @@ describe('OutboxMailer', () => {
   it('stores the message in mail_outbox and logs one line with the body outside production', async () => {
     const info = vi.spyOn(console, 'info').mockImplementation(() => {})
     await new OutboxMailer(() => database.db, { logBody: true }).send(message)
-    const rows = await database.db.select().from(mailOutbox)
+    const rows = await seen.select().from(mailOutbox)
     expect(rows).toHaveLength(1)
     expect(rows[0]).toMatchObject({ to: message.to, subject: message.subject, text: message.text, kind: 'password-reset' })
     expect(info).toHaveBeenCalledTimes(1)
     const line = String(info.mock.calls[0][0])
     expect(line).not.toContain('\n')
-    expect(line).toBe(`[mail outbox] password-reset ${rows[0].id} to alice@example.com "Reset your password": Hello. Open: ${LINK}`)
+    expect(JSON.parse(line)).toMatchObject({ event: 'mail.outbox', kind: 'password-reset', id: rows[0].id, to: 'alice@example.com', subject: 'Reset your password', text: message.text })
   })
 
   it('in production logs neither the body (the link) nor the address, and still stores the message', async () => {
     const info = vi.spyOn(console, 'info').mockImplementation(() => {})
     await new OutboxMailer(() => database.db, { logBody: false }).send({ ...message, to: 'bob@example.com' })
     const line = String(info.mock.calls[0][0])
-    expect(line).toMatch(/^\[mail outbox\] password-reset [0-9a-f-]{36}$/)
+    expect(Object.keys(JSON.parse(line)).sort()).toEqual(['event', 'id', 'kind', 'level', 'time'])
     expect(line).not.toContain('abc123secret')
     expect(line).not.toContain('bob@example.com')
-    expect((await database.db.select().from(mailOutbox)).map((r) => r.to)).toContain('bob@example.com')
+    expect((await seen.select().from(mailOutbox)).map((r) => r.to)).toContain('bob@example.com')
   })
 
-  it('signed-in users cannot read the outbox (RLS on, no policy)', async () => {
+  it('signed-in users cannot read the outbox (no privilege, and RLS with no policy)', async () => {
     vi.spyOn(console, 'info').mockImplementation(() => {})
-    const [u] = await database.db.insert(users).values({ email: 'carol@example.com', name: 'Carol' }).returning()
+    const [u] = await seen.insert(users).values({ email: 'carol@example.com', name: 'Carol' }).returning()
     await new OutboxMailer(() => database.db, { logBody: true }).send({ ...message, to: u.email })
-    expect(await withUser(database.db, u.id, (tx) => tx.select().from(mailOutbox))).toEqual([])
+    await expect(withUser(database.db, u.id, (tx) => tx.select().from(mailOutbox))).rejects.toMatchObject({ cause: { code: '42501' } })
   })
 })
 

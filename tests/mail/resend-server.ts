@@ -11,6 +11,8 @@ export interface ResendServerOptions {
   apiKey: string
   sandboxKey?: string
   ownerEmail?: string
+  /** Milliseconds to wait before answering each request, like a slow provider. */
+  delayMs?: number
 }
 
 export interface SentEmail {
@@ -43,6 +45,7 @@ async function readBody(req: IncomingMessage) {
 export async function startResendServer(opts: ResendServerOptions): Promise<ResendServer> {
   const sent: SentEmail[] = []
   const server = createServer(async (req, res) => {
+    if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs))
     if (!req.headers['user-agent']) return res.writeHead(403, { 'content-type': 'text/plain' }).end('error code: 1010')
     if (req.url !== '/emails') return fail(res, 404, 'not_found', 'The requested endpoint does not exist.')
     if (req.method !== 'POST') return fail(res, 405, 'method_not_allowed', 'Method is not allowed for the requested path.')

@@ -45,7 +45,7 @@ export async function createHarness(opts: HarnessOptions = {}) {
   }
   const node = await createNodeServices({
     env,
-    database: stores.database,
+    database: stores.appDatabase,
     kv: stores.kv,
     clientIp: (c) => `${ns}:${cfClientIp(c)}`,
   })

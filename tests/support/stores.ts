@@ -1,10 +1,14 @@
+import type { PGlite, Transaction } from '@electric-sql/pglite'
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import pg from 'pg'
-import { openPglite, openPostgres, type NodeDatabase } from '../../infra/database'
+import { APP_LOGIN_ROLE, migratePostgres, openPglite, type NodeDatabase } from '../../infra/database'
 import type { Db } from '../../lib/db/client'
+import { SERVICE_ROLE } from '../../lib/db/rls'
 import { neonDb } from '../../lib/db/neon'
 import { UpstashKv } from '../../lib/kv/upstash'
 import { MemoryKv } from '../../lib/kv/memory'
 import type { Kv, RateLimiter } from '../../lib/kv/types'
+import * as schema from '../../schema'
 import { configureNeonForLocalProxy, startNeonProxy } from './neon-proxy'
 import { startUpstashRestServer } from './upstash-rest-server'
 
@@ -12,18 +16,56 @@ import { startUpstashRestServer } from './upstash-rest-server'
 export const realStores = process.env.TEST_STORES === 'real'
 export const integrationConfigured = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL)
 
+/** The tests' own login role on real Postgres: sees across users (member of app_service), serves nothing. */
+export const TEST_ROLE = 'app_test'
+
 export interface TestStores {
+  /** The app's connection, as `APP_LOGIN_ROLE`: a query outside withUser/asService is refused. */
+  appDatabase: NodeDatabase
+  /** The tests' handle for seeding and asserting (harness `h.db`): sees every row, through the service role. */
   database: NodeDatabase
   kv: Kv & RateLimiter
   name: string
   close(): Promise<void>
 }
 
+/**
+ * A drizzle handle on the app's PGlite whose every query runs in its own transaction as the service role,
+ * so tests see across users while the app's session stays `APP_LOGIN_ROLE`. PGlite serialises transactions.
+ */
+export function pgliteServiceView(client: PGlite): Db {
+  const asService = <T>(fn: (tx: Transaction) => Promise<T>) =>
+    client.transaction(async (tx) => {
+      await tx.exec(`set local role ${SERVICE_ROLE}`)
+      return fn(tx)
+    })
+  const view = {
+    query: (q: string, params?: unknown[], opts?: object) => asService((tx) => tx.query(q, params, opts)),
+    exec: (q: string, opts?: object) => asService((tx) => tx.exec(q, opts)),
+    transaction: <T>(fn: (tx: Transaction) => Promise<T>) => asService(fn),
+  }
+  return drizzlePglite({ client: view as unknown as PGlite, schema }) as unknown as Db
+}
+
+/** Creates `TEST_ROLE` once per cluster; files open stores concurrently, so a lost race is fine. */
+async function ensureTestRole(admin: pg.Client) {
+  await admin.query(`do $$ begin
+    begin create role ${TEST_ROLE} login inherit; exception when duplicate_object or unique_violation then null; end;
+    begin grant app_service, app_user to ${TEST_ROLE};
+    exception when others then
+      if not (pg_has_role('${TEST_ROLE}', 'app_service', 'member') and pg_has_role('${TEST_ROLE}', 'app_user', 'member')) then raise; end if;
+    end;
+  end $$`)
+}
+
+const asRole = (url: URL, role: string) => Object.assign(new URL(url), { username: role }).toString()
+
 /** A fresh, migrated database for one test file: in-memory PGlite, or a new database on the real server. */
 export async function openTestStores(): Promise<TestStores> {
   if (!realStores) {
-    const database = await openPglite()
-    return { database, kv: new MemoryKv(), name: 'pglite+memory', close: () => database.close() }
+    const appDatabase = await openPglite()
+    const database: NodeDatabase = { ...appDatabase, db: pgliteServiceView(appDatabase.client) }
+    return { appDatabase, database, kv: new MemoryKv(), name: 'pglite+memory', close: () => appDatabase.close() }
   }
   const adminUrl = process.env.TEST_DATABASE_URL!
   const dbName = `t_${crypto.randomUUID().replace(/-/g, '').slice(0, 16)}`
@@ -32,20 +74,23 @@ export async function openTestStores(): Promise<TestStores> {
   await admin.query(`create database ${dbName}`)
   const url = new URL(adminUrl)
   url.pathname = `/${dbName}`
-  // Migrate over TCP, then serve the app through the production Neon driver over the WebSocket proxy.
-  const migrated = await openPostgres(url.toString())
-  await migrated.close()
+  // Migrate over TCP as the owner (the CI role), then serve the app through the production Neon driver over
+  // the WebSocket proxy as app_api (trust auth on 127.0.0.1), and the tests as app_test.
+  await migratePostgres(url.toString())
+  await ensureTestRole(admin)
   const proxy = await startNeonProxy()
   configureNeonForLocalProxy(proxy.port)
-  const neon = neonDb(url.toString())
+  const app = neonDb(asRole(url, APP_LOGIN_ROLE))
+  const tests = neonDb(asRole(url, TEST_ROLE))
   const redis = await startUpstashRestServer({ redisUrl: process.env.TEST_REDIS_URL! })
-  const database: NodeDatabase = { db: neon.db as Db, adapter: 'postgres', close: neon.close }
   return {
-    database,
+    appDatabase: { db: app.db, adapter: 'postgres', close: app.close },
+    database: { db: tests.db, adapter: 'postgres', close: tests.close },
     kv: new UpstashKv(redis.url, redis.token),
     name: 'postgres(neon)+redis(upstash)',
     async close() {
-      await neon.close()
+      await app.close()
+      await tests.close()
       await proxy.close()
       await redis.close()
       await admin.query(`drop database if exists ${dbName} with (force)`)

@@ -12,6 +12,7 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { rateLimit } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { users } from '../../../schema'
+import { errorFields, log } from '../../../lib/log'
 
 const required = 'Email and password are required'
 const LoginBody = z
@@ -56,7 +57,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     return c.json({ ok: true as const, user: { id: user.id, name: user.name } }, 200)
   } catch (e) {
     if (e instanceof ApiError) throw e
-    console.error(`[${c.var.requestId}] login failed`, e)
+    log.error('auth.login_failed', { requestId: c.var.requestId, ...errorFields(e) })
     throw new ApiError(500, 'Login failed')
   }
 }

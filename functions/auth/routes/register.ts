@@ -15,6 +15,7 @@ import { errorResponse } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { inviteTokenField, redeemInvite } from '../../../lib/invites'
 import { referrals, users } from '../../../schema'
+import { errorFields, log } from '../../../lib/log'
 
 export { REFERRAL_CREDITS }
 
@@ -93,7 +94,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     await sendVerificationMail(c, user.email, token)
   } catch (e) {
     // The account exists either way; the user can ask for another link (verify-email/resend).
-    console.error(`[${c.var.requestId}] verification mail failed for user ${user.id}: ${e instanceof Error ? e.message : String(e)}`)
+    log.error('mail.verification_failed', { requestId: c.var.requestId, userId: user.id, ...errorFields(e) })
   }
   return c.json(user, 201)
 }

@@ -10,6 +10,7 @@ import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { rateLimit } from '../../../lib/http/rate-limit'
 import { users } from '../../../schema'
+import { errorFields, log } from '../../../lib/log'
 
 export const route = createRoute({
   method: 'post',
@@ -46,7 +47,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   try {
     await sendVerificationMail(c, issued.email, issued.token)
   } catch (e) {
-    console.error(`[${c.var.requestId}] verification mail failed for user ${me.id}: ${e instanceof Error ? e.message : String(e)}`)
+    log.error('mail.verification_failed', { requestId: c.var.requestId, userId: me.id, ...errorFields(e) })
     throw new ApiError(500, 'Verification email could not be sent')
   }
   return c.json({ success: true as const }, 200)

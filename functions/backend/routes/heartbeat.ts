@@ -9,6 +9,7 @@ import { ApiError } from '../../../lib/http/errors'
 import { ok } from '../../../lib/http/openapi'
 import { installations } from '../../../schema'
 import { identityOrKeyDocs, resolveCaller } from '../identity-or-key'
+import { errorFields, log } from '../../../lib/log'
 
 export const route = createRoute({
   method: 'post',
@@ -60,7 +61,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     await touch(c)
   } catch (err) {
     // A runtime's heartbeat loop must not fail over our store: log it and answer as always.
-    console.error(`[${c.get('requestId') ?? '-'}] heartbeat not recorded: ${err instanceof Error ? err.message : String(err)}`)
+    log.error('backend.heartbeat_not_recorded', { requestId: c.get('requestId'), ...errorFields(err) })
   }
   return c.json({ success: true as const, timestamp: new Date().toISOString() }, 200)
 }

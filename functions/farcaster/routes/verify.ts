@@ -11,6 +11,7 @@ import { verifyFarcasterToken } from '../id-token'
 import { AddressField } from '../schemas'
 import { issueSessionToken, sessionTokenSecret } from '../session-token'
 import { checkHolding, gateSettings } from '../token-gate'
+import { errorFields, log } from '../../../lib/log'
 
 const required = 'Token required'
 const VerifyBody = z
@@ -96,7 +97,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     )
   } catch (e) {
     if (e instanceof ApiError) throw e
-    console.error(`[${c.var.requestId}] farcaster sign-in failed`, e)
+    log.error('farcaster.sign_in_failed', { requestId: c.var.requestId, ...errorFields(e) })
     throw new ApiError(500, 'Farcaster sign-in failed')
   }
 }

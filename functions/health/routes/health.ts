@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv, RuntimeMetrics } from '../../../lib/context'
+import { errorFields, log } from '../../../lib/log'
 
 const HealthSchema = z
   .object({
@@ -38,7 +39,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     const metrics = await c.var.services.metrics()
     return c.json({ status: 'ok' as const, health: classifyHealth(metrics), timestamp }, 200)
   } catch (e) {
-    console.error(`[${c.var.requestId}] health metrics failed`, e)
+    log.error('health.metrics_failed', { requestId: c.var.requestId, ...errorFields(e) })
     return c.json({ status: 'error' as const, health: 'unhealthy' as const, timestamp }, 500)
   }
 }

@@ -3,6 +3,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import { requireAdminSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
 import { randomHex } from '../../../lib/crypto'
+import { asService } from '../../../lib/db/rls'
 import { emailField } from '../../../lib/http/fields'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
@@ -57,10 +58,9 @@ export const route = createRoute({
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { email, audience, expiresAt } = c.req.valid('json')
   const code = randomHex(32)
-  const [row] = await c.var.services.db
-    .insert(invites)
-    .values({ code, email, audience, expiresAt, createdBy: c.var.user!.id })
-    .returning(itemColumns)
+  const [row] = await asService(c.var.services.db, 'invites', (tx) =>
+    tx.insert(invites).values({ code, email, audience, expiresAt, createdBy: c.var.user!.id }).returning(itemColumns),
+  )
   c.header('Cache-Control', 'no-store')
   return c.json(
     { success: true as const, invite: toItem(row), code, email, audience, inviteUrl: inviteUrl(c.var.services.config.baseUrl, code) },

@@ -3,6 +3,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import { desc, sql } from 'drizzle-orm'
 import { requireAdminSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
+import { asService } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { invites } from '../../../schema'
 import { InviteItemSchema, inviteActive, itemColumns, toItem } from '../schemas'
@@ -36,15 +37,16 @@ export const route = createRoute({
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { db } = c.var.services
   // As the service: the creator policy would show an admin only their own invites.
-  const [rows, [counts]] = await Promise.all([
-    db.select(itemColumns).from(invites).orderBy(desc(invites.createdAt), desc(invites.code)).limit(LIST_LIMIT),
-    db
+  // One transaction holds one connection, so the two statements run one after the other.
+  const [rows, [counts]] = await asService(db, 'invites', async (tx) => [
+    await tx.select(itemColumns).from(invites).orderBy(desc(invites.createdAt), desc(invites.code)).limit(LIST_LIMIT),
+    await tx
       .select({
         total: sql<number>`count(*)`.mapWith(Number),
         active: sql<number>`count(*) filter (where ${inviteActive})`.mapWith(Number),
       })
       .from(invites),
-  ])
+  ] as const)
   c.header('Cache-Control', 'no-store')
   return c.json({ invites: rows.map(toItem), total: counts.total, active: counts.active }, 200)
 }

@@ -4,7 +4,7 @@ import { eq } from 'drizzle-orm'
 import { requireSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
 import { randomHex } from '../../../lib/crypto'
-import { asUser } from '../../../lib/db/rls'
+import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
@@ -69,8 +69,8 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { name } = c.req.valid('json')
   const me = c.var.user!.id
   const token = randomHex(32)
-  // As the user, so the creator policy checks `createdBy` on the way in.
-  await asUser(c, async (tx) => {
+  // As the service: users may not insert invites themselves, or they could pick any audience (plan).
+  await asService(c.var.services.db, 'userInvites', async (tx) => {
     const [owner] = await tx.select({ id: users.id }).from(users).where(eq(users.id, me))
     if (!owner) throw new ApiError(404, 'User not found')
     await tx.insert(invites).values({ code: token, name, audience: USER_INVITE_AUDIENCE, createdBy: me })

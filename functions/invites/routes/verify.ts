@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import type { AppEnv } from '../../../lib/context'
+import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
@@ -38,10 +39,9 @@ export const route = createRoute({
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { token } = c.req.valid('json')
   // As the service: the token is the capability, not the caller's identity.
-  const [row] = await c.var.services.db
-    .select({ audience: invites.audience, email: invites.email, status: inviteStatus })
-    .from(invites)
-    .where(eq(invites.code, token))
+  const [row] = await asService(c.var.services.db, 'invites', (tx) =>
+    tx.select({ audience: invites.audience, email: invites.email, status: inviteStatus }).from(invites).where(eq(invites.code, token)),
+  )
   if (!row) throw new ApiError(404, 'Invite not found')
   if (row.status === 'used') throw new ApiError(410, 'Invite already used')
   if (row.status === 'expired') throw new ApiError(410, 'Invite expired')

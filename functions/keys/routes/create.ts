@@ -6,9 +6,12 @@ import { hashSecret } from '../../../lib/auth/password'
 import { requireSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
 import { sha256Hex } from '../../../lib/crypto'
+import type { Db } from '../../../lib/db/client'
 import { asUser } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
+import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
+import { enforceRateLimit } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { apiKeys, users } from '../../../schema'
 
@@ -41,7 +44,10 @@ export const route = createRoute({
   path: '/api/keys',
   tags: ['API keys'],
   summary: 'Create an API key',
-  description: `At most ${MAX_KEYS_PER_USER} keys per account, enforced in the database so concurrent creates cannot exceed it.`,
+  description:
+    `At most ${MAX_KEYS_PER_USER} keys per account, enforced in the database so concurrent creates cannot exceed it. ` +
+    'Every refusal (validation, the key limit) is decided before the key is hashed, so a refused create costs no ' +
+    `bcrypt work. Rate limited to ${limits.apiKeyCreate.limit} creates per ${limits.apiKeyCreate.windowSec} s per user.`,
   middleware: [requireSession] as const,
   security: [{ session: [] }],
   request: { body: jsonBody(CreateKeyBody) },
@@ -50,14 +56,21 @@ export const route = createRoute({
     400: errorResponse('Name missing, empty, not a string or longer than 64 characters (`VALIDATION`); or invalid JSON'),
     401: errorResponse('No session'),
     403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
-    429: errorResponse(`The account already has ${MAX_KEYS_PER_USER} keys (\`KEY_LIMIT\`)`),
+    429: errorResponse(`The account already has ${MAX_KEYS_PER_USER} keys (\`KEY_LIMIT\`); or \`Too many requests\` (rate limit)`),
     500: errorResponse('Internal server error'),
   },
 })
 
+const keyLimit = () => new ApiError(429, `API key limit reached (${MAX_KEYS_PER_USER})`, { code: 'KEY_LIMIT' })
+const countKeys = (tx: Db, userId: string) => tx.select({ n: count() }).from(apiKeys).where(eq(apiKeys.userId, userId)).then(([r]) => r.n)
+
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { name } = c.req.valid('json')
   const me = c.var.user!.id
+  // After validation, so a malformed request is refused without spending the user's budget.
+  await enforceRateLimit(c, limits.apiKeyCreate, () => `user:${me}`)
+  // The cheap refusal before the expensive hash: a user at the limit costs one count, not a bcrypt run.
+  if ((await asUser(c, (tx) => countKeys(tx, me))) >= MAX_KEYS_PER_USER) throw keyLimit()
   const key = generateApiKey()
   // bcrypt before the transaction: the row lock below is then held for a few milliseconds, not a hash.
   const keyHash = await hashSecret(key, c.var.services.config.PASSWORD_HASH_COST)
@@ -66,10 +79,8 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     // Locking the owner's row serialises this user's creates, so count-then-insert cannot overshoot.
     const [owner] = await tx.select({ id: users.id }).from(users).where(eq(users.id, me)).for('update')
     if (!owner) throw new ApiError(401, 'Unauthorized')
-    const [{ n }] = await tx.select({ n: count() }).from(apiKeys).where(eq(apiKeys.userId, me))
-    if (n >= MAX_KEYS_PER_USER) {
-      throw new ApiError(429, `API key limit reached (${MAX_KEYS_PER_USER})`, { code: 'KEY_LIMIT' })
-    }
+    // The exact check: concurrent creates that all passed the pre-check are serialised here.
+    if ((await countKeys(tx, me)) >= MAX_KEYS_PER_USER) throw keyLimit()
     const [created] = await tx.insert(apiKeys).values({ userId: me, name, prefix: lookupPrefix(key), keyHash, keySha256 }).returning()
     return created
   })

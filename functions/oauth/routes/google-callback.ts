@@ -9,6 +9,7 @@ import { ApiError } from '../../../lib/http/errors'
 import { issuerVariants, OidcUnavailableError, verifyProviderJwt, type Discovery } from '../../../lib/oidc'
 import { googleClient, googleDiscovery, loginRedirect, providerError, SignInFailure } from '../google'
 import { consumeState, type PendingSignIn } from '../state'
+import { errorFields, log } from '../../../lib/log'
 
 const Query = z.object({
   code: z.string().max(2048).optional(),
@@ -46,7 +47,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     return await complete(c, c.req.valid('query'))
   } catch (e) {
     if (e instanceof SignInFailure) return loginRedirect(c, e.code)
-    console.error(`[${c.var.requestId}] google sign-in callback failed`, e)
+    log.error('oauth.google_callback_failed', { requestId: c.var.requestId, ...errorFields(e) })
     return loginRedirect(c, e instanceof OidcUnavailableError ? 'GoogleUnavailable' : 'OAuthCallbackError')
   }
 }
@@ -119,7 +120,7 @@ async function exchangeCode(discovery: Discovery, client: { id: string; secret: 
     }
     return TokenResponse.parse(await res.json())
   } catch (e) {
-    console.warn('google token exchange failed', e instanceof Error ? e.message : e)
+    log.warn('oauth.google_token_exchange_failed', errorFields(e))
     throw new SignInFailure('TokenExchangeFailed')
   }
 }

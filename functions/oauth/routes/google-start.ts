@@ -5,6 +5,7 @@ import { randomHex } from '../../../lib/crypto'
 import { OidcUnavailableError, pkcePair } from '../../../lib/oidc'
 import { callbackUrl, googleClient, googleDiscovery, loginRedirect } from '../google'
 import { issueState } from '../state'
+import { errorFields, log } from '../../../lib/log'
 
 export const route = createRoute({
   method: 'get',
@@ -47,7 +48,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     c.header('Cache-Control', 'no-store')
     return c.redirect(url.toString(), 302)
   } catch (e) {
-    console.error(`[${c.var.requestId}] google sign-in start failed`, e)
+    log.error('oauth.google_start_failed', { requestId: c.var.requestId, ...errorFields(e) })
     return loginRedirect(c, e instanceof OidcUnavailableError ? 'GoogleUnavailable' : 'OAuthCallbackError')
   }
 }

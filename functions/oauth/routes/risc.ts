@@ -3,12 +3,14 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import { errors } from 'jose'
 import type { AppEnv } from '../../../lib/context'
+import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse } from '../../../lib/http/openapi'
 import { issuerVariants, OidcUnavailableError, verifyProviderJwt } from '../../../lib/oidc'
 import { securityEvents } from '../../../schema'
 import { googleDiscovery, riscAudiences } from '../google'
 import { RISC_QUEUE_PATH, subjectOf } from '../risc-events'
+import { errorFields, log } from '../../../lib/log'
 
 const INVALID = 'Invalid security event token'
 const Jwt = z.string().openapi({ description: 'The security event token (compact JWS)' })
@@ -58,7 +60,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   } catch (e) {
     if (e instanceof errors.JOSEError) throw new ApiError(400, INVALID)
     if (!(e instanceof OidcUnavailableError)) throw e // a store failure is ours, not the token's
-    console.error(`[${c.var.requestId}] RISC: ${e.message}`)
+    log.error('oauth.risc_provider_unavailable', { requestId: c.var.requestId, ...errorFields(e) })
     throw new ApiError(503, 'Identity provider unavailable', { code: 'PROVIDER_UNAVAILABLE' })
   }
   const set = SecurityEventToken.safeParse(claims)
@@ -66,17 +68,19 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
 
   const { jti, iss, events } = set.data
   const { db, queue } = services
-  const [stored] = await db
-    .insert(securityEvents)
-    .values({ jti, issuer: iss, eventTypes: Object.keys(events), ...subjectOf(events), payload: claims })
-    .onConflictDoNothing({ target: securityEvents.jti })
-    .returning({ jti: securityEvents.jti })
+  const [stored] = await asService(db, 'riscEvents', (tx) =>
+    tx
+      .insert(securityEvents)
+      .values({ jti, issuer: iss, eventTypes: Object.keys(events), ...subjectOf(events), payload: claims })
+      .onConflictDoNothing({ target: securityEvents.jti })
+      .returning({ jti: securityEvents.jti }),
+  )
   if (stored) {
     try {
       await queue.publish(RISC_QUEUE_PATH, { jti })
     } catch (e) {
       // Unqueued, the row would make Google's retry look like a duplicate: drop it and let the retry come.
-      await db.delete(securityEvents).where(eq(securityEvents.jti, jti))
+      await asService(db, 'riscEvents', (tx) => tx.delete(securityEvents).where(eq(securityEvents.jti, jti)))
       throw e
     }
   }

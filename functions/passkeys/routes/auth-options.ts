@@ -5,7 +5,8 @@ import { eq } from 'drizzle-orm'
 import type { AppEnv } from '../../../lib/context'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
-import { passkeys, users } from '../../../schema'
+import { asService } from '../../../lib/db/rls'
+import { users } from '../../../schema'
 import { issueChallenge } from '../challenge'
 import { bodyError, limitSignIn, OptionsSchema, passkeySignInLimit, WEBAUTHN_TIMEOUT_MS } from '../schemas'
 
@@ -29,9 +30,11 @@ export const route = createRoute({
   tags: ['Passkeys'],
   summary: 'Start signing in with a passkey',
   description:
-    "Request options listing the account's passkeys in `allowCredentials`, user verification required. " +
-    'An unknown email gets the same shape with an empty list and a challenge that signs no one in, so the ' +
-    `answer does not say whether the account exists. ${passkeySignInLimit.limit} requests per minute per IP, ` +
+    'Request options with an empty `allowCredentials` (the browser offers its discoverable passkeys for this ' +
+    'site), user verification required, and a challenge bound to the account the email names. Credential ids ' +
+    'are never listed, and an unknown email gets the same answer from the same work (one lookup by email) with a ' +
+    'challenge that signs no one in, so the answer says nothing about the account or whether it exists. ' +
+    `${passkeySignInLimit.limit} requests per minute per IP, ` +
     'shared with `/api/passkey/auth/verify`.',
   request: { body: jsonBody(AuthOptionsBody) },
   responses: {
@@ -45,15 +48,16 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { identifier } = c.req.valid('json')
   await limitSignIn(c)
   const { db, config } = c.var.services
-  // No session yet: read as the service, like password login.
-  const [user] = await db.select({ id: users.id }).from(users).where(eq(users.email, identifier.toLowerCase()))
-  const creds = user
-    ? await db.select({ id: passkeys.id, transports: passkeys.transports }).from(passkeys).where(eq(passkeys.userId, user.id))
-    : []
+  // No session yet: the service finds the account, for the challenge's binding only. Its passkeys are not
+  // read: listing them would tell anyone with the email which credentials it has, and cost a query the
+  // unknown email skips.
+  const [user] = await asService(db, 'signIn', (tx) =>
+    tx.select({ id: users.id }).from(users).where(eq(users.email, identifier.toLowerCase())),
+  )
   const { bytes, challenge } = await issueChallenge(c, user ? { purpose: 'auth', userId: user.id } : { purpose: 'auth' })
   const options = await generateAuthenticationOptions({
     rpID: config.webauthn.rpId,
-    allowCredentials: creds.map((p) => ({ id: p.id, transports: p.transports ?? undefined })),
+    allowCredentials: [],
     challenge: bytes,
     timeout: WEBAUTHN_TIMEOUT_MS,
     userVerification: 'required',

@@ -5,6 +5,7 @@ import { isoBase64URL } from '@simplewebauthn/server/helpers'
 import { and, eq, lt } from 'drizzle-orm'
 import { assertTrustedOrigin, startSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
+import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
@@ -51,7 +52,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { db, config } = c.var.services
   const { binding, expected } = await consumeChallenge(c, challenge, (b) => b.purpose === 'auth')
   assertSignedChallenge(credential, expected)
-  const [passkey] = await db.select().from(passkeys).where(eq(passkeys.id, credential.id))
+  const [passkey] = await asService(db, 'signIn', (tx) => tx.select().from(passkeys).where(eq(passkeys.id, credential.id)))
   // Options issued for one account sign in only that account; those for an unknown email sign in no one.
   if (!passkey || !binding.userId || passkey.userId !== binding.userId) throw failed()
   const result = await verifyAuthenticationResponse({
@@ -70,13 +71,16 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   if (!result?.verified) throw failed()
   const { newCounter, credentialBackedUp } = result.authenticationInfo
   // Checked again in the write: of two concurrent sign-ins carrying the same counter, only one passes.
-  const [stored] = await db
-    .update(passkeys)
-    .set({ counter: newCounter, backedUp: credentialBackedUp, lastUsedAt: new Date() })
-    .where(and(eq(passkeys.id, passkey.id), newCounter === 0 ? eq(passkeys.counter, 0) : lt(passkeys.counter, newCounter)))
-    .returning({ userId: passkeys.userId })
-  if (!stored) throw failed()
-  const [user] = await db.select({ id: users.id, name: users.name }).from(users).where(eq(users.id, stored.userId))
+  const user = await asService(db, 'signIn', async (tx) => {
+    const [stored] = await tx
+      .update(passkeys)
+      .set({ counter: newCounter, backedUp: credentialBackedUp, lastUsedAt: new Date() })
+      .where(and(eq(passkeys.id, passkey.id), newCounter === 0 ? eq(passkeys.counter, 0) : lt(passkeys.counter, newCounter)))
+      .returning({ userId: passkeys.userId })
+    if (!stored) return undefined
+    const [row] = await tx.select({ id: users.id, name: users.name }).from(users).where(eq(users.id, stored.userId))
+    return row
+  })
   if (!user) throw failed()
   await startSession(c, user.id)
   return c.json({ ok: true as const, user }, 200)

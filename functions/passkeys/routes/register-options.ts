@@ -8,6 +8,7 @@ import { asUser } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { passkeys } from '../../../schema'
 import { issueChallenge } from '../challenge'
+import { FRESH_SESSION_MINUTES, requireFreshSession } from '../fresh-session'
 import { OptionsSchema, WEBAUTHN_TIMEOUT_MS } from '../schemas'
 
 export const route = createRoute({
@@ -18,13 +19,15 @@ export const route = createRoute({
   description:
     'Creation options for the signed-in user: attestation `none`, user verification required, 60 s timeout, ' +
     'the relying party from `WEBAUTHN_RP_ID`/`WEBAUTHN_ORIGIN` (else the first `APP_ORIGIN`), and the ' +
-    "user's passkeys as `excludeCredentials`. The challenge is bound to this user.",
-  middleware: [requireSession] as const,
+    "user's passkeys as `excludeCredentials`, and a discoverable (resident) key required, since sign-in lists no " +
+    'credential ids. The challenge is bound to this user. Adding a passkey needs a recent sign-in: the session ' +
+    `must be at most ${FRESH_SESSION_MINUTES} minutes old, else 403 \`REAUTH_REQUIRED\` (sign in again).`,
+  middleware: [requireSession, requireFreshSession] as const,
   security: [{ session: [] }],
   responses: {
     200: ok(OptionsSchema('PasskeyRegistrationOptions', 'creation'), 'Options and their challenge'),
     401: errorResponse('No session'),
-    403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
+    403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`); session older than 10 minutes (`REAUTH_REQUIRED`)'),
   },
 })
 
@@ -46,7 +49,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     timeout: WEBAUTHN_TIMEOUT_MS,
     attestationType: 'none',
     excludeCredentials: existing.map((p) => ({ id: p.id, transports: p.transports ?? undefined })),
-    authenticatorSelection: { residentKey: 'preferred', userVerification: 'required' },
+    authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
   })
   c.header('Cache-Control', 'no-store')
   return c.json({ options, challenge }, 200)

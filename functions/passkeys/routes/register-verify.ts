@@ -9,7 +9,10 @@ import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { passkeys } from '../../../schema'
+import { sendNotice } from '../../../lib/mail/notice'
 import { assertSignedChallenge, consumeChallenge } from '../challenge'
+import { FRESH_SESSION_MINUTES, requireFreshSession } from '../fresh-session'
+import { passkeyAddedMail } from '../mail'
 import { bodyError, ChallengeField, CredentialField } from '../schemas'
 
 const RegisterBody = z
@@ -35,8 +38,10 @@ export const route = createRoute({
   summary: 'Finish registering a passkey',
   description:
     'Verifies the new credential against the challenge from the options call (user verification required) ' +
-    'and stores it for the signed-in user. The challenge is used up by this call, whatever its outcome.',
-  middleware: [requireSession] as const,
+    'and stores it for the signed-in user, then mails the account\'s address that a passkey was added (`passkey-added`). ' +
+    'The challenge is used up by this call, whatever its outcome. Needs a recent sign-in: the session must be at most ' +
+    `${FRESH_SESSION_MINUTES} minutes old, else 403 \`REAUTH_REQUIRED\` (checked before the challenge is used).`,
+  middleware: [requireSession, requireFreshSession] as const,
   security: [{ session: [] }],
   request: { body: jsonBody(RegisterBody) },
   responses: {
@@ -47,7 +52,7 @@ export const route = createRoute({
         '(`PASSKEY_VERIFICATION_FAILED`); `Passkey already registered` (`PASSKEY_EXISTS`)',
     ),
     401: errorResponse('No session'),
-    403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
+    403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`); session older than 10 minutes (`REAUTH_REQUIRED`)'),
   },
 })
 
@@ -84,5 +89,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
       .returning({ id: passkeys.id }),
   )
   if (inserted.length === 0) throw new ApiError(400, 'Passkey already registered', { code: 'PASSKEY_EXISTS' })
+  // The owner hears of every new credential: a passkey added by someone else is seen, not silent.
+  await sendNotice(c, passkeyAddedMail(c.var.user!.email, label || 'Passkey', config.baseUrl))
   return c.json({ ok: true as const }, 200)
 }

@@ -33,7 +33,10 @@ export const route = createRoute({
   description:
     'Checks `currentPassword`, sets `newPassword` (8 to 256 characters), signs out every other session of the ' +
     'user and voids unused reset links; the session making the request stays signed in. An account without a ' +
-    'password (wallet or OAuth sign-in) answers like a wrong one: set one through forgot-password. ' +
+    'password (wallet or OAuth sign-in) answers like a wrong one: set one through forgot-password. Passkeys and ' +
+    'API keys stay: the caller proved the current password, a change is routine, and every passkey added was ' +
+    'mailed to the owner and can be listed and removed (`/api/passkeys`); recovery from a lost account is ' +
+    'forgot/reset-password, which removes every passkey. ' +
     'Limited to 5 attempts per 15 minutes per user, so a stolen session cannot guess the password.',
   middleware: [requireSession, rateLimit(limits.passwordReset, (c) => `user:${c.var.user!.id}`)] as const,
   security: [{ session: [] }],

@@ -1,16 +1,19 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { and, eq, gt, isNull, sql } from 'drizzle-orm'
+import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm'
 import { hashSecret } from '../../../lib/auth/password'
 import type { AppEnv } from '../../../lib/context'
 import { sha256Hex } from '../../../lib/crypto'
+import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { rateLimit } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
-import { passwordResets, sessions, users } from '../../../schema'
+import { sendNotice } from '../../../lib/mail/notice'
+import { apiKeys, passkeys, passwordResets, sessions, users } from '../../../schema'
 import { newPasswordField } from '../../../lib/http/fields'
+import { type ResetOutcome, resetDoneMail } from '../reset-notice'
 import { OkSchema } from '../schemas'
 
 const ResetPasswordBody = z
@@ -28,10 +31,15 @@ export const route = createRoute({
   tags: ['Users'],
   summary: 'Reset password with a mailed token',
   description:
-    'Sets `password` (8 to 256 characters) for the account the token was mailed to and signs out all of its ' +
-    'sessions (sign in again next). A token works once, even under concurrent requests, and expires after 1 hour; ' +
-    'the user\'s other unused tokens stop working too. Rate limited per IP: 5 per 15 minutes, shared with ' +
-    'forgot-password.',
+    'Sets `password` (8 to 256 characters) for the account the token was mailed to. A reset is account recovery, ' +
+    'so it also: signs out all sessions (sign in again next); removes every passkey (a passkey added by whoever ' +
+    'held a session would otherwise outlive the reset); marks the email verified (the token proved the mailbox). ' +
+    'API keys: kept when the email was verified before the reset (deployed runtimes keep working), revoked when ' +
+    'it was not (an unverified account may have been pre-registered by someone else, who made the keys). Either ' +
+    'way the confirmation mail (`password-reset-done`) says what was removed and lists the keys kept (name, ' +
+    'prefix, last use) with where to revoke them. A token works once, even under concurrent requests, and ' +
+    "expires after 1 hour; the user's other unused tokens stop working too. An unknown or used token is refused " +
+    'before the new password is hashed. Rate limited per IP: 5 per 15 minutes, shared with forgot-password.',
   middleware: [rateLimit(limits.passwordReset)] as const,
   request: { body: jsonBody(ResetPasswordBody) },
   responses: {
@@ -41,27 +49,40 @@ export const route = createRoute({
   },
 })
 
-// Runs before anyone is signed in: service-role queries on `services.db`, not `asUser`.
+const live = (tokenHash: string) => and(eq(passwordResets.tokenHash, tokenHash), isNull(passwordResets.usedAt), gt(passwordResets.expiresAt, sql`now()`))
+
+// Runs before anyone is signed in: service-role queries for the password reset purpose.
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const body = c.req.valid('json')
   const { db, config } = c.var.services
   if (!/^[0-9a-f]{64}$/i.test(body.token)) throw invalidToken() // not one we issue: no query, no hash
   const tokenHash = await sha256Hex(body.token.toLowerCase())
+  // The cheap refusal before bcrypt: a token that cannot work costs one lookup.
+  const [known] = await asService(db, 'passwordReset', (tx) => tx.select({ userId: passwordResets.userId }).from(passwordResets).where(live(tokenHash)))
+  if (!known) throw invalidToken()
   // Hashed before the transaction so no row lock is held during bcrypt.
   const passwordHash = await hashSecret(body.password, config.PASSWORD_HASH_COST)
-  const reset = await db.transaction(async (tx) => {
+  const outcome = await asService(db, 'passwordReset', async (tx): Promise<ResetOutcome | null> => {
     // The conditional update is the single-use check: of concurrent requests, one gets the row back.
-    const [claimed] = await tx
-      .update(passwordResets)
-      .set({ usedAt: sql`now()` })
-      .where(and(eq(passwordResets.tokenHash, tokenHash), isNull(passwordResets.usedAt), gt(passwordResets.expiresAt, sql`now()`)))
-      .returning({ userId: passwordResets.userId })
-    if (!claimed) return false
-    await tx.update(users).set({ passwordHash, updatedAt: new Date() }).where(eq(users.id, claimed.userId))
-    await tx.delete(sessions).where(eq(sessions.userId, claimed.userId))
-    await tx.delete(passwordResets).where(and(eq(passwordResets.userId, claimed.userId), isNull(passwordResets.usedAt)))
-    return true
+    const [claimed] = await tx.update(passwordResets).set({ usedAt: sql`now()` }).where(live(tokenHash)).returning({ userId: passwordResets.userId })
+    if (!claimed) return null
+    const userId = claimed.userId
+    const [before] = await tx.select({ email: users.email, verifiedAt: users.emailVerifiedAt }).from(users).where(eq(users.id, userId))
+    await tx
+      .update(users)
+      .set({ passwordHash, updatedAt: new Date(), emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, now())` })
+      .where(eq(users.id, userId))
+    await tx.delete(sessions).where(eq(sessions.userId, userId))
+    await tx.delete(passwordResets).where(and(eq(passwordResets.userId, userId), isNull(passwordResets.usedAt)))
+    const removed = await tx.delete(passkeys).where(eq(passkeys.userId, userId)).returning({ label: passkeys.label })
+    const kept = before.verifiedAt !== null
+    const keyColumns = { name: apiKeys.name, prefix: apiKeys.prefix, lastUsedAt: apiKeys.lastUsedAt }
+    const list = kept
+      ? await tx.select(keyColumns).from(apiKeys).where(eq(apiKeys.userId, userId)).orderBy(desc(apiKeys.createdAt))
+      : await tx.delete(apiKeys).where(eq(apiKeys.userId, userId)).returning(keyColumns)
+    return { email: before.email, passkeysRemoved: removed.map((p) => p.label), keys: { kept, list } }
   })
-  if (!reset) throw invalidToken()
+  if (!outcome) throw invalidToken()
+  await sendNotice(c, resetDoneMail(outcome, config.baseUrl))
   return c.json({ ok: true as const }, 200)
 }

@@ -95,9 +95,11 @@ describe('devices: the database policy itself', () => {
     const updated = await withUser(h.db, h.users.bob.id, (tx) =>
       tx.update(devices).set({ status: 'approved' }).where(eq(devices.id, alicePending)).returning(),
     )
-    const deleted = await withUser(h.db, h.users.bob.id, (tx) => tx.delete(devices).where(eq(devices.id, alicePending)).returning())
     expect(updated).toEqual([])
-    expect(deleted).toEqual([])
+    // No route deletes devices, so a user may not delete any, not even their own (42501 permission denied).
+    await expect(
+      withUser(h.db, h.users.bob.id, (tx) => tx.delete(devices).where(eq(devices.id, alicePending)).returning()),
+    ).rejects.toMatchObject({ cause: { code: '42501' } })
     expect(await row(h, alicePending)).toEqual(before)
   })
 

@@ -94,10 +94,12 @@ describe('invites: row-level security', () => {
 
   it("bob cannot mark alice's invite used, nor take it over", async () => {
     const { token } = await createInvite(h, h.users.alice, 'Untouched')
-    const touched = await withUser(h.db, h.users.bob.id, (tx) =>
-      tx.update(invites).set({ usedAt: new Date(), createdBy: h.users.bob.id }).where(eq(invites.code, token)).returning(),
-    )
-    expect(touched).toEqual([])
+    // Users have no UPDATE on invites at all (redeeming is the service's): 42501 permission denied.
+    await expect(
+      withUser(h.db, h.users.bob.id, (tx) =>
+        tx.update(invites).set({ usedAt: new Date(), createdBy: h.users.bob.id }).where(eq(invites.code, token)).returning(),
+      ),
+    ).rejects.toMatchObject({ cause: { code: '42501' } })
     const [row] = await h.db.select().from(invites).where(eq(invites.code, token))
     expect(row).toMatchObject({ usedAt: null, createdBy: h.users.alice.id })
   })

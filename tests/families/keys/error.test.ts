@@ -5,7 +5,7 @@ import { createPlatformApp } from '../../../lib/app'
 import type { Db } from '../../../lib/db/client'
 import { apiKeys } from '../../../schema'
 import { BROWSER, createHarness, type Harness } from '../../support/harness'
-import { call, createKey, validate } from './helpers'
+import { call, createKey, seedKeys, validate } from './helpers'
 
 let h: Harness
 beforeAll(async () => {
@@ -59,8 +59,7 @@ describe('keys: create errors', () => {
 
   it('the 11th key → 429; deleting one frees a slot', async () => {
     const user = await h.seedUser('Dana', 'dana@example.com')
-    const made = []
-    for (let i = 0; i < 10; i++) made.push(await createKey(h, user, `k${i}`))
+    const made = await seedKeys(h, user.id, 10)
     const res = await call(h, 'POST', '/api/keys', { user, body: { name: 'eleventh' } })
     expect(res.status).toBe(429)
     expect(await res.json()).toEqual({ error: 'API key limit reached (10)', code: 'KEY_LIMIT' })
@@ -73,7 +72,7 @@ describe('keys: create errors', () => {
 
   it('concurrent creates cannot exceed the limit: 8 existing + 10 in parallel → 2 created, 8 refused', async () => {
     const user = await h.seedUser('Erin', 'erin@example.com')
-    for (let i = 0; i < 8; i++) await createKey(h, user, `k${i}`)
+    await seedKeys(h, user.id, 8)
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) => call(h, 'POST', '/api/keys', { user, body: { name: `burst${i}` } })),
     )

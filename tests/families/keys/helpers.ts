@@ -1,4 +1,5 @@
 import { expect } from 'vitest'
+import { apiKeys } from '../../../schema'
 import { BROWSER, type Harness, type SeededUser } from '../../support/harness'
 
 export interface CreatedKey {
@@ -39,3 +40,15 @@ export async function listKeys(h: Harness, user: SeededUser): Promise<KeyItem[]>
 
 export const validate = (h: Harness, apiKey: unknown, headers?: Record<string, string>) =>
   call(h, 'POST', '/api/keys/validate', { body: { apiKey }, headers })
+
+/**
+ * `n` keys stored directly (fake hashes), for tests about the limit: creating them through the API would
+ * spend the per-user create rate limit.
+ */
+export async function seedKeys(h: Harness, userId: string, n: number) {
+  const rows = Array.from({ length: n }, (_, i) => {
+    const tag = crypto.randomUUID().replaceAll('-', '')
+    return { userId, name: `seeded${i}`, prefix: `sk_${tag.slice(0, 7)}`, keyHash: 'not-a-bcrypt-hash', keySha256: tag + tag }
+  })
+  return h.db.insert(apiKeys).values(rows).returning({ id: apiKeys.id })
+}

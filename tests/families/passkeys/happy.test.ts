@@ -35,6 +35,8 @@ describe('passkeys: registration', () => {
     expect(challenge).toMatch(HEX_CHALLENGE)
     expect(options.attestation).toBe('none')
     expect(options.authenticatorSelection.userVerification).toBe('required')
+    // Sign-in lists no credential ids, so a passkey must be discoverable.
+    expect(options.authenticatorSelection.residentKey).toBe('required')
     expect(options.timeout).toBe(60_000)
     expect(options.rp).toEqual({ id: 'localhost', name: 'Platform' })
     expect(options.user.name).toBe(h.users.alice.email)
@@ -106,11 +108,12 @@ describe('passkeys: sign-in', () => {
     authenticator = await enrol(h, user, 'Phone')
   })
 
-  it("options by email (case-insensitive) list the account's passkeys, user verification required", async () => {
+  it('options by email (case-insensitive): no credential ids (discoverable passkeys), user verification required', async () => {
     const { options, challenge } = await authOptions(h, `  ${user.email.toUpperCase()} `)
     expect(challenge).toMatch(HEX_CHALLENGE)
     expect(options).toMatchObject({ rpId: 'localhost', timeout: 60_000, userVerification: 'required' })
-    expect(options.allowCredentials).toEqual([{ id: authenticator.id, type: 'public-key', transports: ['internal'] }])
+    expect(options.allowCredentials).toEqual([])
+    expect(JSON.stringify(options)).not.toContain(authenticator.id)
     expect(await h.services.kv.get(`passkey:challenge:${challenge.slice(2)}`)).toEqual({ purpose: 'auth', userId: user.id })
   })
 

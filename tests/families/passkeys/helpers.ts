@@ -1,4 +1,6 @@
 import { expect } from 'vitest'
+import { hashSessionToken, newSessionToken, SESSION_COOKIE, SESSION_TTL_MS } from '../../../lib/auth/session'
+import { sessions } from '../../../schema'
 import { BROWSER, type Harness, type SeededUser } from '../../support/harness'
 import { type Ceremony, SoftAuthenticator } from './authenticator'
 
@@ -71,3 +73,36 @@ export const sessionCookie = (res: Response) => res.headers.get('set-cookie')?.s
 
 /** A well-formed challenge nobody issued. */
 export const unknownChallenge = () => `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex')}`
+
+/** A GET or DELETE on the management routes, as the dashboard sends it. */
+export function manage(h: Harness, method: 'GET' | 'DELETE', path: string, opts: { user?: SeededUser; cookie?: string; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { ...BROWSER, ...opts.headers }
+  const cookie = opts.cookie ?? opts.user?.cookie
+  if (cookie) headers.cookie = cookie
+  return h.web.request(path, { method, headers })
+}
+
+export interface PasskeyItem {
+  id: string
+  label: string
+  createdAt: string
+  lastUsedAt: string | null
+}
+
+export async function listPasskeys(h: Harness, user: SeededUser): Promise<PasskeyItem[]> {
+  const res = await manage(h, 'GET', '/api/passkeys', { user })
+  expect(res.status).toBe(200)
+  return ((await res.json()) as { passkeys: PasskeyItem[] }).passkeys
+}
+
+/** A second session for `user`, signed in `ageMinutes` ago; returns its cookie. */
+export async function agedSession(h: Harness, user: SeededUser, ageMinutes: number): Promise<SeededUser> {
+  const token = newSessionToken()
+  await h.db.insert(sessions).values({
+    tokenHash: await hashSessionToken(token),
+    userId: user.id,
+    expiresAt: new Date(Date.now() + SESSION_TTL_MS),
+    createdAt: new Date(Date.now() - ageMinutes * 60_000),
+  })
+  return { ...user, token, cookie: `${SESSION_COOKIE}=${token}` }
+}

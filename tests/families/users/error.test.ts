@@ -7,7 +7,7 @@ import { randomHex, sha256Hex } from '../../../lib/crypto'
 import { MailProviderError } from '../../../lib/mail/resend'
 import { passwordResets, users } from '../../../schema'
 import { BROWSER, createHarness, PASSWORD, type Harness } from '../../support/harness'
-import { extraSession, forgot, freshIp, freshUser, getUser, requestReset, reset, send, sessionsOf } from './helpers'
+import { extraSession, forgot, freshIp, freshUser, getUser, lastResetMail, requestReset, reset, send, sessionsOf } from './helpers'
 
 let h: Harness
 beforeAll(async () => {
@@ -105,24 +105,26 @@ describe('users: forgot-password errors', () => {
     await expectValidation(await send(h, 'POST', '/api/auth/forgot-password', body), message, 'email')
   })
 
-  it('the provider failing: still 200 {ok: true}; logged without the link', async () => {
+  it('the provider failing: still 200 {ok: true}; logged without the link; the queue retries with a new token', async () => {
     const carol = await freshUser(h)
-    const failing = { send: vi.fn(async () => Promise.reject(new MailProviderError(503, 'Resend refused password-reset mail (503)'))) }
-    const app = createPlatformApp(() => ({ ...h.services, mail: failing })).route('/', usersApp)
+    const send = vi.spyOn(h.services.mail, 'send').mockRejectedValueOnce(new MailProviderError(503, 'Resend refused password-reset mail (503)'))
     const logged = vi.spyOn(console, 'error').mockImplementation(() => {})
-    const res = await app.request('/api/auth/forgot-password', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...BROWSER, 'cf-connecting-ip': freshIp() },
-      body: JSON.stringify({ email: carol.email }),
-    })
+    vi.spyOn(console, 'warn').mockImplementation(() => {})
+    const res = await forgot(h, carol.email)
     expect(res.status).toBe(200)
     expect(await res.json()).toEqual({ ok: true })
-    expect(failing.send).toHaveBeenCalledTimes(1)
-    const text = (failing.send.mock.calls[0] as unknown as [{ text: string }])[0].text
-    const token = /token=([0-9a-f]{64})/.exec(text)![1]
+    const { token } = await lastResetMail(h, carol.email) // waits for the retry (1 s backoff)
+    expect(send).toHaveBeenCalledTimes(2)
+    const failedText = (send.mock.calls[0] as unknown as [{ text: string }])[0].text
+    const failedToken = /token=([0-9a-f]{64})/.exec(failedText)![1]
+    expect(failedToken).not.toBe(token)
     const line = logged.mock.calls.map((c) => c.join(' ')).join('\n')
-    expect(line).toContain('password reset mail failed: Resend refused password-reset mail (503)')
-    expect(line).not.toContain(token)
+    expect(JSON.parse(line)).toMatchObject({ event: 'mail.password_reset_failed', errorMessage: 'Resend refused password-reset mail (503)' })
+    expect(line).not.toContain(failedToken)
+    // The unsent token was removed: only the mailed one is stored, and only it works.
+    const rows = await h.db.select().from(passwordResets).where(eq(passwordResets.userId, carol.id))
+    expect(rows.map((r) => r.tokenHash)).toEqual([await sha256Hex(token)])
+    expect((await reset(h, failedToken, 'new password 1')).status).toBe(400)
   })
 })
 

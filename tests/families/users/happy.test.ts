@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import type { LocalQueue } from '../../../infra/local-queue'
 import { createNodeServices } from '../../../infra/services'
 import { createPlatformApp } from '../../../lib/app'
 import { verifySecret } from '../../../lib/auth/password'
@@ -152,6 +153,7 @@ describe('users: forgot-password with RESEND_API_KEY set', () => {
     })
     try {
       const app = createPlatformApp(node.provider).route('/', usersApp)
+      node.setDeliver((req) => Promise.resolve(app.fetch(req)))
       const carol = await freshUser(h)
       const outboxBefore = (await h.db.select().from(mailOutbox)).length
       const res = await app.request('/api/auth/forgot-password', {
@@ -160,6 +162,7 @@ describe('users: forgot-password with RESEND_API_KEY set', () => {
         body: JSON.stringify({ email: carol.email }),
       })
       expect(res.status).toBe(200)
+      await (node.services.queue as LocalQueue).idle() // the job mails after the answer
       expect(resend.sent).toHaveLength(1)
       expect(resend.sent[0]).toMatchObject({ from: 'Platform <no-reply@example.com>', to: [carol.email], subject: 'Reset your password' })
       const token = /https:\/\/app\.example\.com\/reset-password\?token=([0-9a-f]{64})/.exec(resend.sent[0].text!)?.[1]

@@ -1,5 +1,6 @@
-import { desc, eq } from 'drizzle-orm'
+import { and, desc, eq } from 'drizzle-orm'
 import { expect } from 'vitest'
+import type { LocalQueue } from '../../../infra/local-queue'
 import { hashSessionToken, newSessionToken, SESSION_COOKIE, SESSION_TTL_MS } from '../../../lib/auth/session'
 import { mailOutbox, sessions } from '../../../schema'
 import { BROWSER, type Harness } from '../../support/harness'
@@ -33,10 +34,25 @@ export const forgot = (h: Harness, email: unknown, ip?: string) => send(h, 'POST
 export const reset = (h: Harness, token: unknown, password: unknown, ip?: string) =>
   send(h, 'POST', '/api/auth/reset-password', { token, password }, { ip })
 
+/** Resolves once the in-process queue has delivered everything published so far (forgot-password's jobs). */
+export const queueIdle = (h: Harness) => (h.services.queue as Partial<LocalQueue>).idle?.() ?? Promise.resolve()
+
+/** The newest mail of `kind` to `email` in the dev outbox, once the queued jobs have run. */
+export async function lastMail(h: Harness, email: string, kind: string) {
+  await queueIdle(h)
+  const [mail] = await h.db
+    .select()
+    .from(mailOutbox)
+    .where(and(eq(mailOutbox.to, email.toLowerCase()), eq(mailOutbox.kind, kind)))
+    .orderBy(desc(mailOutbox.createdAt))
+    .limit(1)
+  expect(mail, `a ${kind} mail to ${email}`).toBeDefined()
+  return mail
+}
+
 /** The newest reset mail to `email` in the dev outbox, and the token in its link. */
 export async function lastResetMail(h: Harness, email: string) {
-  const [mail] = await h.db.select().from(mailOutbox).where(eq(mailOutbox.to, email.toLowerCase())).orderBy(desc(mailOutbox.createdAt)).limit(1)
-  expect(mail, `a mail to ${email}`).toBeDefined()
+  const mail = await lastMail(h, email, 'password-reset')
   const token = /\/reset-password\?token=([0-9a-f]{64})\b/.exec(mail.text)?.[1]
   expect(token, mail.text).toBeDefined()
   return { mail, token: token! }

@@ -1,0 +1,19 @@
+import type { Context } from 'hono'
+import type { AppEnv } from '../context'
+import type { MailMessage } from './types'
+import { errorFields, log } from '../log'
+
+/**
+ * Sends a security notice (a passkey added, a password reset) without failing the request that caused it:
+ * the change stands either way. The logged error names the kind, never the body (it may hold links).
+ */
+export async function sendNotice(c: Context<AppEnv>, msg: MailMessage) {
+  try {
+    await c.var.services.mail.send(msg)
+  } catch (e) {
+    log.error('mail.notice_failed', { requestId: c.var.requestId, kind: msg.kind, ...errorFields(e) })
+  }
+}
+
+/** User text (a label, a key name) as one line of a mail: no forged paragraphs. */
+export const oneLine = (s: string) => s.replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, ' ').trim()

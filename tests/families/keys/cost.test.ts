@@ -1,0 +1,97 @@
+import bcrypt from 'bcryptjs'
+import { eq } from 'drizzle-orm'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
+import { MAX_KEYS_PER_USER } from '../../../lib/auth/api-keys'
+import { limits } from '../../../lib/http/limits'
+import { apiKeys } from '../../../schema'
+import { createHarness, type Harness, type SeededUser } from '../../support/harness'
+import { freshWindow } from '../users/helpers'
+import { call, seedKeys } from './helpers'
+
+/**
+ * Finding 9: one user could stall the server with creates at the key limit, each paying a bcrypt hash
+ * (which blocks the event loop) before being refused. The seam is bcryptjs's `hash`, the one function
+ * lib/auth/password.ts hashes with: a refused create must not reach it. Production's cost 10.
+ */
+let h: Harness
+let hashes: ReturnType<typeof vi.spyOn>
+beforeAll(async () => {
+  h = await createHarness({ env: { PASSWORD_HASH_COST: '10' } })
+})
+afterAll(() => h.close())
+beforeEach(() => {
+  hashes = vi.spyOn(bcrypt, 'hash')
+})
+afterEach(() => {
+  vi.restoreAllMocks()
+})
+
+const create = (user: SeededUser, name = 'k') => call(h, 'POST', '/api/keys', { user, body: { name } })
+const countKeys = async (userId: string) => (await h.db.select().from(apiKeys).where(eq(apiKeys.userId, userId))).length
+let n = 0
+/** A new user; seeding hashes its password, so the spy is cleared afterwards. */
+async function freshUser() {
+  const user = await h.seedUser('Kim', `kim-${++n}-${crypto.randomUUID().slice(0, 8)}@example.com`)
+  hashes.mockClear()
+  return user
+}
+
+describe('keys: refusals cost no hash', () => {
+  it('a create at the limit is refused 429 KEY_LIMIT without hashing', async () => {
+    const user = await freshUser()
+    await seedKeys(h, user.id, MAX_KEYS_PER_USER)
+    const res = await create(user)
+    expect(res.status).toBe(429)
+    expect(await res.json()).toEqual({ error: `API key limit reached (${MAX_KEYS_PER_USER})`, code: 'KEY_LIMIT' })
+    expect(hashes).not.toHaveBeenCalled()
+  })
+
+  it('40 parallel creates at the limit: none hashes; the rate limit refuses all but 10, the key limit the rest', async () => {
+    await freshWindow(limits.apiKeyCreate.windowSec, 10_000)
+    const user = await freshUser()
+    await seedKeys(h, user.id, MAX_KEYS_PER_USER)
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => create(user, `burst${i}`)))
+    const bodies = await Promise.all(results.map((r) => r.json() as Promise<{ error: string; code?: string }>))
+    expect(results.every((r) => r.status === 429)).toBe(true)
+    expect(bodies.filter((b) => b.code === 'KEY_LIMIT')).toHaveLength(limits.apiKeyCreate.limit)
+    expect(bodies.filter((b) => b.error === limits.apiKeyCreate.message && !b.code)).toHaveLength(40 - limits.apiKeyCreate.limit)
+    expect(hashes).not.toHaveBeenCalled()
+    expect(await countKeys(user.id)).toBe(MAX_KEYS_PER_USER)
+  })
+
+  it('an invalid name is refused before any hash', async () => {
+    const res = await call(h, 'POST', '/api/keys', { user: await freshUser(), body: { name: '   ' } })
+    expect(res.status).toBe(400)
+    expect(hashes).not.toHaveBeenCalled()
+  })
+
+  it('a create that passes every check hashes exactly once', async () => {
+    const user = await freshUser()
+    expect((await create(user)).status).toBe(201)
+    expect(hashes).toHaveBeenCalledTimes(1)
+  })
+})
+
+describe('keys: create is rate limited per user', () => {
+  it(`the ${limits.apiKeyCreate.limit + 1}th create within a minute → 429 with RateLimit headers; another user is unaffected`, async () => {
+    await freshWindow(limits.apiKeyCreate.windowSec, 20_000)
+    const user = await freshUser()
+    // Create and delete, so the key limit never stands in the way: only the rate limit can refuse.
+    for (let i = 0; i < limits.apiKeyCreate.limit; i++) {
+      const res = await create(user, `r${i}`)
+      expect(res.status, `create ${i + 1}`).toBe(201)
+      expect(res.headers.get('ratelimit-limit')).toBe(String(limits.apiKeyCreate.limit))
+      const { id } = (await res.json()) as { id: string }
+      expect((await call(h, 'DELETE', `/api/keys/${id}`, { user })).status).toBe(200)
+    }
+    hashes.mockClear()
+    const refused = await create(user, 'one too many')
+    expect(refused.status).toBe(429)
+    expect(await refused.json()).toEqual({ error: limits.apiKeyCreate.message })
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect(refused.headers.get('ratelimit-remaining')).toBe('0')
+    expect(hashes).not.toHaveBeenCalled()
+    const other = await freshUser()
+    expect((await create(other, 'other user')).status).toBe(201)
+  })
+})

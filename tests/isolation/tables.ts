@@ -1,0 +1,115 @@
+import type { Harness } from '../support/harness'
+import {
+  accounts,
+  apiKeys,
+  devices,
+  emailVerifications,
+  installations,
+  invites,
+  mailOutbox,
+  passkeys,
+  passwordResets,
+  referrals,
+  securityEvents,
+} from '../../schema'
+
+type Seeded = { alice: { id: string; email: string }; carol: { id: string } }
+
+/**
+ * Every table in the database, with the column that names its owner, what app_user may do to it (the grants
+ * of drizzle/0006_rls_binds.sql, stated again here so a widened grant fails a test) and a row of alice's.
+ * A test checks this list against the catalog: a new table must be added here, and so be attacked.
+ */
+export interface TableCase {
+  name: string
+  owner: string
+  /** A column for the cross-user UPDATE: one app_user may update when there is one. */
+  update: string
+  grants: { select: boolean; delete: boolean; update: boolean }
+  seed?: (h: Harness, s: Seeded) => Promise<unknown>
+}
+
+const future = () => new Date(Date.now() + 3_600_000)
+const hex = () => crypto.randomUUID().replace(/-/g, '')
+
+export const TABLES: TableCase[] = [
+  { name: 'users', owner: 'id', update: 'name', grants: { select: true, delete: false, update: true } },
+  { name: 'sessions', owner: 'user_id', update: 'expires_at', grants: { select: true, delete: true, update: false } },
+  {
+    name: 'referrals',
+    owner: 'referrer_id',
+    update: 'credits',
+    grants: { select: true, delete: false, update: false },
+    seed: (h, s) => h.db.insert(referrals).values({ referredId: s.carol.id, referrerId: s.alice.id, credits: 10 }),
+  },
+  {
+    name: 'api_keys',
+    owner: 'user_id',
+    update: 'name',
+    grants: { select: true, delete: true, update: false },
+    seed: (h, s) => h.db.insert(apiKeys).values({ userId: s.alice.id, name: 'k', prefix: 'sk_0000000', keyHash: 'x', keySha256: hex() }),
+  },
+  {
+    name: 'password_resets',
+    owner: 'user_id',
+    update: 'used_at',
+    grants: { select: false, delete: false, update: false },
+    seed: (h, s) => h.db.insert(passwordResets).values({ tokenHash: hex(), userId: s.alice.id, expiresAt: future() }),
+  },
+  {
+    name: 'email_verifications',
+    owner: 'user_id',
+    update: 'used_at',
+    grants: { select: false, delete: false, update: false },
+    seed: (h, s) => h.db.insert(emailVerifications).values({ tokenHash: hex(), userId: s.alice.id, email: s.alice.email, expiresAt: future() }),
+  },
+  {
+    name: 'mail_outbox',
+    owner: 'to',
+    update: 'subject',
+    grants: { select: false, delete: false, update: false },
+    seed: (h, s) => h.db.insert(mailOutbox).values({ to: s.alice.id, subject: 'Reset', text: 'token', kind: 'password-reset' }),
+  },
+  {
+    name: 'invites',
+    owner: 'created_by',
+    update: 'audience',
+    grants: { select: true, delete: false, update: false },
+    seed: (h, s) => h.db.insert(invites).values({ code: hex() + hex(), name: 'Friend', audience: 'guest', createdBy: s.alice.id }),
+  },
+  {
+    name: 'devices',
+    owner: 'user_id',
+    update: 'status',
+    grants: { select: true, delete: false, update: true },
+    seed: (h, s) => h.db.insert(devices).values({ userId: s.alice.id, name: 'laptop', status: 'pending', pairingCode: 'ABC123' }),
+  },
+  {
+    name: 'installations',
+    owner: 'user_id',
+    update: 'status',
+    grants: { select: true, delete: false, update: true },
+    seed: (h, s) => h.db.insert(installations).values({ userId: s.alice.id, mode: 'home', gatewayToken: 'gw' }),
+  },
+  {
+    name: 'passkeys',
+    owner: 'user_id',
+    update: 'counter',
+    grants: { select: true, delete: true, update: false },
+    seed: (h, s) => h.db.insert(passkeys).values({ id: hex(), userId: s.alice.id, publicKey: 'pk' }),
+  },
+  {
+    name: 'accounts',
+    owner: 'user_id',
+    update: 'sign_in_disabled',
+    grants: { select: true, delete: false, update: false },
+    seed: (h, s) => h.db.insert(accounts).values({ userId: s.alice.id, provider: 'google', providerAccountId: hex() }),
+  },
+  {
+    name: 'security_events',
+    owner: 'user_id',
+    update: 'outcome',
+    grants: { select: false, delete: false, update: false },
+    seed: (h, s) => h.db.insert(securityEvents).values({ jti: hex(), issuer: 'https://accounts.google.com', eventTypes: [], payload: {}, userId: s.alice.id }),
+  },
+]
