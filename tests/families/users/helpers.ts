@@ -67,8 +67,8 @@ export async function requestReset(h: Harness, email: string) {
 
 /** A fresh user with password `PASSWORD` and a signed-in session, for tests that change passwords or sessions. */
 let userCounter = 0
-export const freshUser = (h: Harness, name = 'Carol') =>
-  h.seedUser(name, `${name.toLowerCase()}-${++userCounter}-${crypto.randomUUID().slice(0, 8)}@example.com`)
+export const freshUser = (h: Harness, name = 'Carol', opts: { verified?: boolean } = {}) =>
+  h.seedUser(name, `${name.toLowerCase()}-${++userCounter}-${crypto.randomUUID().slice(0, 8)}@example.com`, opts)
 
 /** Another live session for `userId` (a second browser); returns its cookie and token hash. */
 export async function extraSession(h: Harness, userId: string) {

@@ -62,7 +62,7 @@ describe('reset: passkeys', () => {
 
 describe('reset: email verification', () => {
   it('marks an unverified email verified (the token proved the mailbox)', async () => {
-    const user = await freshUser(h, 'Rita')
+    const user = await freshUser(h, 'Rita', { verified: false })
     expect((await userRow(user.id)).emailVerifiedAt).toBeNull()
     await resetPassword(user)
     const after = (await userRow(user.id)).emailVerifiedAt
@@ -96,7 +96,7 @@ describe('reset: API keys', () => {
   })
 
   it('not verified before the reset (the pre-hijack case): every key is revoked and the mail says so', async () => {
-    const user = await freshUser(h, 'Rita')
+    const user = await freshUser(h, 'Rita', { verified: false })
     const planted = await createKey(h, user, 'planted')
     const mail = await resetPassword(user)
     expect(await keysOf(user.id)).toEqual([])
