@@ -5,7 +5,7 @@ import { getCookie } from 'hono/cookie'
 import { hashSecret, verifySecretOrDecoy } from '../../../lib/auth/password'
 import { hashSessionToken, requireSession, SESSION_COOKIE } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
-import { asUser } from '../../../lib/db/rls'
+import { asService, asUser } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
@@ -70,9 +70,12 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
       .returning({ id: users.id })
     if (updated.length === 0) return false
     await tx.delete(sessions).where(and(eq(sessions.userId, me.id), ne(sessions.tokenHash, keep)))
-    await tx.delete(passwordResets).where(and(eq(passwordResets.userId, me.id), isNull(passwordResets.usedAt)))
     return true
   })
   if (!changed) throw incorrect()
+  // Reset tokens are the service's (app_user cannot see them): a pending one must not undo this change.
+  await asService(c.var.services.db, 'passwordReset', (tx) =>
+    tx.delete(passwordResets).where(and(eq(passwordResets.userId, me.id), isNull(passwordResets.usedAt))),
+  )
   return c.json({ ok: true as const }, 200)
 }
