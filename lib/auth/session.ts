@@ -17,11 +17,11 @@ export const hashSessionToken = (token: string) => sha256Hex(token)
 export const isAdminEmail = (c: Context<AppEnv>, email: string | undefined) =>
   !!email && c.var.services.config.ADMIN_EMAILS.includes(email.toLowerCase())
 
-const cookieOptions = (c: Context) => ({
+const cookieOptions = (c: Context<AppEnv>) => ({
   httpOnly: true,
   sameSite: 'Lax' as const,
   path: '/',
-  secure: new URL(c.req.url).protocol === 'https:',
+  secure: c.var.services.isHttps(c),
 })
 
 /** Creates a session row (a new one at every sign-in), sets the cookie, and drops the user's expired sessions. */
