@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { parseConfig } from '../lib/config'
 import type { AdapterNames, AppEnv, ServiceProvider, Services } from '../lib/context'
 import type { Db } from '../lib/db/client'
-import { clientIpBehindProxies, trustedProxyMatcher } from '../lib/http/client-ip'
+import { clientIpBehindProxies, requestIsHttps, trustedProxyMatcher } from '../lib/http/client-ip'
 import { MemoryKv } from '../lib/kv/memory'
 import type { Kv, RateLimiter } from '../lib/kv/types'
 import { mailerFor } from '../lib/mail'
@@ -47,6 +47,19 @@ function nodeClientIp(trustProxy: string | undefined) {
     const peer = getConnInfo(c).remote.address ?? 'unknown'
     return trustProxy ? clientIpBehindProxies(peer, c.req.header('x-forwarded-for'), trusted) : peer
   }
+}
+
+/** HTTPS by the URL, or by X-Forwarded-Proto when the socket peer is a `TRUST_PROXY` proxy. */
+function nodeIsHttps(trustProxy: string | undefined) {
+  const trusted = trustedProxyMatcher(trustProxy)
+  const peerTrusted = (c: Context) => {
+    try {
+      return trusted(getConnInfo(c).remote.address ?? '')
+    } catch {
+      return false // no socket (app.request in tests): no proxy either
+    }
+  }
+  return (c: Context) => requestIsHttps(c, () => !!trustProxy && peerTrusted(c))
 }
 
 /**
@@ -97,6 +110,7 @@ export async function createNodeServices(opts: NodeServicesOptions = {}): Promis
     mail: mailerFor(config, () => database.db as Db),
     metrics: nodeMetrics,
     clientIp,
+    isHttps: nodeIsHttps(env.TRUST_PROXY),
   }
   return {
     provider: () => services,

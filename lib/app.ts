@@ -3,6 +3,7 @@ import { bodyLimit } from 'hono/body-limit'
 import { requestId } from 'hono/request-id'
 import { type AppEnv, type ServiceProvider, servicesMiddleware } from './context'
 import { dashboardCors } from './http/cors'
+import { noStoreWhenCredentialed } from './http/no-store'
 import { ApiError, notFound, onError } from './http/errors'
 import { refuseHostileUrl, validationHook } from './http/validation'
 import { type ManagedStores, managedServices } from './services/managed'
@@ -24,7 +25,8 @@ export type Router = ReturnType<typeof createRouter>
 
 /**
  * The stack every function shares, in order: request id, per-request services, CORS for the dashboard
- * origins (with credentials), no NUL in the URL, the 1 MB body limit, and one error shape.
+ * origins (with credentials), no NUL in the URL, `no-store` for credentialed requests, the 1 MB body limit,
+ * and one error shape.
  */
 export function createPlatformApp(provide: ServiceProvider) {
   const app = createRouter()
@@ -32,6 +34,7 @@ export function createPlatformApp(provide: ServiceProvider) {
   app.use('*', servicesMiddleware(provide))
   app.use('*', dashboardCors)
   app.use('*', refuseHostileUrl)
+  app.use('*', noStoreWhenCredentialed)
   app.use('*', (c, next) => (BODYLESS.has(c.req.method) ? next() : limitBody(c, next)))
   app.onError(onError)
   app.notFound(notFound)

@@ -37,6 +37,8 @@ export const configSchema = z.object({
   // secrets and switches
   INTERNAL_API_KEY: z.string().optional(),
   HMAC_SECRET: z.string().optional(),
+  // local development only: with neither HMAC_SECRET nor INTERNAL_API_KEY, take identity headers unsigned
+  ALLOW_UNSIGNED_IDENTITY: bool,
   SESSION_SECRET: z.string().optional(),
   NEXTAUTH_SECRET: z.string().optional(),
   ADMIN_EMAILS: list.transform((l) => l.map((e) => e.toLowerCase())),

@@ -39,6 +39,8 @@ export interface Services {
   readonly mail: Mailer
   metrics(): Promise<RuntimeMetrics>
   clientIp(c: Context): string
+  /** The client used HTTPS (directly, or to a trusted TLS-terminating proxy): cookies get `Secure`. */
+  isHttps(c: Context): boolean
   /** Releases per-request connections once the response is sent. */
   dispose?(): Promise<void>
 }

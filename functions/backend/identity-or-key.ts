@@ -2,7 +2,7 @@ import type { RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { API_KEY_PREFIX, findApiKey } from '../../lib/auth/api-keys'
-import { type Identity, verifyIdentity } from '../../lib/auth/identity'
+import { IDENTITY_SCHEME_DESCRIPTION, IDENTITY_TIMESTAMP_HEADER, type Identity, verifyIdentity } from '../../lib/auth/identity'
 import { bearerToken } from '../../lib/auth/shared-key'
 import type { AppEnv } from '../../lib/context'
 import { ApiError } from '../../lib/http/errors'
@@ -33,21 +33,17 @@ export const identityOrKey = createMiddleware<AppEnv>(async (c, next) => {
 
 /** OpenAPI for routes behind `identityOrKey`: the key is the `apiKey` scheme, the headers are parameters. */
 export const identityOrKeyDocs: Pick<RouteConfig, 'security' | 'parameters'> = {
-  security: [{ apiKey: [] }],
+  security: [{ apiKey: [] }, { identityHeaders: [] }],
   parameters: [
     { name: 'x-user-id', in: 'header', required: false, schema: { type: 'string' }, description: 'Identity from the web tier (default `anonymous`); ignored when a `sk_` key is sent' },
     { name: 'x-user-email', in: 'header', required: false, schema: { type: 'string' } },
     { name: 'x-user-role', in: 'header', required: false, schema: { type: 'string' }, description: 'Default `user`' },
-    {
-      name: 'x-user-signature',
-      in: 'header',
-      required: false,
-      schema: { type: 'string' },
-      description: 'Lower-case hex HMAC-SHA256 of `{userId}:{userEmail}:{userRole}` under `HMAC_SECRET` (fallback `INTERNAL_API_KEY`); required when either is set',
-    },
+    { name: IDENTITY_TIMESTAMP_HEADER, in: 'header', required: false, schema: { type: 'string', pattern: '^[0-9]{1,12}$' }, description: 'Unix seconds when the headers were signed; within 5 minutes of the server clock' },
+    { name: 'x-user-signature', in: 'header', required: false, schema: { type: 'string' }, description: IDENTITY_SCHEME_DESCRIPTION },
   ],
 }
 
 export const IDENTITY_OR_KEY_NOTE =
   'Caller: `Authorization: Bearer sk_...` (a user API key: the key owner, role `user`; used by the install ' +
-  'scripts) or signed identity headers (`x-user-*`, from the web tier). A key wins over headers sent with it.'
+  'scripts) or signed identity headers (`x-user-*` and `x-identity-timestamp`, from the web tier; see the ' +
+  '`identityHeaders` security scheme). A key wins over headers sent with it.'

@@ -1,4 +1,4 @@
-import { createLocalJWKSet, errors, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyOptions } from 'jose'
+import { createLocalJWKSet, decodeProtectedHeader, errors, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyOptions } from 'jose'
 import type { Config } from '../../lib/config'
 import { ApiError } from '../../lib/http/errors'
 import { errorFields, log } from '../../lib/log'
@@ -49,6 +49,20 @@ async function verifyWithKeySet(token: string, url: string, options: JWTVerifyOp
 
 const invalid = () => new ApiError(401, 'Invalid Farcaster token', { code: 'INVALID_TOKEN' })
 
+/**
+ * The JWS header's `alg` must be one we verify with, checked before the key set is fetched: `none`, HS256
+ * or an unknown algorithm is the caller's 401, never a trip to the issuer (nor its 502 when unreachable).
+ */
+function assertAllowedAlgorithm(token: string) {
+  let alg: unknown
+  try {
+    ;({ alg } = decodeProtectedHeader(token))
+  } catch {
+    throw invalid()
+  }
+  if (typeof alg !== 'string' || !ALGORITHMS.includes(alg) || token.split('.').length !== 3) throw invalid()
+}
+
 /** The FID in `sub`: Quick Auth sends a number; a numeric string is accepted too. */
 function fidOf(sub: unknown) {
   const fid = typeof sub === 'number' ? sub : typeof sub === 'string' && /^[1-9]\d{0,15}$/.test(sub) ? Number(sub) : NaN
@@ -56,10 +70,12 @@ function fidOf(sub: unknown) {
 }
 
 /**
- * A Farcaster Quick Auth ID token, verified for real: signature against the issuer's JWKS, `iss`, `aud`,
- * `exp` (required), `iat` (required, not in the future), `sub` a FID. 401 otherwise; 502 when the key set is unreachable.
+ * A Farcaster Quick Auth ID token, verified for real: `alg` first, then the signature against the issuer's
+ * JWKS, `iss`, `aud`, `exp` (required), `iat` (required, not in the future), `sub` a FID. 401 otherwise;
+ * 502 when the key set is unreachable.
  */
 export async function verifyFarcasterToken(config: Config, token: string, requestId?: string): Promise<{ fid: number; claims: JWTPayload }> {
+  assertAllowedAlgorithm(token)
   const url = farcasterJwksUrl(config)
   let claims: JWTPayload
   try {

@@ -18,11 +18,11 @@ export interface PendingSignIn {
 const stateKey = (id: string) => `oauth:google:state:${id}`
 const sign = (secret: string, id: string) => hmacSha256Hex(secret, `google-oauth-state:${id}`)
 
-const cookieOptions = (c: Context) => ({
+const cookieOptions = (c: Context<AppEnv>) => ({
   httpOnly: true,
   sameSite: 'Lax' as const, // sent on the top-level GET back from Google
   path: '/api/auth/google',
-  secure: new URL(c.req.url).protocol === 'https:',
+  secure: c.var.services.isHttps(c),
 })
 
 /** Stores the PKCE verifier and nonce under a random id for 10 minutes; returns `<id>.<hmac(id)>` and sets it as a cookie. */

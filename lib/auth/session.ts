@@ -23,11 +23,11 @@ export const isListedAdminEmail = (c: Context<AppEnv>, email: string | undefined
 export const isAdmin = (c: Context<AppEnv>, user: { email: string; emailVerifiedAt: Date | null }) =>
   !!user.emailVerifiedAt && isListedAdminEmail(c, user.email)
 
-const cookieOptions = (c: Context) => ({
+const cookieOptions = (c: Context<AppEnv>) => ({
   httpOnly: true,
   sameSite: 'Lax' as const,
   path: '/',
-  secure: new URL(c.req.url).protocol === 'https:',
+  secure: c.var.services.isHttps(c),
 })
 
 /** Creates a session row (a new one at every sign-in), sets the cookie, and drops the user's expired sessions. */

@@ -14,6 +14,7 @@ export const CROSS_USER_PURPOSES = {
   invites: 'Verify and redeem invite codes; admin invite lists and admin-made invites',
   riscEvents: "Google RISC events: record them, and end the affected users' sessions and links",
   mailOutbox: 'Write the dev outbox, whoever the mail is for',
+  farcasterRefresh: 'Refresh a Farcaster session token: check that the user it names still exists (no session yet)',
   identityLookup: 'The backend resolves a user named by verified identity headers or the shared key',
   userInvites: "Create a signed-in user's guest invite: the route fixes the audience, so users get no INSERT on invites",
 } as const

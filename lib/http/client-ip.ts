@@ -28,4 +28,17 @@ export function trustedProxyMatcher(setting: string | undefined): (ip: string) =
   }
 }
 
+/**
+ * Whether the client reached us over TLS: the request URL's scheme (Workers see the client's scheme), or,
+ * only when the socket peer is a trusted proxy, an `https` anywhere in its X-Forwarded-Proto list (a
+ * TLS-terminating proxy further out may be followed by one that forwards plain http). Erring towards
+ * `https` only ever adds `Secure` to a cookie, which a client cannot turn against anyone but itself.
+ */
+export function requestIsHttps(c: Context, peerIsTrustedProxy: () => boolean) {
+  if (new URL(c.req.url).protocol === 'https:') return true
+  const proto = c.req.header('x-forwarded-proto')
+  if (!proto || !peerIsTrustedProxy()) return false
+  return proto.split(',').some((p) => p.trim().toLowerCase() === 'https')
+}
+
 export const normalizeIp = (ip: string) => (ip.startsWith('::ffff:') ? ip.slice(7) : ip)

@@ -1,10 +1,12 @@
 import { Scalar } from '@scalar/hono-api-reference'
 import type { Router } from '../app'
+import { IDENTITY_SCHEME_DESCRIPTION } from '../auth/identity'
 
 const securitySchemes = {
   session: { type: 'apiKey', in: 'cookie', name: 'service-session', description: 'Database-backed session cookie' },
   sharedKey: { type: 'http', scheme: 'bearer', description: '`INTERNAL_API_KEY`, compared in constant time' },
   apiKey: { type: 'http', scheme: 'bearer', description: 'A user API key (`sk_...`)' },
+  identityHeaders: { type: 'apiKey', in: 'header', name: 'x-user-signature', description: IDENTITY_SCHEME_DESCRIPTION },
 } as const
 
 /**

@@ -1,13 +1,37 @@
 import type { Kv, LimitResult, LimitRule, RateLimiter } from './types'
 
+/** Fewest writes between two sweeps: small stores are swept rarely, for nothing. */
+export const SWEEP_MIN_WRITES = 256
+
 /**
  * In-process store with the Upstash adapter's semantics (TTL, NX, fixed windows).
  * Used by the local server and unit tests; one instance per process is shared by every family.
+ * Expired entries are dropped when read, and by a sweep once the writes since the last sweep reach half
+ * the store's size (at least SWEEP_MIN_WRITES): every write pays O(1) amortised, no timer keeps the
+ * process alive, and keys never read again (rate-limit windows, nonces) cannot pile up.
  */
 export class MemoryKv implements Kv, RateLimiter {
   private entries = new Map<string, { value: string; expiresAt: number }>()
+  private writesSinceSweep = 0
 
   constructor(private now: () => number = Date.now) {}
+
+  /** Entries held, expired ones not yet swept included (tests watch eviction through it). */
+  get size() {
+    return this.entries.size
+  }
+
+  private write(key: string, value: string, expiresAt: number) {
+    this.entries.set(key, { value, expiresAt })
+    if (++this.writesSinceSweep >= Math.max(SWEEP_MIN_WRITES, this.entries.size / 2)) this.sweep()
+  }
+
+  /** Drops every expired entry now. */
+  sweep() {
+    const now = this.now()
+    for (const [key, e] of this.entries) if (e.expiresAt <= now) this.entries.delete(key)
+    this.writesSinceSweep = 0
+  }
 
   private live(key: string) {
     const e = this.entries.get(key)
@@ -26,7 +50,7 @@ export class MemoryKv implements Kv, RateLimiter {
 
   async set(key: string, value: unknown, opts: { ttlMs?: number; nx?: boolean } = {}) {
     if (opts.nx && this.live(key)) return false
-    this.entries.set(key, { value: JSON.stringify(value), expiresAt: opts.ttlMs ? this.now() + opts.ttlMs : Infinity })
+    this.write(key, JSON.stringify(value), opts.ttlMs ? this.now() + opts.ttlMs : Infinity)
     return true
   }
 
@@ -47,7 +71,7 @@ export class MemoryKv implements Kv, RateLimiter {
     const reset = (bucket + 1) * windowMs
     const e = this.live(key)
     const used = (e ? Number(e.value) : 0) + 1
-    this.entries.set(key, { value: String(used), expiresAt: reset })
+    this.write(key, String(used), reset)
     return { success: used <= rule.limit, limit: rule.limit, remaining: Math.max(0, rule.limit - used), reset }
   }
 }

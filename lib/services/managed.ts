@@ -3,7 +3,7 @@ import { parseConfig, type Config } from '../config'
 import type { AppEnv, ServiceProvider, Services } from '../context'
 import type { Db } from '../db/client'
 import { ApiError } from '../http/errors'
-import { cfClientIp } from '../http/client-ip'
+import { cfClientIp, requestIsHttps } from '../http/client-ip'
 import type { Kv, RateLimiter } from '../kv/types'
 import { mailerFor } from '../mail'
 import type { Mailer } from '../mail/types'
@@ -77,6 +77,8 @@ export function managedServices(stores: ManagedStores): ServiceProvider {
       // workerd exposes no CPU or memory figures; the platform enforces isolate limits itself.
       metrics: async () => ({ cpuPercent: null, memoryPercent: null, uptimeSec: null, runtime: 'workerd' }),
       clientIp: cfClientIp,
+      // Cloudflare terminates TLS and hands the Worker the client's own scheme in the URL.
+      isHttps: (c) => requestIsHttps(c, () => false),
       async dispose() {
         storage?.dispose?.()
         await db?.close()

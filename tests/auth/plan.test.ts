@@ -17,7 +17,7 @@ let brokenDb: App
 
 const routes = () => {
   const r = createRouter()
-  // Identity headers are unsigned here (no secret in this harness): identity.test.ts covers signing.
+  // Identity headers are unsigned here (no secret, ALLOW_UNSIGNED_IDENTITY): identity tests cover signing.
   r.post('/ai/identity', identityHeaders, requirePlanMatch, (c) => c.json({ plan: c.var.plan ?? null }))
   r.post('/ai/session', requireSession, requirePlanMatch, (c) => c.json({ plan: c.var.plan ?? null }))
   r.post('/ai/nobody', requirePlanMatch, (c) => c.json({ plan: c.var.plan ?? null }))
@@ -25,7 +25,7 @@ const routes = () => {
 }
 
 beforeAll(async () => {
-  h = await createHarness()
+  h = await createHarness({ env: { ALLOW_UNSIGNED_IDENTITY: '1' } })
   app = createPlatformApp(() => h.services).route('/', routes())
   noDb = createPlatformApp(managedServices({})).route('/', routes()) // a Worker with no database
   const failing = { select: () => { throw new Error('connection refused') } } as unknown as Db
@@ -102,7 +102,7 @@ describe('plan middleware: headers against the stored record', () => {
 
 describe('plan middleware: without a database the headers alone are used', () => {
   const post = (headers: Record<string, string>) =>
-    noDb.request('/ai/identity', { method: 'POST', headers: { 'x-user-id': 'u-1', ...headers } }, {})
+    noDb.request('/ai/identity', { method: 'POST', headers: { 'x-user-id': 'u-1', ...headers } }, { ALLOW_UNSIGNED_IDENTITY: '1' })
 
   it('any claimed plan is taken as sent (normalized)', async () => {
     await expectBody(await post({ 'x-user-plan': 'network', 'x-subscription-id': 'anything' }), 200, { plan: 'network' })

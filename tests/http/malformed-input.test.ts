@@ -78,7 +78,10 @@ async function headersFor(family: Family, op: Operation, r: Req) {
   if (r.auth === 'identity') {
     const { userId, email, role, signed } = r.identity
     Object.assign(headers, { 'x-user-id': userId, 'x-user-email': email, 'x-user-role': role })
-    headers['x-user-signature'] = signed ? await signIdentity(HMAC, { userId, email, role }).catch(() => 'bad') : 'f'.repeat(64)
+    headers['x-identity-timestamp'] = String(Math.floor(Date.now() / 1000))
+    headers['x-user-signature'] = signed
+      ? await signIdentity(HMAC, { userId, email, role }, Number(headers['x-identity-timestamp'])).catch(() => 'bad')
+      : 'f'.repeat(64)
   }
   return headers
 }

@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import type { AppEnv } from '../../../lib/context'
+import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
@@ -39,7 +40,9 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const data = await readSessionToken(secret, sessionToken)
   if (!data) throw new ApiError(401, 'Invalid session token')
   // A deleted account's token must not live on through refreshes. (`db` is opened only now, when needed.)
-  const [user] = await c.var.services.db.select({ id: users.id }).from(users).where(eq(users.id, data.userId))
+  const [user] = await asService(c.var.services.db, 'farcasterRefresh', (tx) =>
+    tx.select({ id: users.id }).from(users).where(eq(users.id, data.userId)),
+  )
   if (!user) throw new ApiError(401, 'Invalid session token')
   const issued = await issueSessionToken(secret, { fid: data.fid, userId: data.userId })
   return c.json({ sessionToken: issued.sessionToken, expiresAt: issued.expiresAt }, 200)

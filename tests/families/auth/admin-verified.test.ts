@@ -1,7 +1,7 @@
 import { desc, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { requireAdminIdentity } from '../../../lib/auth/admin'
-import { signIdentity } from '../../../lib/auth/identity'
+import { signedIdentityHeaders } from '../../../lib/auth/identity'
 import { createPlatformApp, createRouter } from '../../../lib/app'
 import { installations, mailOutbox, users } from '../../../schema'
 import { insertApiKey } from '../../auth/helpers'
@@ -40,12 +40,7 @@ const registerForBob = (key: string) =>
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'cf-connecting-ip': '198.18.9.9' },
     body: JSON.stringify({ userId: h.users.bob.id, gatewayToken: 'attacker-gateway' }),
   })
-const signedAdmin = async () => ({
-  'x-user-id': attackerId,
-  'x-user-email': ADMIN_EMAIL,
-  'x-user-role': 'user',
-  'x-user-signature': await signIdentity(HMAC, { userId: attackerId, email: ADMIN_EMAIL, role: 'user' }),
-})
+const signedAdmin = () => signedIdentityHeaders(HMAC, { userId: attackerId, email: ADMIN_EMAIL, role: 'user' })
 
 describe('an unverified sign-up with an ADMIN_EMAILS address is no admin', () => {
   it('the web: session and profile say isAdmin false; admin invite list and create are 403 ADMIN_REQUIRED', async () => {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { app as backend } from '../../../functions/backend/app'
 import { createPlatformApp } from '../../../lib/app'
 import { requireAdminIdentity } from '../../../lib/auth/admin'
-import { identityHeaders, signIdentity } from '../../../lib/auth/identity'
+import { identityHeaders, signedIdentityHeaders } from '../../../lib/auth/identity'
 import { requirePlanMatch } from '../../../lib/auth/plan'
 import { requireSharedKey } from '../../../lib/auth/shared-key'
 import { setPlan } from '../../auth/helpers'
@@ -44,13 +44,7 @@ async function expectBody(res: Response, status: number, body: object) {
   expect(res.status).toBe(status)
   expect(await res.json()).toEqual(body)
 }
-const signed = async (who: { userId?: string; email?: string; role?: string }, secret = HMAC) => {
-  const headers: Record<string, string> = { 'x-user-signature': await signIdentity(secret, who) }
-  if (who.userId) headers['x-user-id'] = who.userId
-  if (who.email) headers['x-user-email'] = who.email
-  if (who.role) headers['x-user-role'] = who.role
-  return headers
-}
+const signed = (who: { userId?: string; email?: string; role?: string }, secret = HMAC) => signedIdentityHeaders(secret, who)
 
 describe('backend: shared key over HTTP', () => {
   it('right key 200 behind the /api/* limiter; missing 401; Basic 401; wrong 403', async () => {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { app as backend } from '../../../functions/backend/app'
 import { createPlatformApp } from '../../../lib/app'
 import { generateApiKey } from '../../../lib/auth/api-keys'
-import { signIdentity } from '../../../lib/auth/identity'
+import { signedIdentityHeaders } from '../../../lib/auth/identity'
 import { withUser } from '../../../lib/db/rls'
 import { installations } from '../../../schema'
 import { insertApiKey, withConfig } from '../../auth/helpers'
@@ -31,12 +31,7 @@ afterAll(() => h.close())
 
 let ipCounter = 0
 const freshIp = () => `198.19.${Math.floor(++ipCounter / 250)}.${ipCounter % 250}`
-const signed = async (u: Who, role = 'user', secret = HMAC) => ({
-  'x-user-id': u.id,
-  'x-user-email': u.email,
-  'x-user-role': role,
-  'x-user-signature': await signIdentity(secret, { userId: u.id, email: u.email, role }),
-})
+const signed = (u: Who, role = 'user', secret = HMAC) => signedIdentityHeaders(secret, { userId: u.id, email: u.email, role })
 function call(method: string, path: string, opts: { headers?: Record<string, string>; body?: unknown } = {}, app = h.backend) {
   return app.request(path, {
     method,

@@ -2,7 +2,7 @@ import { and, eq, sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { app as backend } from '../../../functions/backend/app'
 import { createPlatformApp } from '../../../lib/app'
-import { signIdentity } from '../../../lib/auth/identity'
+import { signedIdentityHeaders } from '../../../lib/auth/identity'
 import type { Services } from '../../../lib/context'
 import type { Db } from '../../../lib/db/client'
 import { installations } from '../../../schema'
@@ -22,12 +22,7 @@ afterAll(() => h.close())
 
 let ipCounter = 0
 const freshIp = () => `198.18.${Math.floor(++ipCounter / 250)}.${ipCounter % 250}`
-const signed = async (u: Who, role = 'user') => ({
-  'x-user-id': u.id,
-  'x-user-email': u.email,
-  'x-user-role': role,
-  'x-user-signature': await signIdentity(HMAC, { userId: u.id, email: u.email, role }),
-})
+const signed = (u: Who, role = 'user') => signedIdentityHeaders(HMAC, { userId: u.id, email: u.email, role })
 function call(method: string, path: string, opts: { headers?: Record<string, string>; body?: unknown } = {}, app = h.backend) {
   const raw = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body)
   return app.request(path, {
@@ -207,7 +202,7 @@ describe('backend installations: happy paths', () => {
       expect(doc.paths[path]?.[method], `${method} ${path}`).toBeDefined()
     }
     const register = doc.paths['/api/register-home'].post
-    expect(register.security).toEqual([{ apiKey: [] }])
+    expect(register.security).toEqual([{ apiKey: [] }, { identityHeaders: [] }])
     expect(register.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['x-user-id', 'x-user-signature']))
     expect(Object.keys(register.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '403', '404', '500']))
     expect(doc.paths['/api/registration/token'].get.security).toEqual([{ sharedKey: [] }])

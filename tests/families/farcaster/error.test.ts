@@ -5,7 +5,7 @@ import { createHarness, type Harness } from '../../support/harness'
 import { type Anvil, startAnvil } from '../../support/anvil'
 import {
   BELOW_MIN, call, closedPort, farcasterWith, HOLDER, idToken, NOBODY, type Peers, SERVICE_DOMAIN, signSessionToken,
-  startPeers,
+  proveAddress, startPeers,
 } from './support/peers'
 
 let peers: Peers
@@ -57,7 +57,8 @@ describe('farcaster verify: bad requests', () => {
 describe('farcaster verify: token gate refuses', () => {
   it('a non-holder → 403 TOKEN_GATE with the balance; no user is created', async () => {
     for (const [fid, address, balance] of [[6101, NOBODY, '0'], [6102, BELOW_MIN, '0.999999999999999999']] as const) {
-      const res = await call(h.web, 'POST', VERIFY, { token: await idToken(peers, fid), address })
+      const token = await idToken(peers, fid)
+      const res = await call(h.web, 'POST', VERIFY, { token, address, addressSignature: await proveAddress(h.services.config, address, fid, token) })
       expect(res.status).toBe(403)
       const body = await res.json()
       expect(body).toMatchObject({ error: 'Token holding required', code: 'TOKEN_GATE', tokenGate: { passed: false, balance, minBalance: '1' } })
@@ -76,7 +77,10 @@ describe('farcaster verify: token gate refuses', () => {
 
   it('the chain unreachable → 502 Chain unavailable; no user is created', async () => {
     quiet()
-    const res = await call(farcasterWith(h, { BASE_RPC_URL: rpcDown }), 'POST', VERIFY, { token: await idToken(peers, 6103), address: HOLDER })
+    const token = await idToken(peers, 6103)
+    // An EOA proof is recovered offline, so the balance read is what meets the dead RPC.
+    const addressSignature = await proveAddress(h.services.config, HOLDER, 6103, token)
+    const res = await call(farcasterWith(h, { BASE_RPC_URL: rpcDown }), 'POST', VERIFY, { token, address: HOLDER, addressSignature })
     expect(res.status).toBe(502)
     expect(await res.json()).toEqual({ error: 'Chain unavailable' })
     expect(await userOf(6103)).toBeUndefined()

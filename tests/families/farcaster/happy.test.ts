@@ -6,7 +6,7 @@ import { mailOutbox, sessions, users } from '../../../schema'
 import { createHarness, type Harness } from '../../support/harness'
 import {
   AT_MIN, BELOW_MIN, call, DOMAIN, farcasterWith, HOLDER, idToken, NOBODY, openSessionToken, type Peers,
-  SERVICE_DOMAIN, startPeers,
+  proveAddress, SERVICE_DOMAIN, startPeers,
 } from './support/peers'
 
 let peers: Peers
@@ -133,7 +133,8 @@ describe('farcaster verify: sign-in', () => {
 
 describe('farcaster verify: token gate', () => {
   it('a holder passes: tokenGate {passed, balance, minBalance} in the answer', async () => {
-    const res = await verify({ token: await idToken(peers, 1001), address: HOLDER })
+    const token = await idToken(peers, 1001)
+    const res = await verify({ token, address: HOLDER, addressSignature: await proveAddress(h.services.config, HOLDER, 1001, token) })
     expect(res.status).toBe(200)
     expect((await res.json()).tokenGate).toEqual({
       passed: true,
@@ -145,7 +146,9 @@ describe('farcaster verify: token gate', () => {
   })
 
   it('exactly the minimum passes', async () => {
-    const res = await verify({ token: await idToken(peers, 1002), address: AT_MIN.toUpperCase().replace('0X', '0x') })
+    const token = await idToken(peers, 1002)
+    const address = AT_MIN.toUpperCase().replace('0X', '0x') // any case: the message names it checksummed
+    const res = await verify({ token, address, addressSignature: await proveAddress(h.services.config, address, 1002, token) })
     expect(res.status).toBe(200)
     expect((await res.json()).tokenGate.passed).toBe(true)
   })

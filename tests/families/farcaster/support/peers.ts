@@ -1,6 +1,8 @@
 import net from 'node:net'
 import { OAuth2Server } from 'oauth2-mock-server'
-import { parseUnits, type Address } from 'viem'
+import { parseUnits, type Address, type Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { addressProofMessage } from '../../../../functions/farcaster/address-proof'
 import { app as farcasterApp } from '../../../../functions/farcaster/app'
 import { createPlatformApp } from '../../../../lib/app'
 import type { Config } from '../../../../lib/config'
@@ -13,11 +15,26 @@ export const SERVICE_DOMAIN = 'platform.test'
 export const SESSION_SECRET = 'farcaster-test-secret'
 export const ONE = parseUnits('1', 18)
 
-/** Fixed holders: 5 tokens, exactly the 1-token minimum, one base unit short of it, and none. */
-export const HOLDER = '0x00000000000000000000000000000000000a11ce' as Address
-export const AT_MIN = '0x00000000000000000000000000000000000b0001' as Address
-export const BELOW_MIN = '0x00000000000000000000000000000000000b0002' as Address
-export const NOBODY = '0x00000000000000000000000000000000000dead1' as Address
+/**
+ * Fixed holders with their keys (so a test can prove it holds one): 5 tokens, exactly the 1-token minimum,
+ * one base unit short of it, and none.
+ */
+export const WALLETS = {
+  holder: privateKeyToAccount(`0x${'a1'.repeat(32)}`),
+  atMin: privateKeyToAccount(`0x${'b1'.repeat(32)}`),
+  belowMin: privateKeyToAccount(`0x${'b2'.repeat(32)}`),
+  nobody: privateKeyToAccount(`0x${'d1'.repeat(32)}`),
+}
+export const HOLDER = WALLETS.holder.address
+export const AT_MIN = WALLETS.atMin.address
+export const BELOW_MIN = WALLETS.belowMin.address
+export const NOBODY = WALLETS.nobody.address
+const walletOf = (address: string) => Object.values(WALLETS).find((w) => w.address.toLowerCase() === address.toLowerCase())!
+
+/** `addressSignature` for `address` with this `token`: the wallet signs the family's proof message. */
+export async function proveAddress(config: Config, address: string, fid: number, token: string): Promise<Hex> {
+  return walletOf(address).signMessage({ message: await addressProofMessage(config, { address, fid, token }) })
+}
 
 export interface Peers {
   issuer: OAuth2Server
