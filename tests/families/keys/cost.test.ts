@@ -72,6 +72,29 @@ describe('keys: refusals cost no hash', () => {
   })
 })
 
+describe('keys: the stall, measured as a ratio', () => {
+  const timed = async (fn: () => Promise<unknown>) => {
+    const t0 = performance.now()
+    await fn()
+    return performance.now() - t0
+  }
+
+  it('ten parallel creates refused at the key limit take less than 3x one create that hashes (the old code hashed all ten)', async () => {
+    const hasher = await freshUser()
+    const one: number[] = []
+    for (let i = 0; i < 3; i++) one.push(await timed(async () => expect((await create(hasher, `h${i}`)).status).toBe(201)))
+    const hashOnce = one.sort((a, b) => a - b)[1]
+    const user = await freshUser()
+    await seedKeys(h, user.id, MAX_KEYS_PER_USER)
+    const refused = await timed(async () => {
+      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => create(user, `r${i}`)))
+      expect(results.map((r) => r.status)).toEqual(Array(10).fill(429))
+    })
+    // Ten hashes at cost 10 would make this ratio about 10; cheap refusals keep it well under 1.
+    expect(refused / hashOnce).toBeLessThan(3)
+  })
+})
+
 describe('keys: create is rate limited per user', () => {
   it(`the ${limits.apiKeyCreate.limit + 1}th create within a minute → 429 with RateLimit headers; another user is unaffected`, async () => {
     await freshWindow(limits.apiKeyCreate.windowSec, 20_000)

@@ -152,7 +152,8 @@ describe('keys: database failures → 500', () => {
 
   it('validate when the lookup fails → 500 {error:"Internal server error"}', async () => {
     vi.spyOn(console, 'error').mockImplementation(() => {})
-    const res = await post(appWithBroken('select'), '/api/keys/validate', { apiKey: `sk_${'a'.repeat(64)}` })
+    // the key lookup runs in an asService transaction
+    const res = await post(appWithBroken('transaction'), '/api/keys/validate', { apiKey: `sk_${'a'.repeat(64)}` })
     expect(res.status).toBe(500)
     expect(await res.json()).toEqual({ error: 'Internal server error' })
   })

@@ -160,9 +160,9 @@ describe('users security: forgot-password reveals no account', () => {
     await requestReset(h, carol.email)
     // app_user holds no privilege on either table: even the owner of a token cannot read it
     const app = h.services.db
-    await expect(withUser(app, h.users.bob.id, (tx) => tx.select().from(passwordResets).where(eq(passwordResets.userId, carol.id)))).rejects.toThrow(/permission denied/)
-    await expect(withUser(app, carol.id, (tx) => tx.select().from(passwordResets))).rejects.toThrow(/permission denied/)
-    await expect(withUser(app, carol.id, (tx) => tx.select().from(mailOutbox))).rejects.toThrow(/permission denied/)
+    await expect(withUser(app, h.users.bob.id, (tx) => tx.select().from(passwordResets).where(eq(passwordResets.userId, carol.id)))).rejects.toMatchObject({ cause: { code: '42501' } })
+    await expect(withUser(app, carol.id, (tx) => tx.select().from(passwordResets))).rejects.toMatchObject({ cause: { code: '42501' } })
+    await expect(withUser(app, carol.id, (tx) => tx.select().from(mailOutbox))).rejects.toMatchObject({ cause: { code: '42501' } })
   })
 })
 
