@@ -39,7 +39,8 @@ async function timed(email: string) {
 }
 
 describe('forgot-password: same time for known and unknown emails', () => {
-  it(`median answer for an account is within 1.5x of an unknown email's with a ${PROVIDER_DELAY_MS} ms provider; the mails arrive`, async () => {
+  // 2x: both medians are a few ms on a loaded 2-core CI machine; the leak it guards against was 68x.
+  it(`median answer for an account is within 2x of an unknown email's with a ${PROVIDER_DELAY_MS} ms provider; the mails arrive`, async () => {
     const carol = await freshUser(h)
     await timed(`warm-up-${crypto.randomUUID()}@example.com`) // first-use costs (imports, JIT) out of the sample
     const sentBefore = resend.sent.length
@@ -51,8 +52,8 @@ describe('forgot-password: same time for known and unknown emails', () => {
       unknown.push(await timed(`nobody-${i}-${crypto.randomUUID()}@example.com`))
     }
     const ratio = median(known) / median(unknown)
-    expect(ratio, `known ${median(known).toFixed(1)} ms / unknown ${median(unknown).toFixed(1)} ms`).toBeLessThan(1.5)
-    expect(1 / ratio).toBeLessThan(1.5)
+    expect(ratio, `known ${median(known).toFixed(1)} ms / unknown ${median(unknown).toFixed(1)} ms`).toBeLessThan(2)
+    expect(1 / ratio).toBeLessThan(2)
     // The work still happened, after the answers: one mail per request for the account, none for the others.
     const sent = resend.sent.slice(sentBefore)
     expect(sent).toHaveLength(ROUNDS)
