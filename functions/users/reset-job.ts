@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm'
 import type { Context } from 'hono'
 import type { AppEnv } from '../../lib/context'
-import { randomHex, sha256Hex } from '../../lib/crypto'
+import { newMailToken } from '../../lib/auth/mail-token'
 import { asService } from '../../lib/db/rls'
 import { ApiError } from '../../lib/http/errors'
 import { errorFields, log } from '../../lib/log'
@@ -31,8 +31,7 @@ export async function sendResetMail(c: Context<AppEnv>, email: string): Promise<
   const { db, config, mail } = c.var.services
   // Wallet users' derived addresses have no mailbox behind them.
   if (email.endsWith(`@wallet.${config.serviceDomain}`)) return false
-  const token = randomHex(32)
-  const tokenHash = await sha256Hex(token)
+  const { token, tokenHash } = await newMailToken()
   const user = await asService(db, 'passwordReset', async (tx) => {
     const [found] = await tx.select({ id: users.id, email: users.email }).from(users).where(eq(users.email, email)).limit(1)
     if (found) {

@@ -2,22 +2,13 @@ import { and, eq, gt, isNull, sql } from 'drizzle-orm'
 import type { Context } from 'hono'
 import { emailVerifications, users } from '../../schema'
 import type { AppEnv } from '../context'
-import { randomHex, sha256Hex } from '../crypto'
 import type { Db } from '../db/client'
 import { asService } from '../db/rls'
 import type { MailMessage } from '../mail/types'
+import { newMailToken } from './mail-token'
 import { creditReferral } from './referrals'
 
 export const VERIFY_TTL_HOURS = 24
-
-/** A mailed single-use token: 256 random bits as 64 hex; only its SHA-256 is stored. */
-export async function newMailToken() {
-  const token = randomHex(32)
-  return { token, tokenHash: await sha256Hex(token) }
-}
-
-/** The stored hash of a presented token, or null when it cannot be one we issued (then no query is needed). */
-export const mailTokenHash = (token: string) => (/^[0-9a-f]{64}$/i.test(token) ? sha256Hex(token.toLowerCase()) : null)
 
 /**
  * Stores a new verification token for the user's current address, in the caller's transaction (service role).

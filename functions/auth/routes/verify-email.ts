@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { mailTokenHash, redeemVerification, VERIFY_TTL_HOURS } from '../../../lib/auth/email-verification'
+import { redeemVerification, VERIFY_TTL_HOURS } from '../../../lib/auth/email-verification'
+import { mailTokenHash } from '../../../lib/auth/mail-token'
 import { REFERRAL_CREDITS, REFERRAL_DAILY_CAP } from '../../../lib/auth/referrals'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'

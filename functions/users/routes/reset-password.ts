@@ -3,7 +3,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm'
 import { hashSecret } from '../../../lib/auth/password'
 import type { AppEnv } from '../../../lib/context'
-import { sha256Hex } from '../../../lib/crypto'
+import { mailTokenHash } from '../../../lib/auth/mail-token'
 import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
@@ -55,8 +55,8 @@ const live = (tokenHash: string) => and(eq(passwordResets.tokenHash, tokenHash),
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const body = c.req.valid('json')
   const { db, config } = c.var.services
-  if (!/^[0-9a-f]{64}$/i.test(body.token)) throw invalidToken() // not one we issue: no query, no hash
-  const tokenHash = await sha256Hex(body.token.toLowerCase())
+  const tokenHash = await mailTokenHash(body.token)
+  if (!tokenHash) throw invalidToken() // not one we issue: no query, no hash
   // The cheap refusal before bcrypt: a token that cannot work costs one lookup.
   const [known] = await asService(db, 'passwordReset', (tx) => tx.select({ userId: passwordResets.userId }).from(passwordResets).where(live(tokenHash)))
   if (!known) throw invalidToken()

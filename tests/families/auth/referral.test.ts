@@ -1,6 +1,7 @@
 import { and, eq, isNotNull, sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { createVerificationToken, newMailToken } from '../../../lib/auth/email-verification'
+import { createVerificationToken } from '../../../lib/auth/email-verification'
+import { newMailToken } from '../../../lib/auth/mail-token'
 import { REFERRAL_CREDITS, REFERRAL_DAILY_CAP } from '../../../lib/auth/referrals'
 import type { Db } from '../../../lib/db/client'
 import { emailVerifications, referrals, users } from '../../../schema'
