@@ -1,7 +1,5 @@
 import { and, eq, gt, isNull, sql } from 'drizzle-orm'
-import type { Context } from 'hono'
 import { emailVerifications, users } from '../../schema'
-import type { AppEnv } from '../context'
 import type { Db } from '../db/client'
 import { asService } from '../db/rls'
 import type { MailMessage } from '../mail/types'
@@ -27,20 +25,15 @@ export async function createVerificationToken(tx: Db, user: { id: string; email:
   return token
 }
 
-export const verificationMail = (to: string, link: string): MailMessage => ({
+/** The mail carrying the link `{base_url}/verify-email?token=<token>`. */
+export const verificationMail = (to: string, token: string, baseUrl: string): MailMessage => ({
   to,
   kind: 'email-verification',
   subject: 'Confirm your email address',
   text:
     `Please confirm that this is your email address by opening this link within ${VERIFY_TTL_HOURS} hours ` +
-    `(it works once):\n${link}\n\nIf you did not create an account, ignore this email.`,
+    `(it works once):\n${baseUrl}/verify-email?token=${token}\n\nIf you did not create an account, ignore this email.`,
 })
-
-/** Mails the link `{base_url}/verify-email?token=<token>`. Throws when the mail port refuses it. */
-export async function sendVerificationMail(c: Context<AppEnv>, to: string, token: string) {
-  const { mail, config } = c.var.services
-  await mail.send(verificationMail(to, `${config.baseUrl}/verify-email?token=${token}`))
-}
 
 /**
  * Redeems a token: single use under concurrency (the conditional update claims it), unexpired, and only for the

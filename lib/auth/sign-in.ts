@@ -7,7 +7,8 @@ import { asService } from '../db/rls'
 import { ApiError } from '../http/errors'
 import { newUserValues } from './accounts'
 import { startSession } from './session'
-import { errorFields, log } from '../log'
+import { log } from '../log'
+import { sendNotice } from '../mail/notice'
 
 export type Provider = 'google' | 'wallet' | 'farcaster'
 
@@ -131,7 +132,7 @@ async function linkSubject(tx: Db, userId: string, identity: ProviderIdentity) {
 
 /** Marks the welcome as sent first (one winner under concurrency), then mails it; a mail failure never fails sign-in. */
 export async function sendWelcomeOnce(c: Context<AppEnv>, user: Pick<User, 'id' | 'email' | 'name'>) {
-  const { db, mail, config } = c.var.services
+  const { db, config } = c.var.services
   const [claimed] = await asService(db, 'signIn', (tx) =>
     tx
       .update(users)
@@ -140,15 +141,12 @@ export async function sendWelcomeOnce(c: Context<AppEnv>, user: Pick<User, 'id' 
       .returning({ id: users.id }),
   )
   if (!claimed) return false
-  try {
-    await mail.send({
-      to: user.email,
-      kind: 'welcome',
-      subject: 'Welcome to the platform',
-      text: `Hi ${user.name},\n\nyour account is ready. Your 7-day trial has started: ${config.baseUrl}/dashboard\n`,
-    })
-  } catch (e) {
-    log.error('mail.welcome_failed', { requestId: c.var.requestId, userId: user.id, ...errorFields(e) })
+  const welcome = {
+    to: user.email,
+    kind: 'welcome',
+    subject: 'Welcome to the platform',
+    text: `Hi ${user.name},\n\nyour account is ready. Your 7-day trial has started: ${config.baseUrl}/dashboard\n`,
   }
+  await sendNotice(c, welcome, { userId: user.id })
   return true
 }

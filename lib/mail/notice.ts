@@ -1,17 +1,17 @@
 import type { Context } from 'hono'
 import type { AppEnv } from '../context'
 import type { MailMessage } from './types'
-import { errorFields, log } from '../log'
+import { errorFields, log, type LogFields } from '../log'
 
 /**
- * Sends a security notice (a passkey added, a password reset) without failing the request that caused it:
+ * Sends a mail the request does not depend on (a welcome, a verification link, a security notice) without failing the request that caused it:
  * the change stands either way. The logged error names the kind, never the body (it may hold links).
  */
-export async function sendNotice(c: Context<AppEnv>, msg: MailMessage) {
+export async function sendNotice(c: Context<AppEnv>, msg: MailMessage, fields: LogFields = {}) {
   try {
     await c.var.services.mail.send(msg)
   } catch (e) {
-    log.error('mail.notice_failed', { requestId: c.var.requestId, kind: msg.kind, ...errorFields(e) })
+    log.error('mail.notice_failed', { requestId: c.var.requestId, kind: msg.kind, ...fields, ...errorFields(e) })
   }
 }
 

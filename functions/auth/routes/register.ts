@@ -3,7 +3,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import { isDerivedEmail, isUniqueViolation, newUserValues } from '../../../lib/auth/accounts'
 import { rejectScriptedAgents, verifyTurnstile } from '../../../lib/auth/bot'
-import { createVerificationToken, sendVerificationMail, VERIFY_TTL_HOURS } from '../../../lib/auth/email-verification'
+import { createVerificationToken, verificationMail, VERIFY_TTL_HOURS } from '../../../lib/auth/email-verification'
 import { hashSecret } from '../../../lib/auth/password'
 import { REFERRAL_CREDITS, REFERRAL_DAILY_CAP } from '../../../lib/auth/referrals'
 import type { AppEnv } from '../../../lib/context'
@@ -15,7 +15,7 @@ import { errorResponse } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { inviteTokenField, redeemInvite } from '../../../lib/invites'
 import { referrals, users } from '../../../schema'
-import { errorFields, log } from '../../../lib/log'
+import { sendNotice } from '../../../lib/mail/notice'
 
 export { REFERRAL_CREDITS }
 
@@ -90,12 +90,8 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   }).catch((e: unknown) => {
     throw isUniqueViolation(e) ? new ApiError(409, 'User already exists') : e
   })
-  try {
-    await sendVerificationMail(c, user.email, token)
-  } catch (e) {
-    // The account exists either way; the user can ask for another link (verify-email/resend).
-    log.error('mail.verification_failed', { requestId: c.var.requestId, userId: user.id, ...errorFields(e) })
-  }
+  // The account exists either way; the user can ask for another link (verify-email/resend).
+  await sendNotice(c, verificationMail(user.email, token, c.var.services.config.baseUrl), { userId: user.id })
   return c.json(user, 201)
 }
 

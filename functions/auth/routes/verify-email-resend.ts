@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
-import { createVerificationToken, sendVerificationMail, VERIFY_TTL_HOURS } from '../../../lib/auth/email-verification'
+import { createVerificationToken, verificationMail, VERIFY_TTL_HOURS } from '../../../lib/auth/email-verification'
 import { requireSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
 import { asService } from '../../../lib/db/rls'
@@ -45,7 +45,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     return { email: user.email, token: await createVerificationToken(tx, user) }
   })
   try {
-    await sendVerificationMail(c, issued.email, issued.token)
+    await c.var.services.mail.send(verificationMail(issued.email, issued.token, c.var.services.config.baseUrl))
   } catch (e) {
     log.error('mail.verification_failed', { requestId: c.var.requestId, userId: me.id, ...errorFields(e) })
     throw new ApiError(500, 'Verification email could not be sent')
