@@ -3,6 +3,7 @@ import { assertBaseChain, baseClient } from '../../lib/chain'
 import type { Config } from '../../lib/config'
 import { sha256Hex } from '../../lib/crypto'
 import { ApiError } from '../../lib/http/errors'
+import { errorFields, log } from '../../lib/log'
 import { farcasterDomain } from './id-token'
 
 /**
@@ -42,7 +43,7 @@ export async function assertAddressProof(config: Config, p: { address: string; f
   try {
     await assertBaseChain(client, config.BASE_RPC_URL)
   } catch (e) {
-    console.error(`[${requestId ?? '-'}] farcaster: address proof needs chain 8453: ${e instanceof Error ? e.message.split('\n')[0] : e}`)
+    log.error('farcaster.address_proof_chain_unusable', { requestId, ...errorFields(e) })
     throw new ApiError(502, 'Chain unavailable')
   }
   throw unproven()

@@ -1,6 +1,7 @@
 import { eq, sql } from 'drizzle-orm'
 import type { Context } from 'hono'
 import type { AppEnv } from '../../lib/context'
+import { isDerivedEmail } from '../../lib/auth/accounts'
 import { newMailToken } from '../../lib/auth/mail-token'
 import { asService } from '../../lib/db/rls'
 import { ApiError } from '../../lib/http/errors'
@@ -29,8 +30,8 @@ export const resetMail = (to: string, link: string): MailMessage => ({
  */
 export async function sendResetMail(c: Context<AppEnv>, email: string): Promise<boolean> {
   const { db, config, mail } = c.var.services
-  // Wallet users' derived addresses have no mailbox behind them.
-  if (email.endsWith(`@wallet.${config.serviceDomain}`)) return false
+  // Wallet and Farcaster users' derived addresses have no mailbox behind them.
+  if (isDerivedEmail(config, email)) return false
   const { token, tokenHash } = await newMailToken()
   const user = await asService(db, 'passwordReset', async (tx) => {
     const [found] = await tx.select({ id: users.id, email: users.email }).from(users).where(eq(users.email, email)).limit(1)

@@ -3,6 +3,7 @@ import { users } from '../../schema'
 import type { Config } from '../config'
 import type { Db } from '../db/client'
 import { asService } from '../db/rls'
+import { sqlState } from '../log'
 
 export const TRIAL_DAYS = 7
 const DAY_MS = 24 * 60 * 60 * 1000
@@ -43,9 +44,8 @@ export function isDerivedEmail(config: Pick<Config, 'serviceDomain'>, email: str
   return domain === `wallet.${config.serviceDomain}` || domain === `farcaster.${config.serviceDomain}`
 }
 
-/** Postgres 23505, as the drivers report it (directly or as the cause). */
-export const isUniqueViolation = (e: unknown) =>
-  (e as { code?: string })?.code === '23505' || (e as { cause?: { code?: string } })?.cause?.code === '23505'
+/** Postgres 23505, as the drivers report it (directly or as a cause). */
+export const isUniqueViolation = (e: unknown) => sqlState(e) === '23505'
 
 /**
  * The user's referral code, giving one to an account created before every sign-up got one. Set only where it is

@@ -3,6 +3,7 @@ import { createMiddleware } from 'hono/factory'
 import type { AppEnv } from '../context'
 import { hmacSha256Hex, timingSafeEqual } from '../crypto'
 import { ApiError } from '../http/errors'
+import { log } from '../log'
 
 export type Identity = NonNullable<AppEnv['Variables']['identity']>
 
@@ -78,7 +79,10 @@ export async function verifyIdentity(c: Context<AppEnv>): Promise<Identity> {
     // Checked after the signature, so an unsigned request learns nothing about the server clock.
     if (Math.abs(Date.now() / 1000 - Number(timestamp)) > IDENTITY_TOLERANCE_SEC) throw invalid('Signature expired')
   } else if (!c.var.services.config.ALLOW_UNSIGNED_IDENTITY) {
-    console.error('identity headers refused: set HMAC_SECRET (or INTERNAL_API_KEY); ALLOW_UNSIGNED_IDENTITY=1 is for local development only')
+    log.error('auth.identity_unsigned_refused', {
+      requestId: c.var.requestId,
+      hint: 'set HMAC_SECRET (or INTERNAL_API_KEY); ALLOW_UNSIGNED_IDENTITY=1 is for local development only',
+    })
     throw new ApiError(500, 'Server misconfigured')
   }
   const identity: Identity = { userId: i.userId, email: headers.email || undefined, role: i.role }

@@ -1,9 +1,10 @@
 import { createMiddleware } from 'hono/factory'
+import { SESSION_COOKIE } from '../auth/session'
 import type { AppEnv } from '../context'
 
 // Every way a caller proves who they are: the session cookie, a Bearer key (user key or shared key),
 // the web tier's identity headers.
-const SESSION_COOKIE_RE = /(?:^|;\s*)service-session=/
+const SESSION_COOKIE_RE = new RegExp(`(?:^|;\\s*)${SESSION_COOKIE}=`)
 
 /**
  * `Cache-Control: no-store` on every response to a request that carries credentials, set once here
