@@ -47,13 +47,19 @@ export function pgliteServiceView(client: PGlite): Db {
   return drizzlePglite({ client: view as unknown as PGlite, schema }) as unknown as Db
 }
 
-/** Creates `TEST_ROLE` once per cluster; files open stores concurrently, so a lost race is fine. */
+/** Creates `TEST_ROLE` once per cluster, and makes the owner a member of both logins (see the drop in `close`); files open stores concurrently, so a lost race is fine. */
 async function ensureTestRole(admin: pg.Client) {
   await admin.query(`do $$ begin
     begin create role ${TEST_ROLE} login inherit; exception when duplicate_object or unique_violation then null; end;
     begin grant app_service, app_user to ${TEST_ROLE};
     exception when others then
       if not (pg_has_role('${TEST_ROLE}', 'app_service', 'member') and pg_has_role('${TEST_ROLE}', 'app_user', 'member')) then raise; end if;
+    end;
+    -- DROP DATABASE ... WITH (FORCE) terminates leftover backends, which needs membership in their roles: a
+    -- backend of the app's or the tests' login can outlive its closed WebSocket for a moment.
+    begin execute format('grant ${APP_LOGIN_ROLE}, ${TEST_ROLE} to %I', current_user);
+    exception when others then
+      if not (pg_has_role(current_user, '${APP_LOGIN_ROLE}', 'member') and pg_has_role(current_user, '${TEST_ROLE}', 'member')) then raise; end if;
     end;
   end $$`)
 }
