@@ -1,5 +1,5 @@
-import { build } from 'esbuild'
-import { readdirSync, existsSync } from 'node:fs'
+import { build, type Plugin } from 'esbuild'
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
 
@@ -11,6 +11,50 @@ export function functionEntries(): Array<{ family: string; entry: string }> {
     .filter((d) => d.isDirectory() && existsSync(`${root}/functions/${d.name}/index.ts`))
     .map((d) => ({ family: d.name, entry: `${root}/functions/${d.name}/index.ts` }))
 }
+
+/** Replaces a module a dependency imports (by the specifier it uses, from a file under `within`) with `contents`. */
+function replaceModule(name: string, specifier: RegExp, within: string, contents: string): Plugin {
+  return {
+    name,
+    setup(b) {
+      b.onResolve({ filter: specifier }, (args) => (args.importer.includes(within) ? { path: args.path, namespace: name } : undefined))
+      b.onLoad({ filter: /.*/, namespace: name }, () => ({ contents, resolveDir: root }))
+    },
+  }
+}
+
+/**
+ * What the Workers never run, left out of their bundles (bench/ measures each; every function stays under
+ * 250 KB gzipped):
+ * - zod's `z` namespace re-exports every locale (~38 KB gz) and @hono/zod-openapi passes `z` around as a value,
+ *   so no bundler drops them: the API answers in English, only `en` is kept;
+ * - zod's JSON Schema to zod converter (`z.fromJSONSchema`, ~5 KB gz), which nothing calls, and its opt-in schema
+ *   compiler (`z.compile`, ~6 KB gz), which builds parsers with `new Function`, refused by workerd anyway;
+ * - SimpleWebAuthn's attestation certificate-chain checks (@peculiar/x509, asn1js, CRL fetches: ~28 KB gz).
+ *   Registration asks for attestation `none`, which browsers honour by sending no certificates; an attestation
+ *   that still carries a chain is refused (the stub throws), never trusted unchecked.
+ */
+export const workerBuildPlugins: Plugin[] = [
+  replaceModule('zod-english-only', /^\.\.\/locales\/index\.js$/, '/node_modules/zod/', `export { default as en } from 'zod/v4/locales/en.js'`),
+  replaceModule('zod-without-from-json-schema', /from-json-schema\.js$/, '/node_modules/zod/', `export function fromJSONSchema() { throw new Error('z.fromJSONSchema is not bundled') }`),
+  replaceModule(
+    'zod-without-compile',
+    /^\.\/compile\.js$/,
+    '/node_modules/zod/v4/core/',
+    `const unavailable = () => { throw new Error('z.compile is not bundled: workerd refuses new Function') }
+    export const INVALID = Symbol.for('zod.compile.invalid')
+    export class ZodCompileAsyncError extends Error {}
+    export class ZodCompileUnsupportedError extends Error {}
+    export { unavailable as compile, unavailable as withParser, unavailable as compileFn }`,
+  ),
+  replaceModule(
+    'webauthn-without-certificate-chains',
+    /(^|\/)(validateCertificatePath|isCertRevoked)\.js$/,
+    '/node_modules/@simplewebauthn/server/',
+    `const refuse = () => Promise.reject(new Error('attestation certificate chains are refused: attestation none is requested'))
+    export { refuse as validateCertificatePath, refuse as isCertRevoked }`,
+  ),
+]
 
 /**
  * Bundles one function the way Wrangler does for workerd: ESM, browser/worker conditions, no Node
@@ -29,7 +73,20 @@ export async function bundleFunction(entry: string, opts: { minify?: boolean } =
     minify: opts.minify ?? false,
     logLevel: 'silent',
     legalComments: 'none',
+    plugins: workerBuildPlugins,
   })
   const code = result.outputFiles[0].text
   return { code, bytes: Buffer.byteLength(code), gzipBytes: gzipSync(code).byteLength }
+}
+
+/** `npm run build` (wrangler's build step): every function, or the named ones, into dist/<family>.js. */
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const wanted = process.argv.slice(2)
+  mkdirSync(`${root}/dist`, { recursive: true })
+  for (const { family, entry } of functionEntries()) {
+    if (wanted.length && !wanted.includes(family)) continue
+    const { code, gzipBytes } = await bundleFunction(entry, { minify: true })
+    writeFileSync(`${root}/dist/${family}.js`, code)
+    console.log(`dist/${family}.js ${(gzipBytes / 1024).toFixed(1)} KB gz`)
+  }
 }

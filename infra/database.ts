@@ -8,6 +8,10 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import type { Db } from '../lib/db/client'
 import * as schema from '../schema'
+import { APP_ROLE, type Reader, SERVICE_ROLE, type Statements, statementList } from '../lib/db/rls'
+import { errorFields, log } from '../lib/log'
+import { is } from 'drizzle-orm'
+import { PgSelectBase } from 'drizzle-orm/pg-core'
 
 export const migrationsFolder = fileURLToPath(new URL('../drizzle', import.meta.url))
 
@@ -19,6 +23,8 @@ export const APP_LOGIN_ROLE = 'app_api'
 
 export interface NodeDatabase {
   db: Db
+  /** Defaults to `transactionReader(db)`; the integration stores read through Neon's HTTP endpoint. */
+  reader?: Reader
   adapter: 'pglite' | 'postgres'
   close(): Promise<void>
 }
@@ -40,7 +46,7 @@ export async function openPglite(dataDir?: string): Promise<PgliteDatabase> {
   const db = drizzlePglite({ client, schema })
   await migratePglite(db, { migrationsFolder })
   await client.exec(`set session authorization ${APP_LOGIN_ROLE}`)
-  return { db: db as unknown as Db, adapter: 'pglite', client, close: () => client.close() }
+  return { db: db as unknown as Db, reader: pgliteReader(client), adapter: 'pglite', client, close: () => client.close() }
 }
 
 /** Applies drizzle/ to the database at `url`, connected as the role in it (the tables' owner). */
@@ -60,6 +66,77 @@ export async function migratePostgres(url: string): Promise<void> {
 export async function openPostgres(url: string, opts: { migrate?: boolean; migrationUrl?: string } = {}): Promise<NodeDatabase> {
   if (opts.migrate !== false) await migratePostgres(opts.migrationUrl ?? url)
   const pool = new pg.Pool({ connectionString: url, max: 10 })
+  // An idle connection the server ends (restart, failover, a dropped database) is reported here; without a
+  // listener node-postgres would throw it out of the process. The pool replaces it on the next checkout.
+  pool.on('error', (e) => log.warn('db.idle_connection_lost', errorFields(e)))
   const db = drizzlePg({ client: pool, schema })
-  return { db: db as unknown as Db, adapter: 'postgres', close: () => pool.end() }
+  return { db: db as unknown as Db, reader: pgReader(pool), adapter: 'postgres', close: () => pool.end() }
+}
+
+// Ids are inlined into the settings query (a simple query takes no parameters): only this shape is accepted.
+const SAFE_ID = /^[0-9A-Za-z_-]{1,128}$/
+
+/** The row-isolation settings as one simple query, the id inlined (checked against `SAFE_ID`). */
+const userSettingsQuery = (userId: string) => {
+  if (!SAFE_ID.test(userId)) throw new Error('unexpected user id shape')
+  return `select set_config('app.user_id', '${userId}', true), set_config('role', '${APP_ROLE}', true)`
+}
+const serviceSettingsQuery = `select set_config('role', '${SERVICE_ROLE}', true)`
+
+/**
+ * PGlite's `Reader`: one transaction whose settings go through the simple-query path, which PGlite runs several
+ * times faster than a parameterised query (measured: 0.05 ms against 0.34 ms for `select 1`).
+ */
+export function pgliteReader(client: PGlite): Reader {
+  const run = <T>(settings: string, build: (db: Db) => Statements<T>) =>
+    client.transaction(async (tx) => {
+      await tx.exec(settings)
+      let last: unknown
+      for (const statement of statementList(build(drizzlePglite({ client: tx as unknown as PGlite, schema }) as unknown as Db))) last = await statement
+      return last as T
+    })
+  return {
+    asUser: async (userId, build) => run(userSettingsQuery(userId), build),
+    asService: async (_purpose, build) => run(serviceSettingsQuery, build),
+  }
+}
+
+/**
+ * node-postgres cannot pipeline, so a `Reader` here sends BEGIN and the row-isolation settings as one simple
+ * query, then the statements, then COMMIT. When every statement is a select, the answer is returned before the
+ * COMMIT, which finishes before the connection goes back to the pool: two round trips on the request's path.
+ */
+export function pgReader(pool: pg.Pool): Reader {
+  async function run<T>(settings: string, build: (db: Db) => Statements<T>): Promise<T> {
+    const client = await pool.connect()
+    let finished = false
+    const finish = async (sql: 'commit' | 'rollback') => {
+      finished = true
+      try {
+        await client.query(sql)
+        client.release()
+      } catch (e) {
+        client.release(e as Error) // a broken connection is dropped, not reused
+        if (sql === 'commit') throw e
+      }
+    }
+    try {
+      const statements = statementList(build(drizzlePg({ client, schema }) as unknown as Db))
+      const readOnly = statements.every((st) => is(st, PgSelectBase))
+      await client.query(`begin${readOnly ? ' read only' : ''}; ${settings}`)
+      let last: unknown
+      for (const statement of statements) last = await statement
+      const committed = finish('commit')
+      if (!readOnly) await committed
+      else committed.catch((e) => log.error('db.read_commit_failed', errorFields(e)))
+      return last as T
+    } catch (e) {
+      if (!finished) await finish('rollback')
+      throw e
+    }
+  }
+  return {
+    asUser: async (userId, build) => run(userSettingsQuery(userId), build),
+    asService: async (_purpose, build) => run(serviceSettingsQuery, build),
+  }
 }

@@ -2,6 +2,7 @@ import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context } from 'hono'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
+import { SessionCache } from '../lib/auth/session-cache'
 import { parseConfig } from '../lib/config'
 import type { AdapterNames, AppEnv, ServiceProvider, Services } from '../lib/context'
 import type { Db } from '../lib/db/client'
@@ -19,6 +20,7 @@ import { openPglite, openPostgres, type NodeDatabase } from './database'
 import { LocalQueue } from './local-queue'
 import { LocalStorage } from './local-storage'
 import { nodeMetrics } from './metrics'
+import { transactionReader } from '../lib/db/rls'
 
 export interface NodeServicesOptions {
   env?: Record<string, string | undefined>
@@ -102,12 +104,14 @@ export async function createNodeServices(opts: NodeServicesOptions = {}): Promis
     config,
     adapters,
     db: database.db as Db,
+    reader: database.reader ?? transactionReader(database.db as Db),
     kv,
     limiter: kv,
     queue,
     queueVerifier,
     storage,
     mail: mailerFor(config, () => database.db as Db),
+    sessionCache: new SessionCache(),
     metrics: nodeMetrics,
     clientIp,
     isHttps: nodeIsHttps(env.TRUST_PROXY),

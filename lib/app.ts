@@ -5,6 +5,7 @@ import { type AppEnv, type ServiceProvider, servicesMiddleware } from './context
 import { dashboardCors } from './http/cors'
 import { noStoreWhenCredentialed } from './http/no-store'
 import { ApiError, notFound, onError } from './http/errors'
+import { methodNotAllowedOr } from './http/methods'
 import { refuseHostileUrl, validationHook } from './http/validation'
 import { type ManagedStores, managedServices } from './services/managed'
 
@@ -13,14 +14,15 @@ export const MAX_BODY_BYTES = 1024 * 1024
 const limitBody = bodyLimit({
   maxSize: MAX_BODY_BYTES,
   onError: () => {
-    throw new ApiError(413, 'Payload too large')
+    throw new ApiError(413, 'Payload too large', { code: 'PAYLOAD_TOO_LARGE' })
   },
 })
 // Touching a GET's body makes @hono/node-server build a full Request: half the throughput (bench/).
 const BODYLESS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /** A family's routes: mounted by its own Worker entry and by the local server alike. */
-export const createRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+// strict: false: `/api/keys/` is `/api/keys` (one route, no redirect), as the OpenAPI description says.
+export const createRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: validationHook, strict: false })
 export type Router = ReturnType<typeof createRouter>
 
 /**
@@ -37,7 +39,7 @@ export function createPlatformApp(provide: ServiceProvider) {
   app.use('*', noStoreWhenCredentialed)
   app.use('*', (c, next) => (BODYLESS.has(c.req.method) ? next() : limitBody(c, next)))
   app.onError(onError)
-  app.notFound(notFound)
+  app.notFound(methodNotAllowedOr(notFound, () => app.routes))
   return app
 }
 

@@ -1,6 +1,7 @@
 import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import type { PlanName } from './billing/plans'
+import type { SessionCache } from './auth/session-cache'
 import type { Config } from './config'
 import type { Db } from './db/client'
 import type { Kv, RateLimiter } from './kv/types'
@@ -8,6 +9,7 @@ import type { Mailer } from './mail/types'
 import type { Queue, QueueVerifier } from './queue/types'
 import type { Storage } from './storage/types'
 import { errorFields, log } from './log'
+import type { Reader } from './db/rls'
 
 export interface RuntimeMetrics {
   /** Percentages 0-100; null where the runtime does not expose them (workerd). */
@@ -30,6 +32,8 @@ export interface Services {
   config: Config
   adapters: AdapterNames
   readonly db: Db
+  /** Single-statement reads in the fewest round trips the driver allows (lib/db/rls.ts `Reader`). */
+  readonly reader: Reader
   readonly kv: Kv
   readonly limiter: RateLimiter
   readonly queue: Queue
@@ -37,6 +41,8 @@ export interface Services {
   readonly storage: Storage
   /** Resend when `RESEND_API_KEY` is set, else the `mail_outbox` table. */
   readonly mail: Mailer
+  /** Sessions this isolate has looked up (lib/auth/session-cache.ts): one per process or isolate, not per request. */
+  readonly sessionCache: SessionCache
   metrics(): Promise<RuntimeMetrics>
   clientIp(c: Context): string
   /** The client used HTTPS (directly, or to a trusted TLS-terminating proxy): cookies get `Secure`. */

@@ -1,6 +1,6 @@
 import { createRouter } from '../../lib/app'
 import { limits } from '../../lib/http/limits'
-import { serveOpenApi } from '../../lib/http/openapi-docs'
+import { openApiDocument, serveDocument } from '../../lib/http/openapi-docs'
 import { rateLimit } from '../../lib/http/rate-limit'
 import * as health from './routes/health'
 import * as heartbeat from './routes/heartbeat'
@@ -26,4 +26,5 @@ routes.openapi(registrationToken.route, registrationToken.handler)
 routes.openapi(heartbeat.route, heartbeat.handler)
 
 /** The backend API: its own listener locally, its own Worker deployed; documents itself at /openapi.json. */
-export const app = serveOpenApi(createRouter(), routes, { title: 'Platform backend API', docPath: '/openapi.json' }).route('/', routes)
+const title = 'Platform backend API'
+export const app = serveDocument(createRouter(), () => openApiDocument(routes, title), { title, docPath: '/openapi.json' }).route('/', routes)

@@ -53,4 +53,4 @@ export async function deviceLists(tx: Db, userId: string) {
 }
 
 // Someone else's device answers exactly like an unknown one, so ids reveal nothing.
-export const deviceNotFound = () => new ApiError(404, 'Device not found')
+export const deviceNotFound = () => new ApiError(404, 'Device not found', { code: 'NOT_FOUND' })

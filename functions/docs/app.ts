@@ -1,13 +1,15 @@
 import { createRouter } from '../../lib/app'
-import { serveOpenApi } from '../../lib/http/openapi-docs'
-import { webFamilies } from '../web'
+import { type OpenApiDocument, serveDocument } from '../../lib/http/openapi-docs'
+import generated from './openapi.generated.json'
 
-const documented = createRouter()
-for (const family of Object.values(webFamilies)) documented.route('/', family)
+export const WEB_API_TITLE = 'Platform web API'
 
-/** `/api/openapi.json` and `/api/docs` for the whole web API. */
-export const app = serveOpenApi(createRouter(), documented, {
-  title: 'Platform web API',
+/**
+ * `/api/openapi.json` and `/api/docs` for the whole web API. The document is generated at build time
+ * (`npm run gen:openapi`, checked by tests/docs/openapi-generated.test.ts), so this function bundles no family.
+ */
+export const app = serveDocument(createRouter(), generated as unknown as OpenApiDocument, {
+  title: WEB_API_TITLE,
   docPath: '/api/openapi.json',
   pagePath: '/api/docs',
 })

@@ -5,6 +5,7 @@ import { sha256Hex } from '../../lib/crypto'
 import { ApiError } from '../../lib/http/errors'
 import { errorFields, log } from '../../lib/log'
 import { farcasterDomain } from './id-token'
+import { verifyMessage } from 'viem/actions'
 
 /**
  * The text the wallet signs (EIP-191 `personal_sign`) to prove it holds `address` for this sign-in. It
@@ -37,14 +38,14 @@ export async function assertAddressProof(config: Config, p: { address: string; f
   const message = await addressProofMessage(config, p)
   const address = getAddress(p.address.toLowerCase())
   const client = baseClient(config)
-  const valid = await client.verifyMessage({ address, message, signature: p.signature, mode: 'eoa' }).catch(() => false)
+  const valid = await verifyMessage(client, { address, message, signature: p.signature, mode: 'eoa' }).catch(() => false)
   if (valid) return
   // viem reports an unreachable (or wrong) RPC as an invalid signature: tell the two apart before a 403.
   try {
     await assertBaseChain(client, config.BASE_RPC_URL)
   } catch (e) {
     log.error('farcaster.address_proof_chain_unusable', { requestId, ...errorFields(e) })
-    throw new ApiError(502, 'Chain unavailable')
+    throw new ApiError(502, 'Chain unavailable', { code: 'CHAIN_UNAVAILABLE' })
   }
   throw unproven()
 }

@@ -89,7 +89,7 @@ export async function verifyFarcasterToken(config: Config, token: string, reques
   } catch (e) {
     if (e instanceof errors.JOSEError && !ISSUER_FAULTS.has(e.code)) throw invalid()
     log.error('farcaster.key_set_unavailable', { requestId, ...errorFields(e) })
-    throw new ApiError(502, 'Farcaster issuer unavailable')
+    throw new ApiError(502, 'Farcaster issuer unavailable', { code: 'PROVIDER_UNAVAILABLE' })
   }
   if ((claims.iat as number) > Date.now() / 1000 + CLOCK_TOLERANCE_SEC) throw invalid()
   const fid = fidOf(claims.sub)

@@ -3,6 +3,7 @@ import type { Config } from '../../lib/config'
 import { ApiError } from '../../lib/http/errors'
 import { assertBaseChain, BASE_CHAIN_ID, baseClient, publicRpcEndpoint } from '../../lib/chain'
 import { errorFields, log } from '../../lib/log'
+import { readContract } from 'viem/actions'
 
 export const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/
 // TOKEN_GATE_MIN_BALANCE is in token units (e.g. "1" or "0.5"), scaled by the token's decimals().
@@ -25,7 +26,7 @@ export function gateSettings(config: Config): GateSettings | null {
   const minBalance = config.TOKEN_GATE_MIN_BALANCE.trim()
   if (!isAddress(contract, { strict: false }) || !DECIMAL_RE.test(minBalance)) {
     log.error('farcaster.token_gate_misconfigured', { note: 'TOKEN_GATE_CONTRACT must be an address and TOKEN_GATE_MIN_BALANCE a decimal number' })
-    throw new ApiError(503, 'Token gating not configured')
+    throw new ApiError(503, 'Token gating not configured', { code: 'NOT_CONFIGURED' })
   }
   const rpcUrl = config.BASE_RPC_URL
   return { contractAddress: getAddress(contract), minBalance, rpcUrl, rpcEndpoint: publicRpcEndpoint(rpcUrl) }
@@ -33,7 +34,7 @@ export function gateSettings(config: Config): GateSettings | null {
 
 export function requireGate(config: Config) {
   const gate = gateSettings(config)
-  if (!gate) throw new ApiError(503, 'Token gating not configured')
+  if (!gate) throw new ApiError(503, 'Token gating not configured', { code: 'NOT_CONFIGURED' })
   return gate
 }
 
@@ -59,12 +60,12 @@ export async function checkHolding(gate: GateSettings, address: string, requestI
     await assertBaseChain(client, gate.rpcUrl)
     const token = { address: gate.contractAddress, abi: erc20Abi } as const
     ;[raw, decimals] = await Promise.all([
-      client.readContract({ ...token, functionName: 'balanceOf', args: [holder] }),
-      client.readContract({ ...token, functionName: 'decimals' }),
+      readContract(client, { ...token, functionName: 'balanceOf', args: [holder] }),
+      readContract(client, { ...token, functionName: 'decimals' }),
     ])
   } catch (e) {
     log.error('farcaster.token_gate_chain_read_failed', { requestId, ...errorFields(e) })
-    throw new ApiError(502, 'Chain unavailable')
+    throw new ApiError(502, 'Chain unavailable', { code: 'CHAIN_UNAVAILABLE' })
   }
   const min = parseUnits(gate.minBalance, decimals)
   return {

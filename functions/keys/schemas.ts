@@ -24,4 +24,4 @@ export const toItem = (k: Pick<ApiKey, 'id' | 'name' | 'prefix' | 'createdAt' | 
 export const KeyIdParams = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, description: 'The key id' }) })
 
 // Someone else's key answers exactly like an unknown one, so ids reveal nothing.
-export const keyNotFound = () => new ApiError(404, 'API key not found')
+export const keyNotFound = () => new ApiError(404, 'API key not found', { code: 'NOT_FOUND' })

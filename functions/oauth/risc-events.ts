@@ -96,23 +96,25 @@ export async function processSecurityEvent(db: Db, jti: string, issuer: string) 
       .where(and(eq(securityEvents.jti, jti), isNull(securityEvents.processedAt)))
       .returning(),
   )
-  if (!event) return { processed: false as const }
+  if (!event) return { processed: false as const, users: [] as string[] }
   try {
     // The actions and their outcome commit together: a failure leaves no half-applied event behind.
     const outcome = await asService(db, 'riscEvents', async (tx) => {
       const events = ((event.payload as { events?: Record<string, EventBody> }).events ?? {}) as Record<string, EventBody>
       const outcomes: string[] = []
       let userId: string | null = null
+      const touched = new Set<string>()
       for (const [type, body] of Object.entries(events)) {
         const target = await findTarget(tx, body?.subject, issuer)
         userId ??= target.userIds[0] ?? null
+        for (const id of target.userIds) touched.add(id)
         outcomes.push(await apply(tx, type, body ?? {}, target))
       }
       const outcome = outcomes.join('; ') || 'no events'
       await tx.update(securityEvents).set({ outcome, userId }).where(eq(securityEvents.jti, jti))
-      return outcome
+      return { outcome, users: [...touched] }
     })
-    return { processed: true as const, outcome }
+    return { processed: true as const, ...outcome }
   } catch (e) {
     await asService(db, 'riscEvents', (tx) => tx.update(securityEvents).set({ processedAt: null }).where(eq(securityEvents.jti, jti)))
     throw e

@@ -2,6 +2,7 @@ import { oneLine } from '../../lib/mail/notice'
 import type { MailMessage } from '../../lib/mail/types'
 
 export interface ResetOutcome {
+  userId: string
   email: string
   passkeysRemoved: string[]
   /** Kept when the email was verified before the reset; revoked (the pre-hijack case) otherwise. */

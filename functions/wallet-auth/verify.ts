@@ -3,10 +3,12 @@ import { isAddressEqual, verifyMessage, type Hex } from 'viem'
 import { parseSiweMessage, validateSiweMessage } from 'viem/siwe'
 import { BASE_CHAIN_ID, baseClient, TEMPO_CHAIN_ID } from '../../lib/chain'
 import type { AppEnv } from '../../lib/context'
+import type { ErrorCode } from '../../lib/http/error-codes'
 import { ApiError } from '../../lib/http/errors'
 import { consumeNonce } from './nonce'
 import { parseTempoMessage } from './tempo-message'
 import { errorFields, log } from '../../lib/log'
+import { getChainId, verifyMessage as verifyMessageWith } from 'viem/actions'
 
 export interface WalletClaim {
   address: Hex
@@ -19,7 +21,7 @@ export const CLOCK_SKEW_MS = 60 * 1000
 /** A Tempo message carries no expiration of its own: it is good for as long as its nonce. */
 export const TEMPO_MAX_AGE_MS = 10 * 60 * 1000
 
-const refuse = (error: string, code: string) => new ApiError(401, error, { code })
+const refuse = (error: string, code: ErrorCode) => new ApiError(401, error, { code })
 const malformed = () => new ApiError(400, 'Malformed sign-in message', { code: 'MESSAGE_MALFORMED' })
 
 async function spendNonce(c: Context<AppEnv>, nonce: string) {
@@ -65,10 +67,10 @@ export async function verifyBase(c: Context<AppEnv>, claim: WalletClaim) {
 
   const client = baseClient(config)
   const { address: claimed, message, signature } = claim
-  const valid = await client.verifyMessage({ address: claimed, message, signature, mode: 'eoa' }).catch(() => false)
+  const valid = await verifyMessageWith(client, { address: claimed, message, signature, mode: 'eoa' }).catch(() => false)
   if (valid) return
   // viem reports an unreachable (or wrong) RPC as an invalid signature: tell the two apart before a 401.
-  const chain = await client.getChainId().catch((e: unknown) => e)
+  const chain = await getChainId(client).catch((e: unknown) => e)
   if (chain !== BASE_CHAIN_ID) {
     log.error('wallet.base_rpc_unusable', { requestId: c.var.requestId, ...(chain instanceof Error ? errorFields(chain) : { chainId: String(chain) }) })
     throw new ApiError(503, 'Signature verification unavailable', { code: 'CHAIN_UNAVAILABLE' })

@@ -38,7 +38,8 @@ export const verificationMail = (to: string, token: string, baseUrl: string): Ma
 /**
  * Redeems a token: single use under concurrency (the conditional update claims it), unexpired, and only for the
  * address it was sent to (after an email change it proves nothing). Marks the email verified, voids the user's
- * other tokens and credits the referral the verification completes, all in one transaction. False when refused.
+ * other tokens and credits the referral the verification completes, all in one transaction. False when refused,
+ * else the verified user.
  */
 export async function redeemVerification(db: Db, tokenHash: string) {
   return asService(db, 'emailVerification', async (tx) => {
@@ -56,6 +57,6 @@ export async function redeemVerification(db: Db, tokenHash: string) {
     if (!user) return false
     await tx.delete(emailVerifications).where(and(eq(emailVerifications.userId, user.id), isNull(emailVerifications.usedAt)))
     await creditReferral(tx, user.id)
-    return true
+    return { userId: user.id }
   })
 }

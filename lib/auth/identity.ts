@@ -83,7 +83,7 @@ export async function verifyIdentity(c: Context<AppEnv>): Promise<Identity> {
       requestId: c.var.requestId,
       hint: 'set HMAC_SECRET (or INTERNAL_API_KEY); ALLOW_UNSIGNED_IDENTITY=1 is for local development only',
     })
-    throw new ApiError(500, 'Server misconfigured')
+    throw new ApiError(500, 'Server misconfigured', { code: 'MISCONFIGURED' })
   }
   const identity: Identity = { userId: i.userId, email: headers.email || undefined, role: i.role }
   c.set('identity', identity)

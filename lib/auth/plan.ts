@@ -32,7 +32,7 @@ function optionalDb(c: Context<AppEnv>): Db | null {
  */
 export const requirePlanMatch = createMiddleware<AppEnv>(async (c, next) => {
   const userId = c.var.identity?.userId ?? c.var.user?.id
-  if (!userId) throw new ApiError(401, 'Unauthorized')
+  if (!userId) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
   const claimedPlan = c.req.header('x-user-plan')
   const claimedSubscription = c.req.header('x-subscription-id')
   if (isFree(claimedPlan)) throw planRequired()

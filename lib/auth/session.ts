@@ -5,8 +5,8 @@ import { createMiddleware } from 'hono/factory'
 import { sessions, users } from '../../schema'
 import type { AppEnv, SessionUser } from '../context'
 import { randomHex, sha256Hex } from '../crypto'
-import { asService } from '../db/rls'
 import { ApiError } from '../http/errors'
+import { type CachedUser, expireCachedSessions, readStamp } from './session-cache'
 
 export const SESSION_COOKIE = 'service-session'
 export const SESSION_TTL_MS = 30 * 24 * 60 * 60 * 1000
@@ -32,39 +32,57 @@ const cookieOptions = (c: Context<AppEnv>) => ({
 
 /** Creates a session row (a new one at every sign-in), sets the cookie, and drops the user's expired sessions. */
 export async function startSession(c: Context<AppEnv>, userId: string) {
-  const { db, clientIp } = c.var.services
+  const { reader, clientIp } = c.var.services
   const token = newSessionToken()
   const expiresAt = new Date(Date.now() + SESSION_TTL_MS)
   const tokenHash = await hashSessionToken(token)
-  await asService(db, 'sessionLifecycle', async (tx) => {
-    await tx.delete(sessions).where(and(eq(sessions.userId, userId), lt(sessions.expiresAt, new Date())))
-    await tx.insert(sessions).values({ tokenHash, userId, expiresAt, ip: clientIp(c), userAgent: c.req.header('user-agent')?.slice(0, 512) })
-  })
+  await reader.asService('sessionLifecycle', (db) => [
+    db.delete(sessions).where(and(eq(sessions.userId, userId), lt(sessions.expiresAt, new Date()))),
+    db.insert(sessions).values({ tokenHash, userId, expiresAt, ip: clientIp(c), userAgent: c.req.header('user-agent')?.slice(0, 512) }),
+  ])
   setCookie(c, SESSION_COOKIE, token, { ...cookieOptions(c), maxAge: SESSION_TTL_MS / 1000, expires: expiresAt })
   return { expiresAt }
 }
 
-/** Deletes the presented session (if any) and clears the cookie. */
+/** Deletes the presented session (if any), makes the user's cached sessions stale, and clears the cookie. */
 export async function endSession(c: Context<AppEnv>) {
   const token = getCookie(c, SESSION_COOKIE)
   if (token && token.length <= 256) {
     const tokenHash = await hashSessionToken(token)
-    await asService(c.var.services.db, 'sessionLifecycle', (tx) => tx.delete(sessions).where(eq(sessions.tokenHash, tokenHash)))
+    const { services } = c.var
+    const [ended] = await services.reader.asService('sessionLifecycle', (db) =>
+      db.delete(sessions).where(eq(sessions.tokenHash, tokenHash)).returning({ userId: sessions.userId }),
+    )
+    services.sessionCache.forget(token)
+    if (ended) await expireCachedSessions(services, ended.userId)
   }
   deleteCookie(c, SESSION_COOKIE, cookieOptions(c))
 }
 
-/** The signed-in user from the session cookie, or null when absent, unknown or expired (expired rows are removed). */
-export async function readSession(c: Context<AppEnv>): Promise<(SessionUser & { expiresAt: Date }) | null> {
-  const cached = c.get('user') as (SessionUser & { expiresAt: Date }) | undefined
+/**
+ * The signed-in user from the session cookie, or null when absent, unknown or expired (expired rows are
+ * removed). A session this isolate has seen costs one kv read (its user's revocation stamp) and no query.
+ */
+export async function readSession(c: Context<AppEnv>): Promise<CachedUser | null> {
+  const cached = c.get('user') as CachedUser | undefined
   if (cached) return cached
   const token = getCookie(c, SESSION_COOKIE)
   if (!token || token.length > 256) return null
-  const { db } = c.var.services
+  const { services } = c.var
+  const hit = services.sessionCache.fresh(token)
+  if (hit) {
+    const stamp = await readStamp(services, hit.user.id)
+    if (stamp === null || (stamp !== undefined && hit.validatedAt > stamp)) {
+      c.set('user', hit.user)
+      return hit.user
+    }
+    services.sessionCache.forget(token)
+  }
   const tokenHash = await hashSessionToken(token)
+  const validatedAt = Date.now() // before the lookup: a revocation stamped after this makes the entry stale
   // One query: the session with its user and whether that user's email is verified (admin needs it).
-  const [row] = await asService(db, 'sessionLookup', (tx) =>
-    tx
+  const [row] = await services.reader.asService('sessionLookup', (db) =>
+    db
       .select({ id: users.id, email: users.email, name: users.name, emailVerifiedAt: users.emailVerifiedAt, expiresAt: sessions.expiresAt })
       .from(sessions)
       .innerJoin(users, eq(users.id, sessions.userId))
@@ -73,11 +91,12 @@ export async function readSession(c: Context<AppEnv>): Promise<(SessionUser & { 
   )
   if (!row) return null
   if (row.expiresAt <= new Date()) {
-    await asService(db, 'sessionLifecycle', (tx) => tx.delete(sessions).where(eq(sessions.tokenHash, tokenHash)))
+    await services.reader.asService('sessionLifecycle', (db) => db.delete(sessions).where(eq(sessions.tokenHash, tokenHash)))
     return null
   }
   const { emailVerifiedAt: _, ...rest } = row
   const user = { ...rest, isAdmin: isAdmin(c, row) }
+  services.sessionCache.store(token, user, validatedAt)
   c.set('user', user)
   return user
 }
@@ -94,7 +113,7 @@ export function assertTrustedOrigin(c: Context<AppEnv>) {
 
 /** 401 `Unauthorized` without a valid session; sets `c.var.user`. */
 export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
-  if (!(await readSession(c))) throw new ApiError(401, 'Unauthorized')
+  if (!(await readSession(c))) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
   assertTrustedOrigin(c)
   await next()
 })
@@ -102,7 +121,7 @@ export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
 /** Session whose verified email is in `ADMIN_EMAILS`: 401 without a session, 403 `ADMIN_REQUIRED` otherwise. */
 export const requireAdminSession = createMiddleware<AppEnv>(async (c, next) => {
   const user = await readSession(c)
-  if (!user) throw new ApiError(401, 'Unauthorized')
+  if (!user) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
   assertTrustedOrigin(c)
   if (!user.isAdmin) throw new ApiError(403, 'Admin access required', { code: 'ADMIN_REQUIRED' })
   await next()

@@ -9,6 +9,7 @@ import { newUserValues } from './accounts'
 import { startSession } from './session'
 import { log } from '../log'
 import { sendNotice } from '../mail/notice'
+import { expireCachedSessions } from './session-cache'
 
 export type Provider = 'google' | 'wallet' | 'farcaster'
 
@@ -27,7 +28,7 @@ export interface ProviderIdentity {
 
 /** Refusals a caller may map to its own answer (the Google callback turns them into `/login?error=`). */
 export const LINK_REFUSED = 'ACCOUNT_LINK_REFUSED'
-export const ACCOUNT_DISABLED = 'ACCOUNT_DISABLED'
+export const ACCOUNT_DISABLED = 'ACCOUNT_DISABLED' as const
 
 /**
  * Where every sign-in method without a password ends (Google, wallet, Farcaster). The account rules, against
@@ -50,6 +51,8 @@ export async function signInWithIdentity(c: Context<AppEnv>, identity: ProviderI
   if (result.tookOver) {
     log.warn('auth.unverified_account_taken_over', { requestId: c.var.requestId, provider: identity.provider, userId: result.user.id })
   }
+  // Marking the email verified (and any takeover) changes what a cached session of this user says.
+  if (!result.created && !result.user.emailVerifiedAt) await expireCachedSessions(c.var.services, result.user.id)
   if (result.created) await sendWelcomeOnce(c, result.user)
   const session = await startSession(c, result.user.id)
   return { ...result, expiresAt: session.expiresAt }

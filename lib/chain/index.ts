@@ -1,4 +1,5 @@
-import { createPublicClient, http } from 'viem'
+import { createClient, http } from 'viem'
+import { getChainId } from 'viem/actions'
 import { base } from 'viem/chains'
 import type { Config } from '../config'
 
@@ -10,9 +11,10 @@ export const TEMPO_CHAIN_ID = 4217
  * A read-only client for Base at `BASE_RPC_URL`: ERC-1271 / ERC-6492 signature checks, balances. Made per
  * request: a client shared across requests could batch two requests' calls into one fetch, which workerd
  * refuses. JSON-RPC batching sends e.g. balanceOf + decimals as one HTTP request; one retry for a flaky provider.
+ * A bare client: callers import the actions they use from `viem/actions`, so a bundle carries only those.
  */
 export const baseClient = (config: Pick<Config, 'BASE_RPC_URL'>) =>
-  createPublicClient({ chain: base, transport: http(config.BASE_RPC_URL, { batch: true, retryCount: 1, timeout: 10_000 }) })
+  createClient({ chain: base, transport: http(config.BASE_RPC_URL, { batch: true, retryCount: 1, timeout: 10_000 }) })
 
 // URLs already seen serving chain 8453 (plain strings: safe to keep across requests).
 const checkedChain = new Set<string>()
@@ -23,7 +25,7 @@ const checkedChain = new Set<string>()
  */
 export async function assertBaseChain(client: ReturnType<typeof baseClient>, rpcUrl: string) {
   if (checkedChain.has(rpcUrl)) return
-  const id = await client.getChainId()
+  const id = await getChainId(client)
   if (id !== BASE_CHAIN_ID) throw new Error(`BASE_RPC_URL serves chain ${id}, not ${BASE_CHAIN_ID}`)
   checkedChain.add(rpcUrl)
 }

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm'
+import type { BatchItem } from 'drizzle-orm/batch'
 import type { Db } from './client'
 import type { CrossUserPurpose } from './cross-user'
 
@@ -36,4 +37,46 @@ export const asUser = <T>(c: { var: { services: { db: Db }; user?: { id: string 
   const user = c.var.user
   if (!user) throw new Error('asUser needs a signed-in user (requireSession)')
   return withUser(c.var.services.db, user.id, fn)
+}
+
+/** A drizzle statement not yet run: what a `Reader` sends (awaitable alone, batchable on Neon's HTTP endpoint). */
+export type Statement<T> = PromiseLike<T> & BatchItem<'pg'>
+/** One statement, or several run in order where only the last one's result is wanted. */
+export type Statements<T> = Statement<T> | readonly [...Statement<unknown>[], Statement<T>]
+
+/**
+ * Statements as a user (or as the service role, for a listed purpose) in as few database round trips as the
+ * driver allows: one on Neon's HTTP endpoint (the settings and the statements go as one batch, which Neon runs
+ * as one transaction), one transaction elsewhere. Answers the last statement's result. Work that decides
+ * between statements on their results keeps `withUser`/`asService`.
+ */
+export interface Reader {
+  asUser<T>(userId: string, build: (db: Db) => Statements<T>): Promise<T>
+  asService<T>(purpose: CrossUserPurpose, build: (db: Db) => Statements<T>): Promise<T>
+}
+
+/** The statements `build` returns, as a list. */
+export const statementList = <T>(built: Statements<T>): Statement<unknown>[] => (Array.isArray(built) ? [...built] : [built as Statement<T>])
+
+async function runInOrder<T>(tx: Db, build: (db: Db) => Statements<T>): Promise<T> {
+  let last: unknown
+  for (const statement of statementList(build(tx))) last = await statement
+  return last as T
+}
+
+/** The settings `withUser` and `asService` make, as one statement (they are SET LOCAL: the batch's transaction). */
+export const userSettings = (userId: string) => sql`select set_config('app.user_id', ${userId}, true), set_config('role', ${APP_ROLE}, true)`
+export const serviceSettings = () => sql`select set_config('role', ${SERVICE_ROLE}, true)`
+
+/** The `Reader` for drivers with interactive transactions only (PGlite, node-postgres). */
+export const transactionReader = (db: Db): Reader => ({
+  asUser: (userId, build) => withUser(db, userId, (tx) => runInOrder(tx, build)),
+  asService: (purpose, build) => asService(db, purpose, (tx) => runInOrder(tx, build)),
+})
+
+/** `Reader.asUser` for the signed-in caller of a route behind `requireSession`. */
+export const readAsUser = <T>(c: { var: { services: { reader: Reader }; user?: { id: string } } }, build: (db: Db) => Statements<T>) => {
+  const user = c.var.user
+  if (!user) throw new Error('readAsUser needs a signed-in user (requireSession)')
+  return c.var.services.reader.asUser(user.id, build)
 }

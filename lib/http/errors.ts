@@ -3,16 +3,18 @@ import { HTTPException } from 'hono/http-exception'
 import { routePath } from 'hono/route'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { errorFields, log, sqlState } from '../log'
+import type { ErrorCode } from './error-codes'
 
 /**
- * The one error type handlers throw. `onError` shapes it into `{error, code?, ...extra}`.
+ * The one error type handlers throw. `onError` shapes it into `{error, code, ...extra}`; codes come from the
+ * catalogue in ./error-codes.ts.
  * `extra` carries the few documented additions (validation `issues`, `retryAfterSeconds`, ...).
  */
 export class ApiError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
     message: string,
-    readonly options: { code?: string; extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
+    readonly options: { code: ErrorCode; extra?: Record<string, unknown>; headers?: Record<string, string> },
   ) {
     super(message)
     this.name = 'ApiError'
@@ -23,14 +25,23 @@ export class ApiError extends Error {
   }
 }
 
-export const errorBody = (error: string, code?: string, extra?: Record<string, unknown>) => ({
-  error,
-  ...(code ? { code } : {}),
-  ...extra,
-})
+export const errorBody = (error: string, code: ErrorCode, extra?: Record<string, unknown>) => ({ error, code, ...extra })
 
 // hono's json validator throws this exact message for unparsable bodies.
 const MALFORMED_JSON = 'Malformed JSON in request body'
+
+/** The code of an HTTPException hono or a middleware raised, by its status. */
+const FRAMEWORK_CODES: Record<number, ErrorCode> = {
+  400: 'VALIDATION',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'RATE_LIMITED',
+}
 
 export const onError: ErrorHandler = (err, c) => {
   if (err instanceof ApiError) {
@@ -38,9 +49,12 @@ export const onError: ErrorHandler = (err, c) => {
     return c.json(errorBody(err.message, err.code, err.options.extra), err.status)
   }
   if (err instanceof HTTPException) {
-    if (err.status === 400 && err.message === MALFORMED_JSON) return c.json(errorBody('Invalid JSON body'), 400)
-    if (err.status === 413) return c.json(errorBody('Payload too large'), 413)
-    if (err.status < 500) return c.json(errorBody(err.message || 'Bad request'), err.status as ContentfulStatusCode)
+    if (err.status === 400 && err.message === MALFORMED_JSON) return c.json(errorBody('Invalid JSON body', 'INVALID_JSON'), 400)
+    if (err.status === 413) return c.json(errorBody('Payload too large', 'PAYLOAD_TOO_LARGE'), 413)
+    if (err.status < 500) {
+      const code = FRAMEWORK_CODES[err.status] ?? 'VALIDATION'
+      return c.json(errorBody(err.message || 'Bad request', code), err.status as ContentfulStatusCode)
+    }
   }
   const input = inputDatabaseError(sqlState(err))
   if (input) {
@@ -48,14 +62,14 @@ export const onError: ErrorHandler = (err, c) => {
     return c.json(errorBody(input.message, input.code), input.status)
   }
   logRequestError(c, 'request.unhandled_error', err, 'error')
-  return c.json(errorBody('Internal server error'), 500)
+  return c.json(errorBody('Internal server error', 'INTERNAL'), 500)
 }
 
 /**
  * Postgres errors a request's input can cause (a NUL byte, a malformed uuid, an out-of-range number, a
  * duplicate): a 4xx with a code, never the SQL or its parameters. Anything else stays a 500.
  */
-export function inputDatabaseError(state: string | undefined): { status: 400 | 409; message: string; code: string } | undefined {
+export function inputDatabaseError(state: string | undefined): { status: 400 | 409; message: string; code: ErrorCode } | undefined {
   if (!state) return undefined
   if (state.startsWith('22')) return { status: 400, message: 'Invalid input', code: 'INVALID_INPUT' }
   if (state === '54000') return { status: 400, message: 'Input too large', code: 'INVALID_INPUT' }
@@ -70,4 +84,4 @@ function logRequestError(c: Context, event: string, err: unknown, level: 'warn' 
   log[level](event, { requestId: c.get('requestId'), method: c.req.method, route: routePath(c, -1), ...errorFields(err) })
 }
 
-export const notFound: NotFoundHandler = (c) => c.json(errorBody('Not found'), 404)
+export const notFound: NotFoundHandler = (c) => c.json(errorBody('Not found', 'NOT_FOUND'), 404)

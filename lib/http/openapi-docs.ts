@@ -1,6 +1,7 @@
 import { Scalar } from '@scalar/hono-api-reference'
 import type { Router } from '../app'
 import { IDENTITY_SCHEME_DESCRIPTION } from '../auth/identity'
+import { errorCodes } from './error-codes'
 
 const securitySchemes = {
   session: { type: 'apiKey', in: 'cookie', name: 'service-session', description: 'Database-backed session cookie' },
@@ -9,31 +10,47 @@ const securitySchemes = {
   identityHeaders: { type: 'apiKey', in: 'header', name: 'x-user-signature', description: IDENTITY_SCHEME_DESCRIPTION },
 } as const
 
+export type OpenApiDocument = ReturnType<Router['getOpenAPI31Document']>
+
+/** The OpenAPI 3.1 document of every route in `documented` (the merged router whose registry holds them). */
+export function openApiDocument(documented: Router, title: string, version = 'v0.0.0'): OpenApiDocument {
+  const doc = documented.getOpenAPI31Document({
+    openapi: '3.1.0',
+    info: {
+      title,
+      version,
+      description:
+        'Errors are `{error, code}`: `code` is stable and comes from the catalogue below; `error` is for people. ' +
+        'Unhandled ones are 500 `{error: "Internal server error", code: "INTERNAL"}`. Malformed JSON is ' +
+        '400 `{error: "Invalid JSON body", code: "INVALID_JSON"}`; failed validation is 400 `{error, code: "VALIDATION", issues}`, and so is ' +
+        'any string (body field, path or query parameter, header) holding a NUL or an unpaired surrogate. Input ' +
+        'the database refuses is 400 `{error: "Invalid input", code: "INVALID_INPUT"}` (`Input too large` for an ' +
+        'oversized index value); a duplicate or a write that conflicts with related records is 409 `{error, code: ' +
+        '"CONFLICT"}`; neither echoes the query. A JSON ' +
+        'route sent another Content-Type is 415 (`UNSUPPORTED_MEDIA_TYPE`); bodies over 1 MB are 413 `{error: "Payload too large", code: "PAYLOAD_TOO_LARGE"}`. ' +
+        'Rate-limited answers are 429 with `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) ' +
+        'and `Retry-After` (`RATE_LIMITED`); every response that passed a limiter carries the three `RateLimit-*` headers. ' +
+        'A known path asked with a method it does not take is 405 (`METHOD_NOT_ALLOWED`) with `Allow`; an unknown path ' +
+        'is 404 (`NOT_FOUND`). A trailing slash names the same route (`/api/keys/` is `/api/keys`), with no redirect.\n\n' +
+        '## Error codes\n\n' +
+        Object.entries(errorCodes)
+          .map(([code, meaning]) => `- \`${code}\`: ${meaning}`)
+          .join('\n'),
+    },
+  })
+  doc.components = { ...doc.components, securitySchemes: securitySchemes as never }
+  return doc
+}
+
 /**
- * Serves the OpenAPI 3.1 document of every route in `documented` at `docPath`, and a docs page at
- * `pagePath`. `documented` is the merged router whose registry holds all the routes to describe.
+ * Serves `doc` (or the document `doc()` builds, once, on first request) with this deployment's version at
+ * `docPath`, and a docs page at `pagePath`.
  */
-export function serveOpenApi(router: Router, documented: Router, opts: { title: string; docPath: string; pagePath?: string }) {
+export function serveDocument(router: Router, doc: OpenApiDocument | (() => OpenApiDocument), opts: { title: string; docPath: string; pagePath?: string }) {
+  let built = typeof doc === 'function' ? undefined : doc
   router.get(opts.docPath, (c) => {
-    const doc = documented.getOpenAPI31Document({
-      openapi: '3.1.0',
-      info: {
-        title: opts.title,
-        version: c.var.services.config.APP_VERSION ?? 'v0.0.0',
-        description:
-          'Errors are `{error, code?}`; unhandled ones are 500 `{error: "Internal server error"}`. Malformed JSON is ' +
-          '400 `{error: "Invalid JSON body"}`; failed validation is 400 `{error, code: "VALIDATION", issues}`, and so is ' +
-          'any string (body field, path or query parameter, header) holding a NUL or an unpaired surrogate. Input ' +
-          'the database refuses is 400 `{error: "Invalid input", code: "INVALID_INPUT"}` (`Input too large` for an ' +
-          'oversized index value); a duplicate or a write that conflicts with related records is 409 `{error, code: ' +
-          '"CONFLICT"}`; neither echoes the query. A JSON ' +
-          'route sent another Content-Type is 415; bodies over 1 MB are 413 `{error: "Payload too large"}`. ' +
-          'Rate-limited answers are 429 with `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) ' +
-          'and `Retry-After`; every response that passed a limiter carries the three `RateLimit-*` headers.',
-      },
-    })
-    doc.components = { ...doc.components, securitySchemes: securitySchemes as never }
-    return c.json(doc)
+    built ??= (doc as () => OpenApiDocument)()
+    return c.json({ ...built, info: { ...built.info, version: c.var.services.config.APP_VERSION ?? built.info.version } })
   })
   if (opts.pagePath) router.get(opts.pagePath, Scalar({ url: opts.docPath, pageTitle: opts.title }))
   return router

@@ -1,9 +1,13 @@
 import { z } from '@hono/zod-openapi'
+import { ERROR_CODES } from './error-codes'
 
 /** The error envelope every route documents. */
 export const ErrorSchema = z
-  .object({ error: z.string(), code: z.string().optional() })
-  .openapi('Error', { description: 'Every error: `{error}`, some with a machine-readable `code`.' })
+  .object({
+    error: z.string().openapi({ description: 'A human-readable message (the exact text where the contract gives one)' }),
+    code: z.enum(ERROR_CODES).openapi({ description: 'Stable and machine-readable: switch on it. The catalogue is in the API description.' }),
+  })
+  .openapi('Error', { description: 'Every error answer: `{error, code}`, some with documented extra fields (`issues`).' })
 
 export const errorResponse = (description: string) => ({
   description,

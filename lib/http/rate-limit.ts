@@ -19,7 +19,7 @@ export async function enforceRateLimit(c: Context<AppEnv>, rule: NamedLimit, ide
     'RateLimit-Reset': String(resetSec),
   }
   if (!result.success) {
-    throw new ApiError(429, rule.message, { headers: { ...headers, 'Retry-After': String(Math.max(1, resetSec)) } })
+    throw new ApiError(429, rule.message, { code: 'RATE_LIMITED', headers: { ...headers, 'Retry-After': String(Math.max(1, resetSec)) } })
   }
   for (const [k, v] of Object.entries(headers)) c.header(k, v)
 }

@@ -1,4 +1,5 @@
 import type { Context } from 'hono'
+import { SessionCache } from '../auth/session-cache'
 import { parseConfig, type Config } from '../config'
 import type { AppEnv, ServiceProvider, Services } from '../context'
 import type { Db } from '../db/client'
@@ -9,9 +10,10 @@ import { mailerFor } from '../mail'
 import type { Mailer } from '../mail/types'
 import type { Queue, QueueVerifier } from '../queue/types'
 import type { Storage } from '../storage/types'
+import { type Reader, transactionReader } from '../db/rls'
 
 export const notConfigured = (what: string): never => {
-  throw new ApiError(503, `${what} not configured`)
+  throw new ApiError(503, `${what} not configured`, { code: 'NOT_CONFIGURED' })
 }
 
 /**
@@ -19,7 +21,7 @@ export const notConfigured = (what: string): never => {
  * function bundles only the drivers it needs. Factories run on first use within a request.
  */
 export interface ManagedStores {
-  db?: (config: Config) => { db: Db; close(): Promise<void> }
+  db?: (config: Config) => { db: Db; reader?: Reader; close(): Promise<void> }
   kv?: (config: Config) => Kv & RateLimiter
   queue?: (config: Config) => { queue: Queue; verifier: QueueVerifier }
   storage?: (config: Config) => Storage & { dispose?(): void }
@@ -32,6 +34,7 @@ const unavailable = (what: string) => (): never => notConfigured(what)
  * A store that is not configured (or not part of this function) answers 503 "<store> not configured".
  */
 export function managedServices(stores: ManagedStores): ServiceProvider {
+  const sessionCache = new SessionCache() // per isolate: the provider is built once, at module load
   return (c: Context<AppEnv>): Services => {
     const config = parseConfig(c.env ?? {})
     const make = {
@@ -56,6 +59,10 @@ export function managedServices(stores: ManagedStores): ServiceProvider {
       get db() {
         return (db ??= make.db(config)).db
       },
+      get reader() {
+        const store = (db ??= make.db(config))
+        return (store.reader ??= transactionReader(store.db))
+      },
       get kv() {
         return (kv ??= make.kv(config))
       },
@@ -74,6 +81,7 @@ export function managedServices(stores: ManagedStores): ServiceProvider {
       get mail() {
         return (mail ??= mailerFor(config, () => this.db))
       },
+      sessionCache,
       // workerd exposes no CPU or memory figures; the platform enforces isolate limits itself.
       metrics: async () => ({ cpuPercent: null, memoryPercent: null, uptimeSec: null, runtime: 'workerd' }),
       clientIp: cfClientIp,

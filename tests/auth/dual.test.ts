@@ -26,7 +26,7 @@ afterAll(() => h.close())
 const dual = (headers: Record<string, string>, method = 'GET') => app.request('/dual', { method, headers })
 const expect401 = async (res: Response) => {
   expect(res.status).toBe(401)
-  expect(await res.json()).toEqual({ error: 'Unauthorized' })
+  expect(await res.json()).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
 }
 
 describe('dual authentication: session cookie or user API key', () => {

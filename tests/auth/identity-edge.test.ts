@@ -34,7 +34,7 @@ afterAll(() => h.close())
 
 const admin = { userId: 'admin-1', email: ADMIN_EMAIL, role: 'admin' }
 const alice = { userId: 'user-1', email: 'alice@example.com', role: 'user' }
-const MISCONFIGURED = { error: 'Server misconfigured' }
+const MISCONFIGURED = { error: 'Server misconfigured', code: 'MISCONFIGURED' }
 
 async function expectBody(res: Response, status: number, body: object) {
   expect(res.status).toBe(status)

@@ -96,7 +96,7 @@ describe('plan middleware: headers against the stored record', () => {
   })
 
   it('no authenticated caller at all is 401', async () => {
-    await expectBody(await app.request('/ai/nobody', { method: 'POST', headers: { 'x-user-plan': 'solo' } }), 401, { error: 'Unauthorized' })
+    await expectBody(await app.request('/ai/nobody', { method: 'POST', headers: { 'x-user-plan': 'solo' } }), 401, { error: 'Unauthorized', code: 'UNAUTHORIZED' })
   })
 })
 
@@ -118,7 +118,7 @@ describe('plan middleware: without a database the headers alone are used', () =>
     const spy = vi.spyOn(console, 'error').mockImplementation(() => {})
     const res = await asAlice({ 'x-user-plan': 'network' }, brokenDb)
     expect(res.status).toBe(500)
-    expect(await res.json()).toEqual({ error: 'Internal server error' })
+    expect(await res.json()).toEqual({ error: 'Internal server error', code: 'INTERNAL' })
     spy.mockRestore()
   })
 })

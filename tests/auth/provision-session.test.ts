@@ -31,7 +31,7 @@ describe('provisionSession (admin session fallback on POST /api/provision)', () 
   it('no session is 401', async () => {
     const res = await provision(undefined, { email: ADMIN_EMAIL })
     expect(res.status).toBe(401)
-    expect(await res.json()).toEqual({ error: 'Unauthorized' })
+    expect(await res.json()).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
   })
 
   it('a non-admin session is that user, not an admin', async () => {

@@ -37,14 +37,14 @@ describe('shared key: requireSharedKey and requireAuth', () => {
     it(`${path}: no Authorization header is 401 Unauthorized`, async () => {
       const res = await get(app, path)
       expect(res.status).toBe(401)
-      expect(await res.json()).toEqual({ error: 'Unauthorized' })
+      expect(await res.json()).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
     })
 
     it(`${path}: not a Bearer token is 401 (Basic, bare key, empty token)`, async () => {
       for (const value of [`Basic ${btoa(`x:${KEY}`)}`, KEY, 'Bearer', 'Bearer ', `Token ${KEY}`, '']) {
         const res = await get(app, path, value)
         expect(res.status, value).toBe(401)
-        expect(await res.json()).toEqual({ error: 'Unauthorized' })
+        expect(await res.json()).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
       }
     })
 
@@ -52,7 +52,7 @@ describe('shared key: requireSharedKey and requireAuth', () => {
       for (const value of ['wrong', KEY.slice(0, -1), `${KEY}x`, KEY.toUpperCase(), 'x'.repeat(1000)]) {
         const res = await get(app, path, `Bearer ${value}`)
         expect(res.status, value).toBe(403)
-        expect(await res.json()).toEqual({ error: 'Forbidden' })
+        expect(await res.json()).toEqual({ error: 'Forbidden', code: 'FORBIDDEN' })
       }
     })
 
@@ -60,7 +60,7 @@ describe('shared key: requireSharedKey and requireAuth', () => {
       for (const value of [undefined, `Bearer ${KEY}`, 'Bearer anything']) {
         const res = await get(unset, path, value)
         expect(res.status).toBe(500)
-        expect(await res.json()).toEqual({ error: 'Server misconfigured' })
+        expect(await res.json()).toEqual({ error: 'Server misconfigured', code: 'MISCONFIGURED' })
       }
     })
   }

@@ -33,10 +33,10 @@ beforeAll(async () => {
       },
     )
   router.get('/t/api-error', () => {
-    throw new ApiError(409, 'Name taken', { code: 'NAME_TAKEN' })
+    throw new ApiError(409, 'Name taken', { code: 'CONFLICT' })
   })
   router.get('/t/api-error-plain', () => {
-    throw new ApiError(422, 'Cannot do that')
+    throw new ApiError(422, 'Cannot do that', { code: 'CONFLICT' })
   })
   app = createPlatformApp(() => h.services).route('/', router)
 })
@@ -61,7 +61,7 @@ describe('errors: request bodies', () => {
     const before = ran.echo
     const res = await postEcho(raw)
     expect(res.status).toBe(400)
-    expect(await res.json()).toEqual({ error: 'Invalid JSON body' })
+    expect(await res.json()).toEqual({ error: 'Invalid JSON body', code: 'INVALID_JSON' })
     expect(ran.echo).toBe(before)
   })
 
@@ -98,7 +98,7 @@ describe('errors: request bodies', () => {
     const res = await postEcho(new TextEncoder().encode(JSON.stringify({ name: 'a', count: 1 })), {})
     expect(res.headers.get('content-type')).toMatch(/^application\/json/)
     expect(res.status).toBe(415)
-    expect(await res.json()).toEqual({ error: 'Unsupported Media Type' })
+    expect(await res.json()).toEqual({ error: 'Unsupported Media Type', code: 'UNSUPPORTED_MEDIA_TYPE' })
     expect(ran.echo).toBe(before)
   })
 
@@ -106,7 +106,7 @@ describe('errors: request bodies', () => {
     const before = ran.echo
     const res = await postEcho(JSON.stringify({ name: 'a', count: 1 }), { 'content-type': 'text/plain' })
     expect(res.status).toBe(415)
-    expect(await res.json()).toEqual({ error: 'Unsupported Media Type' })
+    expect(await res.json()).toEqual({ error: 'Unsupported Media Type', code: 'UNSUPPORTED_MEDIA_TYPE' })
     expect(ran.echo).toBe(before)
   })
 
@@ -146,7 +146,7 @@ describe('errors: body size limit (1 MB)', () => {
     const body = jsonOfSize(MAX_BODY_BYTES + 1)
     const res = await postEcho(body, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) })
     expect(res.status).toBe(413)
-    expect(await res.json()).toEqual({ error: 'Payload too large' })
+    expect(await res.json()).toEqual({ error: 'Payload too large', code: 'PAYLOAD_TOO_LARGE' })
     expect(ran.echo).toBe(before)
   })
 
@@ -161,7 +161,7 @@ describe('errors: body size limit (1 MB)', () => {
     })
     const res = await postEcho(stream, { 'content-type': 'application/json' }, { duplex: 'half' } as RequestInit)
     expect(res.status).toBe(413)
-    expect(await res.json()).toEqual({ error: 'Payload too large' })
+    expect(await res.json()).toEqual({ error: 'Payload too large', code: 'PAYLOAD_TOO_LARGE' })
     expect(ran.echo).toBe(before)
   })
 
@@ -187,7 +187,7 @@ describe('errors: unhandled and typed errors', () => {
     const res = await app.request('/t/boom')
     expect(res.status).toBe(500)
     const text = await res.text()
-    expect(JSON.parse(text)).toEqual({ error: 'Internal server error' })
+    expect(JSON.parse(text)).toEqual({ error: 'Internal server error', code: 'INTERNAL' })
     expect(text).not.toContain('secret')
     const requestId = res.headers.get('x-request-id')
     expect(requestId).toMatch(/^[\w-]+$/)
@@ -209,17 +209,17 @@ describe('errors: unhandled and typed errors', () => {
     for (const path of ['/nope', '/api/nope', '/t/echo/extra']) {
       const res = await app.request(path)
       expect(res.status, path).toBe(404)
-      expect(await res.json()).toEqual({ error: 'Not found' })
+      expect(await res.json()).toEqual({ error: 'Not found', code: 'NOT_FOUND' })
     }
   })
 
   it('ApiError with a code → {error, code} with its status; without a code → {error}', async () => {
     const coded = await app.request('/t/api-error')
     expect(coded.status).toBe(409)
-    expect(await coded.json()).toEqual({ error: 'Name taken', code: 'NAME_TAKEN' })
+    expect(await coded.json()).toEqual({ error: 'Name taken', code: 'CONFLICT' })
     const plain = await app.request('/t/api-error-plain')
     expect(plain.status).toBe(422)
-    expect(await plain.json()).toEqual({ error: 'Cannot do that' })
+    expect(await plain.json()).toEqual({ error: 'Cannot do that', code: 'CONFLICT' })
   })
 
   it('every error carries X-Request-Id and is JSON', async () => {

@@ -76,7 +76,7 @@ describe('limits: the rateLimit middleware', () => {
     }
     const refused = await app.request('/t/hit', { headers: { 'cf-connecting-ip': ip } })
     expect(refused.status).toBe(429)
-    expect(await refused.json()).toEqual({ error: 'Slow down' })
+    expect(await refused.json()).toEqual({ error: 'Slow down', code: 'RATE_LIMITED' })
     const rl = rateLimitHeaders(refused)
     expect(rl.limit).toBe('3')
     expect(rl.remaining).toBe('0')
@@ -145,7 +145,7 @@ describe('limits: the backend /api/* limiter (120 per minute per IP)', () => {
     }
     const refused = await backendWithPing.request('/api/ping', { headers: { 'cf-connecting-ip': ip } })
     expect(refused.status).toBe(429)
-    expect(await refused.json()).toEqual({ error: 'Too many requests, please slow down.' })
+    expect(await refused.json()).toEqual({ error: 'Too many requests, please slow down.', code: 'RATE_LIMITED' })
     expect(refused.headers.get('ratelimit-limit')).toBe('120')
     expect(refused.headers.get('ratelimit-remaining')).toBe('0')
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
@@ -161,7 +161,7 @@ describe('limits: the backend /api/* limiter (120 per minute per IP)', () => {
   it('the real backend app: an unknown /api path is 404 but has passed the limiter (headers present)', async () => {
     const res = await h.backend.request('/api/nothing-here', { headers: { 'cf-connecting-ip': freshIp() } })
     expect(res.status).toBe(404)
-    expect(await res.json()).toEqual({ error: 'Not found' })
+    expect(await res.json()).toEqual({ error: 'Not found', code: 'NOT_FOUND' })
     expect(res.headers.get('ratelimit-limit')).toBe('120')
     expect(res.headers.get('ratelimit-remaining')).toBe('119')
   })

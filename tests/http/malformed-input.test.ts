@@ -3,6 +3,7 @@ import { afterAll, describe, expect, vi } from 'vitest'
 import { signIdentity } from '../../lib/auth/identity'
 import { BROWSER, createHarness } from '../support/harness'
 import { bodyArb, headerValue, type Operation, operations, urlArb } from './openapi-requests'
+import { errorCodes } from '../../lib/http/error-codes'
 
 /**
  * The malformed-input run (issue #9): requests generated from both OpenAPI documents, anonymous and signed
@@ -102,6 +103,12 @@ async function check(family: Family, op: Operation, r: Req) {
   if (res.status >= 500 && !allowed5xx(res.status, text)) {
     throw new Error(`${op.method} ${r.url} as ${r.auth} → ${res.status} ${text.slice(0, 200)}`)
   }
+  // One error shape: every error answer carries a code from the catalogue (the install scripts' plain text
+  // answers are not errors).
+  if (res.status >= 400 && res.headers.get('content-type')?.includes('json')) {
+    const code = (JSON.parse(text) as { code?: string }).code
+    if (!code || !(code in errorCodes)) throw new Error(`${op.method} ${r.url} as ${r.auth} → ${res.status} without a catalogued code: ${text.slice(0, 200)}`)
+  }
 }
 
 describe('malformed-input run over both OpenAPI documents', () => {
@@ -111,7 +118,7 @@ describe('malformed-input run over both OpenAPI documents', () => {
   })
 
   for (const { family, op } of allOps) {
-    it.prop([requestArb(family, op)], { numRuns: RUNS })(`${family} ${op.method} ${op.path}: no 5xx`, async (r) => {
+    it.prop([requestArb(family, op)], { numRuns: RUNS })(`${family} ${op.method} ${op.path}: no 5xx, every error coded`, async (r) => {
       // Handlers log refusals and outbox mail; the run checks answers, not output.
       for (const m of ['log', 'info', 'warn', 'error', 'debug'] as const) vi.spyOn(console, m).mockImplementation(() => {})
       try {

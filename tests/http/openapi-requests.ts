@@ -106,7 +106,7 @@ function mutate(value: unknown): fc.Arbitrary<unknown> {
     let target = copy
     for (const k of path.slice(0, -1)) target = target[k] as Record<string, unknown>
     target[path[path.length - 1]] = bad
-    if (extraKey !== undefined) copy[extraKey] = bad
+    if (extraKey !== undefined && !Array.isArray(copy)) copy[extraKey] = bad // an array's 'length' is not a key to add
     return copy
   })
 }

@@ -77,6 +77,8 @@ export async function createHarness(opts: HarnessOptions = {}) {
     db,
     services,
     stores: stores.name,
+    /** Cumulative database and kv traffic of this harness's stores (tests/support/round-trips.ts). */
+    traffic: stores.traffic,
     users: { alice, bob, admin },
     seedUser,
     async close() {

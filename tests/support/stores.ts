@@ -4,7 +4,7 @@ import pg from 'pg'
 import { APP_LOGIN_ROLE, migratePostgres, openPglite, type NodeDatabase } from '../../infra/database'
 import type { Db } from '../../lib/db/client'
 import { SERVICE_ROLE } from '../../lib/db/rls'
-import { neonDb } from '../../lib/db/neon'
+import { neonDb, neonReader } from '../../lib/db/neon'
 import { UpstashKv } from '../../lib/kv/upstash'
 import { MemoryKv } from '../../lib/kv/memory'
 import type { Kv, RateLimiter } from '../../lib/kv/types'
@@ -26,7 +26,47 @@ export interface TestStores {
   database: NodeDatabase
   kv: Kv & RateLimiter
   name: string
+  /** Cumulative traffic from the app and the tests to the database and the kv store (see round-trips.ts). */
+  traffic(): StoreTraffic
   close(): Promise<void>
+}
+
+export interface StoreTraffic {
+  /** Network request/response turns (real stores); calls into PGlite, a transaction counting one (embedded). */
+  dbRoundTrips: number
+  /** SQL statements sent, BEGIN and COMMIT included. */
+  dbStatements: number
+  /** Requests to the kv store (Upstash REST requests; calls on the in-process store). */
+  kvRoundTrips: number
+}
+
+/** Counts calls into the one PGlite connection: each top-level call is one unit, a transaction with its statements. */
+function countPglite(client: PGlite, traffic: StoreTraffic) {
+  const query = client.query.bind(client)
+  const exec = client.exec.bind(client)
+  const transaction = client.transaction.bind(client)
+  Object.assign(client, {
+    query: (...args: Parameters<PGlite['query']>) => (traffic.dbRoundTrips++, traffic.dbStatements++, query(...args)),
+    exec: (...args: Parameters<PGlite['exec']>) => (traffic.dbRoundTrips++, traffic.dbStatements++, exec(...args)),
+    transaction: <T>(fn: (tx: Transaction) => Promise<T>) => {
+      traffic.dbRoundTrips++
+      traffic.dbStatements += 2 // BEGIN and COMMIT (or ROLLBACK)
+      return transaction((tx) => {
+        const counted = Object.create(tx) as Transaction
+        counted.query = (...args: Parameters<Transaction['query']>) => (traffic.dbStatements++, tx.query(...args))
+        counted.exec = (...args: Parameters<Transaction['exec']>) => (traffic.dbStatements++, tx.exec(...args))
+        return fn(counted)
+      })
+    },
+  })
+}
+
+/** Counts every call on the in-process kv store. */
+function countKv(kv: MemoryKv, traffic: StoreTraffic) {
+  for (const method of ['get', 'set', 'take', 'del', 'limit'] as const) {
+    const original = (kv[method] as (...a: unknown[]) => unknown).bind(kv)
+    Object.assign(kv, { [method]: (...args: unknown[]) => (traffic.kvRoundTrips++, original(...args)) })
+  }
 }
 
 /**
@@ -48,7 +88,7 @@ export function pgliteServiceView(client: PGlite): Db {
 }
 
 /** Creates `TEST_ROLE` once per cluster, and makes the owner a member of both logins (see the drop in `close`); files open stores concurrently, so a lost race is fine. */
-async function ensureTestRole(admin: pg.Client) {
+export async function ensureTestRole(admin: pg.Client) {
   await admin.query(`do $$ begin
     begin create role ${TEST_ROLE} login inherit; exception when duplicate_object or unique_violation then null; end;
     begin grant app_service, app_user to ${TEST_ROLE};
@@ -66,12 +106,44 @@ async function ensureTestRole(admin: pg.Client) {
 
 const asRole = (url: URL, role: string) => Object.assign(new URL(url), { username: role }).toString()
 
+let sharedProxy: { proxy: Promise<Awaited<ReturnType<typeof startNeonProxy>>>; users: number } | undefined
+
+/**
+ * One Neon proxy per test process, shared by every open store: the driver's endpoint settings are module-global,
+ * so a second proxy would take over the first one's clients, and closing it would strand them.
+ */
+async function acquireNeonProxy() {
+  sharedProxy ??= {
+    users: 0,
+    proxy: startNeonProxy().then((p) => {
+      configureNeonForLocalProxy(p.port)
+      return p
+    }),
+  }
+  const entry = sharedProxy
+  entry.users++
+  const proxy = await entry.proxy
+  return {
+    traffic: proxy.traffic,
+    endDatabase: proxy.endDatabase,
+    async close() {
+      if (--entry.users > 0) return
+      if (sharedProxy === entry) sharedProxy = undefined
+      await proxy.close()
+    },
+  }
+}
+
 /** A fresh, migrated database for one test file: in-memory PGlite, or a new database on the real server. */
 export async function openTestStores(): Promise<TestStores> {
   if (!realStores) {
     const appDatabase = await openPglite()
+    const traffic: StoreTraffic = { dbRoundTrips: 0, dbStatements: 0, kvRoundTrips: 0 }
+    countPglite(appDatabase.client, traffic)
+    const kv = new MemoryKv()
+    countKv(kv, traffic)
     const database: NodeDatabase = { ...appDatabase, db: pgliteServiceView(appDatabase.client) }
-    return { appDatabase, database, kv: new MemoryKv(), name: 'pglite+memory', close: () => appDatabase.close() }
+    return { appDatabase, database, kv, name: 'pglite+memory', traffic: () => ({ ...traffic }), close: () => appDatabase.close() }
   }
   const adminUrl = process.env.TEST_DATABASE_URL!
   const dbName = `t_${crypto.randomUUID().replace(/-/g, '').slice(0, 16)}`
@@ -84,19 +156,24 @@ export async function openTestStores(): Promise<TestStores> {
   // the WebSocket proxy as app_api (trust auth on 127.0.0.1), and the tests as app_test.
   await migratePostgres(url.toString())
   await ensureTestRole(admin)
-  const proxy = await startNeonProxy()
-  configureNeonForLocalProxy(proxy.port)
+  const proxy = await acquireNeonProxy()
   const app = neonDb(asRole(url, APP_LOGIN_ROLE))
   const tests = neonDb(asRole(url, TEST_ROLE))
   const redis = await startUpstashRestServer({ redisUrl: process.env.TEST_REDIS_URL! })
   return {
-    appDatabase: { db: app.db, adapter: 'postgres', close: app.close },
+    // The production split: single-statement reads over Neon's HTTP endpoint, the rest over its WebSocket.
+    appDatabase: { db: app.db, reader: neonReader(asRole(url, APP_LOGIN_ROLE)), adapter: 'postgres', close: app.close },
     database: { db: tests.db, adapter: 'postgres', close: tests.close },
     kv: new UpstashKv(redis.url, redis.token),
     name: 'postgres(neon)+redis(upstash)',
+    traffic: () => {
+      const db = proxy.traffic()
+      return { dbRoundTrips: db.roundTrips, dbStatements: db.statements, kvRoundTrips: redis.requests }
+    },
     async close() {
       await app.close()
       await tests.close()
+      await proxy.endDatabase(dbName)
       await proxy.close()
       await redis.close()
       await admin.query(`drop database if exists ${dbName} with (force)`)

@@ -8,10 +8,10 @@ const smoke: Record<string, { path: string; status: number; method?: string; bod
   backend: { path: '/health', status: 200, check: (b) => expect(b.status).toBe('ok') },
   docs: { path: '/api/openapi.json', status: 200, check: (b) => expect(b.openapi).toBe('3.1.0') },
   auth: { path: '/api/auth/csrf', status: 200, check: (b) => expect(b.header).toBe(`${b.token}:${b.signed}`) },
-  users: { path: '/api/user', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized' }) },
-  keys: { path: '/api/keys', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized' }) },
+  users: { path: '/api/user', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' }) },
+  keys: { path: '/api/keys', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' }) },
   invites: { path: '/api/invites/verify', status: 400, method: 'POST', body: '{"token":"short"}', check: (b) => expect(b.error).toBe('Invalid invite token') },
-  devices: { path: '/api/devices', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized' }) },
+  devices: { path: '/api/devices', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' }) },
   'wallet-auth': { path: '/api/wallet-auth', status: 400, method: 'POST', body: '{}', check: (b) => expect(b).toMatchObject({ error: 'Address required', code: 'VALIDATION' }) },
   farcaster: { path: '/api/auth/farcaster/verify', status: 200, check: (b) => expect(b).toMatchObject({ issuer: 'https://auth.farcaster.xyz', domain: 'localhost', tokenGating: { enabled: false, chainId: 8453 } }) },
   oauth: { path: '/api/security/risc', status: 200, check: (b) => expect(b).toEqual({ status: 'ok' }) },
@@ -51,10 +51,19 @@ describe('every function bundles for workerd and answers in miniflare', () => {
       probe.check?.(body)
       // A store that is not configured answers a clear 503, never a crash.
       const missing = await mf.dispatchFetch('http://localhost/api/admin/health', { headers: { cookie: 'service-session=x' } })
-      if (family === 'health') expect(await missing.json()).toEqual({ error: 'Database not configured' })
+      if (family === 'health') expect(await missing.json()).toEqual({ error: 'Database not configured', code: 'NOT_CONFIGURED' })
       else await missing.arrayBuffer()
     })
   }
+
+  it('every function deploys within 250 KB gzipped, without the modules infra/bundle.ts leaves out', async () => {
+    for (const { family, entry } of entries) {
+      const { code, gzipBytes } = await bundleFunction(entry, { minify: true })
+      expect(gzipBytes / 1024, family).toBeLessThanOrEqual(250)
+      expect(code.includes('Geçersiz'), `${family} carries zod's Turkish locale`).toBe(false)
+      if (family === 'passkeys') expect(code).toContain('attestation certificate chains are refused')
+    }
+  })
 
   it('refuses a Node-only import under functions/ or lib/', async () => {
     const { writeFileSync, rmSync } = await import('node:fs')

@@ -5,7 +5,6 @@ import { requireCsrf } from '../../../lib/auth/csrf'
 import { verifySecretOrDecoy } from '../../../lib/auth/password'
 import { startSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
-import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
@@ -46,18 +45,18 @@ export const route = createRoute({
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { email, password } = c.req.valid('json')
   try {
-    const { db, config } = c.var.services
-    const [user] = await asService(db, 'signIn', (tx) =>
-      tx.select({ id: users.id, name: users.name, passwordHash: users.passwordHash }).from(users).where(eq(users.email, email.toLowerCase())),
+    const { reader, config } = c.var.services
+    const [user] = await reader.asService('signIn', (db) =>
+      db.select({ id: users.id, name: users.name, passwordHash: users.passwordHash }).from(users).where(eq(users.email, email.toLowerCase())),
     )
     // Same work whether or not the account exists: the answer never says which part was wrong.
     const valid = await verifySecretOrDecoy(password, user?.passwordHash, config.PASSWORD_HASH_COST)
-    if (!user || !valid) throw new ApiError(401, 'Invalid credentials')
+    if (!user || !valid) throw new ApiError(401, 'Invalid credentials', { code: 'INVALID_CREDENTIALS' })
     await startSession(c, user.id)
     return c.json({ ok: true as const, user: { id: user.id, name: user.name } }, 200)
   } catch (e) {
     if (e instanceof ApiError) throw e
     log.error('auth.login_failed', { requestId: c.var.requestId, ...errorFields(e) })
-    throw new ApiError(500, 'Login failed')
+    throw new ApiError(500, 'Login failed', { code: 'INTERNAL' })
   }
 }

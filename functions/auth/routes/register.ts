@@ -88,7 +88,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     if (body.token) await redeemInvite(tx, body.token, values.email, created.id)
     return { user: created, token: await createVerificationToken(tx, created) }
   }).catch((e: unknown) => {
-    throw isUniqueViolation(e) ? new ApiError(409, 'User already exists') : e
+    throw isUniqueViolation(e) ? new ApiError(409, 'User already exists', { code: 'USER_EXISTS' }) : e
   })
   // The account exists either way; the user can ask for another link (verify-email/resend).
   await sendNotice(c, verificationMail(user.email, token, c.var.services.config.baseUrl), { userId: user.id })
@@ -97,6 +97,6 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
 
 async function findReferrer(tx: Db, code: string) {
   const [referrer] = await tx.select({ id: users.id }).from(users).where(eq(users.referralCode, code.toUpperCase()))
-  if (!referrer) throw new ApiError(400, 'Invalid referral code')
+  if (!referrer) throw new ApiError(400, 'Invalid referral code', { code: 'INVALID_REFERRAL' })
   return referrer.id
 }

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { requireSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
-import { asUser } from '../../../lib/db/rls'
+import { readAsUser } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { users } from '../../../schema'
 
@@ -29,7 +29,7 @@ export const route = createRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   // RLS confines the read to the caller's own row.
-  const [user] = await asUser(c, (tx) => tx.select({ startedAt: users.trialStartedAt, endsAt: users.trialEndsAt }).from(users))
+  const [user] = await readAsUser(c, (tx) => tx.select({ startedAt: users.trialStartedAt, endsAt: users.trialEndsAt }).from(users))
   const now = Date.now()
   const endsAt = user?.endsAt ?? null
   const left = endsAt ? endsAt.getTime() - now : 0

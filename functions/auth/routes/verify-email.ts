@@ -9,6 +9,7 @@ import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { rateLimit } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
+import { expireCachedSessions } from '../../../lib/auth/session-cache'
 
 const VerifyEmailBody = z
   .object({ token: z.string({ error: 'Token is required' }).min(1, 'Token is required').max(256, 'Invalid or expired verification token') })
@@ -41,6 +42,8 @@ export const route = createRoute({
 // Runs before anyone is signed in: the token is looked up by its hash as the service (lib/auth/email-verification.ts).
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const tokenHash = await mailTokenHash(c.req.valid('json').token)
-  if (!tokenHash || !(await redeemVerification(c.var.services.db, tokenHash))) throw invalidToken()
+  const verified = tokenHash ? await redeemVerification(c.var.services.db, tokenHash) : false
+  if (!verified) throw invalidToken()
+  await expireCachedSessions(c.var.services, verified.userId) // admin rights follow the now-verified email
   return c.json({ success: true as const }, 200)
 }

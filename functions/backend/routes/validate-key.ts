@@ -35,8 +35,8 @@ export const route = createRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const token = bearerToken(c.req.header('authorization'))
-  const found = token ? await findApiKey(c.var.services.db, token) : null
-  if (!found) throw new ApiError(401, 'Invalid API key')
+  const found = token ? await findApiKey(c.var.services.reader, token) : null
+  if (!found) throw new ApiError(401, 'Invalid API key', { code: 'INVALID_API_KEY' })
   const { id, plan } = found.user
   return c.json({ valid: true as const, userId: id, plan: normalizePlan(plan), features: planFeatures(plan) }, 200)
 }

@@ -38,12 +38,12 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { config } = c.var.services
   const secret = sessionTokenSecret(config)
   const data = await readSessionToken(secret, sessionToken)
-  if (!data) throw new ApiError(401, 'Invalid session token')
+  if (!data) throw new ApiError(401, 'Invalid session token', { code: 'INVALID_TOKEN' })
   // A deleted account's token must not live on through refreshes. (`db` is opened only now, when needed.)
   const [user] = await asService(c.var.services.db, 'farcasterRefresh', (tx) =>
     tx.select({ id: users.id }).from(users).where(eq(users.id, data.userId)),
   )
-  if (!user) throw new ApiError(401, 'Invalid session token')
+  if (!user) throw new ApiError(401, 'Invalid session token', { code: 'INVALID_TOKEN' })
   const issued = await issueSessionToken(secret, { fid: data.fid, userId: data.userId })
   return c.json({ sessionToken: issued.sessionToken, expiresAt: issued.expiresAt }, 200)
 }

@@ -110,6 +110,6 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   } catch (e) {
     if (e instanceof ApiError) throw e
     log.error('farcaster.sign_in_failed', { requestId: c.var.requestId, ...errorFields(e) })
-    throw new ApiError(500, 'Farcaster sign-in failed')
+    throw new ApiError(500, 'Farcaster sign-in failed', { code: 'INTERNAL' })
   }
 }

@@ -78,7 +78,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const row = await asUser(c, async (tx) => {
     // Locking the owner's row serialises this user's creates, so count-then-insert cannot overshoot.
     const [owner] = await tx.select({ id: users.id }).from(users).where(eq(users.id, me)).for('update')
-    if (!owner) throw new ApiError(401, 'Unauthorized')
+    if (!owner) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
     // The exact check: concurrent creates that all passed the pre-check are serialised here.
     if ((await countKeys(tx, me)) >= MAX_KEYS_PER_USER) throw keyLimit()
     const [created] = await tx.insert(apiKeys).values({ userId: me, name, prefix: lookupPrefix(key), keyHash, keySha256 }).returning()

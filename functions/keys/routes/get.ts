@@ -3,7 +3,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import { and, eq } from 'drizzle-orm'
 import { requireSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
-import { asUser } from '../../../lib/db/rls'
+import { readAsUser } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { apiKeys } from '../../../schema'
 import { ApiKeyItemSchema, KeyIdParams, keyNotFound, toItem } from '../schemas'
@@ -26,7 +26,7 @@ export const route = createRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { id } = c.req.valid('param')
-  const [row] = await asUser(c, (tx) =>
+  const [row] = await readAsUser(c, (tx) =>
     tx.select().from(apiKeys).where(and(eq(apiKeys.id, id), eq(apiKeys.userId, c.var.user!.id))).limit(1),
   )
   if (!row) throw keyNotFound()

@@ -3,7 +3,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import { desc, eq } from 'drizzle-orm'
 import { requireSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
-import { asUser } from '../../../lib/db/rls'
+import { readAsUser } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { apiKeys } from '../../../schema'
 import { ApiKeyItemSchema, toItem } from '../schemas'
@@ -23,7 +23,7 @@ export const route = createRoute({
 })
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const rows = await asUser(c, (tx) =>
+  const rows = await readAsUser(c, (tx) =>
     tx.select().from(apiKeys).where(eq(apiKeys.userId, c.var.user!.id)).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)),
   )
   return c.json({ keys: rows.map(toItem) }, 200)

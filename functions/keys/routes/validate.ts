@@ -52,13 +52,13 @@ export const route = createRoute({
   },
 })
 
-const invalid = () => new ApiError(401, 'Invalid API key')
+const invalid = () => new ApiError(401, 'Invalid API key', { code: 'INVALID_API_KEY' })
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { apiKey } = c.req.valid('json')
   if (!apiKey.startsWith(API_KEY_PREFIX)) throw invalid()
   // Runs as the service: no caller is known until the key matches. SHA-256 finds it; bcrypt (the web-side scheme) confirms it.
-  const match = await findApiKey(c.var.services.db, apiKey)
+  const match = await findApiKey(c.var.services.reader, apiKey)
   if (!match || !(await verifySecret(apiKey, match.key.keyHash))) throw invalid()
   const { user } = match
   return c.json(

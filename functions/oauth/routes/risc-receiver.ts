@@ -5,6 +5,7 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { requireQueueSignature } from '../../../lib/queue/receiver'
 import { processSecurityEvent, RISC_QUEUE_PATH } from '../risc-events'
+import { expireCachedSessions } from '../../../lib/auth/session-cache'
 
 export const route = createRoute({
   method: 'post',
@@ -26,6 +27,8 @@ export const route = createRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { db, config } = c.var.services
-  const result = await processSecurityEvent(db, c.req.valid('json').jti, config.GOOGLE_ISSUER)
+  const { users: affected, ...result } = await processSecurityEvent(db, c.req.valid('json').jti, config.GOOGLE_ISSUER)
+  // Deleted sessions and disabled sign-ins hold from the affected users' next request, cached or not.
+  await expireCachedSessions(c.var.services, ...affected)
   return c.json(result, 200)
 }

@@ -35,6 +35,6 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const deleted = await asUser(c, (tx) =>
     tx.delete(passkeys).where(and(eq(passkeys.id, id), eq(passkeys.userId, me))).returning({ id: passkeys.id }),
   )
-  if (deleted.length === 0) throw new ApiError(404, 'Passkey not found')
+  if (deleted.length === 0) throw new ApiError(404, 'Passkey not found', { code: 'NOT_FOUND' })
   return c.json({ success: true as const, id }, 200)
 }

@@ -3,7 +3,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import { desc, eq } from 'drizzle-orm'
 import { requireSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
-import { asUser } from '../../../lib/db/rls'
+import { readAsUser } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { passkeys } from '../../../schema'
 import { PasskeyItemSchema, toPasskeyItem } from '../schemas'
@@ -26,7 +26,7 @@ export const route = createRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const me = c.var.user!.id
-  const rows = await asUser(c, (tx) =>
+  const rows = await readAsUser(c, (tx) =>
     tx
       .select({ id: passkeys.id, label: passkeys.label, createdAt: passkeys.createdAt, lastUsedAt: passkeys.lastUsedAt })
       .from(passkeys)

@@ -14,6 +14,7 @@ import { jsonBody } from '../../../lib/http/validation'
 import { passwordResets, sessions, users } from '../../../schema'
 import { newPasswordField } from '../../../lib/http/fields'
 import { OkSchema } from '../schemas'
+import { expireCachedSessions } from '../../../lib/auth/session-cache'
 
 const ChangePasswordBody = z
   .object({
@@ -23,7 +24,7 @@ const ChangePasswordBody = z
   .openapi('ChangePasswordRequest')
 
 // 400, not 401: a 401 would read as a lost session to the dashboard.
-const incorrect = () => new ApiError(400, 'Current password is incorrect')
+const incorrect = () => new ApiError(400, 'Current password is incorrect', { code: 'CURRENT_PASSWORD_INCORRECT' })
 
 export const route = createRoute({
   method: 'post',
@@ -73,6 +74,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     return true
   })
   if (!changed) throw incorrect()
+  await expireCachedSessions(c.var.services, me.id) // the other devices' very next request reads the database
   // Reset tokens are the service's (app_user cannot see them): a pending one must not undo this change.
   await asService(c.var.services.db, 'passwordReset', (tx) =>
     tx.delete(passwordResets).where(and(eq(passwordResets.userId, me.id), isNull(passwordResets.usedAt))),

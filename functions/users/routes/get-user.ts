@@ -4,7 +4,7 @@ import { eq } from 'drizzle-orm'
 import { ensureReferralCode } from '../../../lib/auth/accounts'
 import { requireSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
-import { asUser } from '../../../lib/db/rls'
+import { readAsUser } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { users } from '../../../schema'
@@ -29,8 +29,8 @@ export const route = createRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const me = c.var.user!
-  const [row] = await asUser(c, (tx) => tx.select(userColumns).from(users).where(eq(users.id, me.id)))
+  const [row] = await readAsUser(c, (tx) => tx.select(userColumns).from(users).where(eq(users.id, me.id)))
   // Deleted between reading the session and now: the session is as good as gone.
-  if (!row) throw new ApiError(401, 'Unauthorized')
+  if (!row) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
   return c.json(toUserView(row, me.isAdmin, await ensureReferralCode(c.var.services.db, me.id, row.referralCode)), 200)
 }

@@ -15,6 +15,7 @@ import { apiKeys, passkeys, passwordResets, sessions, users } from '../../../sch
 import { newPasswordField } from '../../../lib/http/fields'
 import { type ResetOutcome, resetDoneMail } from '../reset-notice'
 import { OkSchema } from '../schemas'
+import { expireCachedSessions } from '../../../lib/auth/session-cache'
 
 const ResetPasswordBody = z
   .object({
@@ -23,7 +24,7 @@ const ResetPasswordBody = z
   })
   .openapi('ResetPasswordRequest')
 
-const invalidToken = () => new ApiError(400, 'Invalid or expired reset token')
+const invalidToken = () => new ApiError(400, 'Invalid or expired reset token', { code: 'INVALID_RESET_TOKEN' })
 
 export const route = createRoute({
   method: 'post',
@@ -80,9 +81,10 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     const list = kept
       ? await tx.select(keyColumns).from(apiKeys).where(eq(apiKeys.userId, userId)).orderBy(desc(apiKeys.createdAt))
       : await tx.delete(apiKeys).where(eq(apiKeys.userId, userId)).returning(keyColumns)
-    return { email: before.email, passkeysRemoved: removed.map((p) => p.label), keys: { kept, list } }
+    return { userId, email: before.email, passkeysRemoved: removed.map((p) => p.label), keys: { kept, list } }
   })
   if (!outcome) throw invalidToken()
+  await expireCachedSessions(c.var.services, outcome.userId)
   await sendNotice(c, resetDoneMail(outcome, config.baseUrl))
   return c.json({ ok: true as const }, 200)
 }

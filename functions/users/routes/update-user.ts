@@ -10,6 +10,7 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { users } from '../../../schema'
 import { toUserView, userColumns, UserSchema } from '../schemas'
+import { expireCachedSessions } from '../../../lib/auth/session-cache'
 
 // Only `name` is editable; other fields in the body (email, credits, plan...) are ignored.
 const UpdateUserBody = z
@@ -49,6 +50,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const [row] = await asUser(c, (tx) =>
     tx.update(users).set({ name, updatedAt: new Date() }).where(eq(users.id, me.id)).returning(userColumns),
   )
-  if (!row) throw new ApiError(401, 'Unauthorized')
+  if (!row) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
+  await expireCachedSessions(c.var.services, me.id) // the cached name is stale everywhere
   return c.json(toUserView(row, me.isAdmin, await ensureReferralCode(c.var.services.db, me.id, row.referralCode)), 200)
 }

@@ -1,6 +1,12 @@
 import type { Config } from '../../config'
-import { neonDb } from '../../db/neon'
+import { neonDb, neonReader } from '../../db/neon'
 import { notConfigured } from '../managed'
 
-/** Neon Postgres over its WebSocket driver (interactive transactions for row isolation). */
-export const neonStore = (config: Config) => neonDb(config.DATABASE_URL ?? notConfigured('Database'))
+/**
+ * Neon Postgres: single-statement reads over its HTTP endpoint (one round trip, `Reader`), everything else over
+ * its WebSocket driver (interactive transactions for row isolation). The pool connects only when first used.
+ */
+export const neonStore = (config: Config) => {
+  const url = config.DATABASE_URL ?? notConfigured('Database')
+  return { ...neonDb(url), reader: neonReader(url) }
+}

@@ -32,14 +32,14 @@ describe('register: errors', () => {
   it('an unknown referral code is 400 and creates no user', async () => {
     const res = await register(h, { email: 'ghost@example.com', password: 'password123', referralCode: 'NOPE-123' }, '198.51.100.21')
     expect(res.status).toBe(400)
-    expect(await res.json()).toEqual({ error: 'Invalid referral code' })
+    expect(await res.json()).toEqual({ error: 'Invalid referral code', code: 'INVALID_REFERRAL' })
     expect(await h.db.select().from(users).where(eq(users.email, 'ghost@example.com'))).toEqual([])
   })
 
   it('an existing email, in any case, is 409', async () => {
     const res = await register(h, { email: h.users.alice.email.toUpperCase(), password: 'password123' }, '198.51.100.22')
     expect(res.status).toBe(409)
-    expect(await res.json()).toEqual({ error: 'User already exists' })
+    expect(await res.json()).toEqual({ error: 'User already exists', code: 'USER_EXISTS' })
   })
 
   it('concurrent sign-ups with one email: exactly one account', async () => {
@@ -53,7 +53,7 @@ describe('register: errors', () => {
   it('malformed JSON is 400 Invalid JSON body', async () => {
     const res = await h.web.request('/api/register', { ...json({}), body: '{"email":' })
     expect(res.status).toBe(400)
-    expect(await res.json()).toEqual({ error: 'Invalid JSON body' })
+    expect(await res.json()).toEqual({ error: 'Invalid JSON body', code: 'INVALID_JSON' })
   })
 
   it('is limited per IP with the RateLimit headers', async () => {
@@ -83,8 +83,8 @@ describe('login: errors', () => {
     const unknown = await login(h, 'nobody@example.com', PASSWORD, '192.0.2.3')
     expect(wrong.status).toBe(401)
     expect(unknown.status).toBe(401)
-    expect(await wrong.json()).toEqual({ error: 'Invalid credentials' })
-    expect(await unknown.json()).toEqual({ error: 'Invalid credentials' })
+    expect(await wrong.json()).toEqual({ error: 'Invalid credentials', code: 'INVALID_CREDENTIALS' })
+    expect(await unknown.json()).toEqual({ error: 'Invalid credentials', code: 'INVALID_CREDENTIALS' })
     expect(wrong.headers.get('set-cookie')).toBeNull()
   })
 
@@ -128,11 +128,16 @@ describe('login: errors', () => {
             throw new Error('connection to db.internal:5432 refused')
           },
         },
+        reader: {
+          get() {
+            throw new Error('connection to db.internal:5432 refused')
+          },
+        },
       }),
     ).route('/', auth)
     const res = await broken.request('/api/auth/login', json({ email: 'x@example.com', password: 'password123' }, { 'x-csrf-token': await csrfHeader(h), 'cf-connecting-ip': '192.0.2.150' }))
     expect(res.status).toBe(500)
-    expect(await res.json()).toEqual({ error: 'Login failed' })
+    expect(await res.json()).toEqual({ error: 'Login failed', code: 'INTERNAL' })
   })
 })
 
@@ -140,6 +145,6 @@ describe('trial: errors', () => {
   it('needs a session', async () => {
     const res = await h.web.request('/api/trial')
     expect(res.status).toBe(401)
-    expect(await res.json()).toEqual({ error: 'Unauthorized' })
+    expect(await res.json()).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
   })
 })

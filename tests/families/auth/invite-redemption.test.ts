@@ -31,7 +31,7 @@ describe('sign-up with an invite: happy paths', () => {
     expect(Math.abs(row.usedAt!.getTime() - Date.now())).toBeLessThan(60_000)
     const again = await verify(h, token)
     expect(again.status).toBe(410)
-    expect(await again.json()).toEqual({ error: 'Invite already used' })
+    expect(await again.json()).toEqual({ error: 'Invite already used', code: 'INVITE_USED' })
   })
 
   it("an admin invite for an email accepts that email in any case; the token in upper case", async () => {
@@ -65,7 +65,7 @@ describe('sign-up with an invite: errors (no user created, invite untouched)', (
   it('unknown token → 400 Invalid invite token', async () => {
     const res = await signUp({ email: 'unknown-token@example.com', token: newCode() })
     expect(res.status).toBe(400)
-    expect(await res.json()).toEqual({ error: 'Invalid invite token' })
+    expect(await res.json()).toEqual({ error: 'Invalid invite token', code: 'INVALID_INVITE' })
     expect(await userByEmail('unknown-token@example.com')).toEqual([])
   })
 
@@ -74,7 +74,7 @@ describe('sign-up with an invite: errors (no user created, invite untouched)', (
     const row = await insertInvite(h, { usedAt })
     const res = await signUp({ email: 'late@example.com', token: row.code })
     expect(res.status).toBe(410)
-    expect(await res.json()).toEqual({ error: 'Invite already used' })
+    expect(await res.json()).toEqual({ error: 'Invite already used', code: 'INVITE_USED' })
     expect(await userByEmail('late@example.com')).toEqual([])
     expect((await inviteByCode(row.code)).usedAt).toEqual(usedAt)
   })
@@ -83,7 +83,7 @@ describe('sign-up with an invite: errors (no user created, invite untouched)', (
     const row = await insertInvite(h, { expiresAt: new Date(Date.now() - 1) })
     const res = await signUp({ email: 'expired@example.com', token: row.code })
     expect(res.status).toBe(410)
-    expect(await res.json()).toEqual({ error: 'Invite expired' })
+    expect(await res.json()).toEqual({ error: 'Invite expired', code: 'INVITE_EXPIRED' })
     expect(await userByEmail('expired@example.com')).toEqual([])
     expect((await inviteByCode(row.code)).usedAt).toBeNull()
   })
@@ -92,7 +92,7 @@ describe('sign-up with an invite: errors (no user created, invite untouched)', (
     const row = await insertInvite(h, { email: 'intended@example.com' })
     const res = await signUp({ email: 'interloper@example.com', token: row.code })
     expect(res.status).toBe(403)
-    expect(await res.json()).toEqual({ error: 'Invite is for another email' })
+    expect(await res.json()).toEqual({ error: 'Invite is for another email', code: 'INVITE_EMAIL_MISMATCH' })
     expect(await userByEmail('interloper@example.com')).toEqual([])
     expect((await inviteByCode(row.code)).usedAt).toBeNull()
     expect((await signUp({ email: 'intended@example.com', token: row.code })).status).toBe(201)
@@ -119,7 +119,7 @@ describe('sign-up with an invite: security', () => {
     const emails = Array.from({ length: 8 }, (_, i) => `racer${i}@example.com`)
     const results = await Promise.all(emails.map((email) => signUp({ email, token: row.code })))
     expect(results.map((r) => r.status).sort()).toEqual([201, 410, 410, 410, 410, 410, 410, 410])
-    for (const r of results.filter((r) => r.status === 410)) expect(await r.json()).toEqual({ error: 'Invite already used' })
+    for (const r of results.filter((r) => r.status === 410)) expect(await r.json()).toEqual({ error: 'Invite already used', code: 'INVITE_USED' })
     const winner = await results.find((r) => r.status === 201)!.json()
     const created = await h.db.select().from(users).where(inArray(users.email, emails))
     expect(created.map((u) => u.id)).toEqual([winner.id])

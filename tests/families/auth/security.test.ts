@@ -21,7 +21,7 @@ describe('login: CSRF', () => {
   it('refuses a missing token', async () => {
     const res = await loginWith({}, '10.9.0.1')
     expect(res.status).toBe(403)
-    expect(await res.json()).toEqual({ error: 'Invalid or missing CSRF token' })
+    expect(await res.json()).toEqual({ error: 'Invalid or missing CSRF token', code: 'CSRF_INVALID' })
   })
 
   it('refuses forged, foreign-secret, tampered, malformed and stale tokens', async () => {

@@ -16,7 +16,7 @@ describe('email verification: security', () => {
     for (const cookie of ['', 'service-session=' + 'f'.repeat(64), 'service-session=nope']) {
       const res = await resendVerification(h, cookie)
       expect(res.status).toBe(401)
-      expect(await res.json()).toEqual({ error: 'Unauthorized' })
+      expect(await res.json()).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
     }
   })
 

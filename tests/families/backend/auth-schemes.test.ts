@@ -51,11 +51,11 @@ describe('backend: shared key over HTTP', () => {
     const ok = await send('/api/probe/core', { authorization: `Bearer ${INTERNAL}` })
     await expectBody(ok, 200, { ok: true })
     expect(ok.headers.get('ratelimit-limit')).toBe('120')
-    await expectBody(await send('/api/probe/core'), 401, { error: 'Unauthorized' })
-    await expectBody(await send('/api/probe/core', { authorization: `Basic ${btoa(`u:${INTERNAL}`)}` }), 401, { error: 'Unauthorized' })
-    await expectBody(await send('/api/probe/core', { authorization: 'Bearer nope' }), 403, { error: 'Forbidden' })
+    await expectBody(await send('/api/probe/core'), 401, { error: 'Unauthorized', code: 'UNAUTHORIZED' })
+    await expectBody(await send('/api/probe/core', { authorization: `Basic ${btoa(`u:${INTERNAL}`)}` }), 401, { error: 'Unauthorized', code: 'UNAUTHORIZED' })
+    await expectBody(await send('/api/probe/core', { authorization: 'Bearer nope' }), 403, { error: 'Forbidden', code: 'FORBIDDEN' })
     // A user's signed identity is not the shared key.
-    await expectBody(await send('/api/probe/core', await signed({ userId: 'u' })), 401, { error: 'Unauthorized' })
+    await expectBody(await send('/api/probe/core', await signed({ userId: 'u' })), 401, { error: 'Unauthorized', code: 'UNAUTHORIZED' })
   })
 })
 

@@ -55,7 +55,7 @@ describe('backend installations: a user registers only themself', () => {
     for (const path of ['/api/register-home', '/api/register-link']) {
       const res = await call('POST', path, { headers: await signed(alice), body: { userId: bob.id, gatewayToken: 'hijack' } })
       expect(res.status, path).toBe(403)
-      expect(await res.json()).toEqual({ error: 'Forbidden' })
+      expect(await res.json()).toEqual({ error: 'Forbidden', code: 'FORBIDDEN' })
     }
     const bobs = await h.db.select().from(installations).where(eq(installations.userId, bob.id))
     expect(bobs.map((r) => [r.mode, r.gatewayToken])).toEqual([['home', 'token-of-Bob']])
@@ -67,7 +67,7 @@ describe('backend installations: a user registers only themself', () => {
     expect(asRole.status).toBe(403)
     const byKey = await call('POST', '/api/register-link', { headers: { authorization: `Bearer ${aliceKey}` }, body: { userId: bob.id } })
     expect(byKey.status).toBe(403)
-    expect(await byKey.json()).toEqual({ error: 'Forbidden' })
+    expect(await byKey.json()).toEqual({ error: 'Forbidden', code: 'FORBIDDEN' })
     expect(await h.db.select().from(installations).where(and(eq(installations.userId, bob.id), eq(installations.mode, 'link')))).toEqual([])
   })
 
@@ -111,7 +111,7 @@ describe('backend installations: a user registers only themself', () => {
     for (const key of [generateApiKey(), samePrefix, 'sk_short', `${aliceKey}0`]) {
       const res = await call('POST', '/api/register-home', { headers: { ...(await signed(bob)), authorization: `Bearer ${key}` }, body: { userId: bob.id } })
       expect(res.status, key).toBe(401)
-      expect(await res.json()).toEqual({ error: 'Invalid API key' })
+      expect(await res.json()).toEqual({ error: 'Invalid API key', code: 'INVALID_API_KEY' })
     }
     // The shared key is not an API key: it is not `sk_`, so the identity headers decide (here: none).
     const shared = await call('GET', '/api/installations', { headers: { authorization: `Bearer ${INTERNAL}` } })
@@ -149,10 +149,10 @@ describe('backend installations: reads are confined to the caller', () => {
     const path = `/api/registration/token?userId=${h.users.alice.id}`
     const missing = await call('GET', path)
     expect(missing.status).toBe(401)
-    expect(await missing.json()).toEqual({ error: 'Unauthorized' })
+    expect(await missing.json()).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
     const wrong = await call('GET', path, { headers: { authorization: 'Bearer not-the-key' } })
     expect(wrong.status).toBe(403)
-    expect(await wrong.json()).toEqual({ error: 'Forbidden' })
+    expect(await wrong.json()).toEqual({ error: 'Forbidden', code: 'FORBIDDEN' })
     expect((await call('GET', path, { headers: await signed(h.users.alice) })).status).toBe(401)
     expect((await call('GET', path, { headers: { authorization: `Bearer ${aliceKey}` } })).status).toBe(403)
     // Checked before the query: a caller without the key learns nothing, not even that userId is missing.
@@ -165,7 +165,7 @@ describe('backend installations: reads are confined to the caller', () => {
     const app = createPlatformApp(() => withConfig(h.services, { INTERNAL_API_KEY: undefined })).route('/', backend)
     const res = await call('GET', `/api/registration/token?userId=${h.users.alice.id}`, { headers: { authorization: 'Bearer anything' } }, app)
     expect(res.status).toBe(500)
-    expect(await res.json()).toEqual({ error: 'Server misconfigured' })
+    expect(await res.json()).toEqual({ error: 'Server misconfigured', code: 'MISCONFIGURED' })
   })
 })
 

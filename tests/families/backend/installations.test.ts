@@ -247,7 +247,7 @@ describe('backend installations: errors', () => {
     for (const path of ['/api/register-home', '/api/register-link']) {
       const res = await call('POST', path, { headers: await signed(alice()), body: '{"userId": ' })
       expect(res.status).toBe(400)
-      expect(await res.json()).toEqual({ error: 'Invalid JSON body' })
+      expect(await res.json()).toEqual({ error: 'Invalid JSON body', code: 'INVALID_JSON' })
     }
     const form = await call('POST', '/api/register-home', {
       headers: { ...(await signed(alice())), 'content-type': 'application/x-www-form-urlencoded' },
@@ -260,7 +260,7 @@ describe('backend installations: errors', () => {
     const ghost = { id: 'ghost-user', email: 'ghost@example.com' }
     const self = await call('POST', '/api/register-home', { headers: await signed(ghost), body: { userId: ghost.id } })
     expect(self.status).toBe(404)
-    expect(await self.json()).toEqual({ error: 'User not found' })
+    expect(await self.json()).toEqual({ error: 'User not found', code: 'USER_NOT_FOUND' })
     const byAdmin = await call('POST', '/api/register-link', { headers: await signed(h.users.admin), body: { userId: 'no-such-user' } })
     expect(byAdmin.status).toBe(404)
     expect(await rowsOf('ghost-user')).toEqual([])
@@ -298,7 +298,7 @@ describe('backend installations: errors', () => {
     ] as const) {
       const res = await call(method, path, { headers, body }, broken)
       expect(res.status).toBe(500)
-      expect(await res.json()).toEqual({ error: 'Internal server error' })
+      expect(await res.json()).toEqual({ error: 'Internal server error', code: 'INTERNAL' })
     }
     const token = await call('GET', `/api/registration/token?userId=${alice().id}`, { headers: { authorization: `Bearer ${INTERNAL}` } }, broken)
     expect(token.status).toBe(500)
@@ -309,9 +309,14 @@ describe('backend installations: errors', () => {
     spy.mockRestore()
   })
 
-  it('wrong methods are 404', async () => {
-    expect((await call('GET', '/api/register-home')).status).toBe(404)
-    expect((await call('GET', '/api/heartbeat')).status).toBe(404)
-    expect((await call('POST', '/api/installations', { headers: await signed(alice()), body: {} })).status).toBe(404)
+  it('wrong methods on known paths are 405 with Allow', async () => {
+    const getRegister = await call('GET', '/api/register-home')
+    expect(getRegister.status).toBe(405)
+    expect(getRegister.headers.get('allow')).toBe('POST')
+    expect(await getRegister.json()).toEqual({ error: 'Method not allowed', code: 'METHOD_NOT_ALLOWED' })
+    expect((await call('GET', '/api/heartbeat')).status).toBe(405)
+    const postList = await call('POST', '/api/installations', { headers: await signed(alice()), body: {} })
+    expect(postList.status).toBe(405)
+    expect(postList.headers.get('allow')).toBe('GET, HEAD')
   })
 })

@@ -85,7 +85,7 @@ describe('backend setup scripts: served text', () => {
     for (const url of ['http://x$(id).test/install', 'http://a`reboot`.test/link', "http://it's.test/install"]) {
       const { res, text } = await serveText(new URL(url).pathname, url)
       expect(res.status, url).toBe(400)
-      expect(JSON.parse(text)).toEqual({ error: 'Invalid Host' })
+      expect(JSON.parse(text)).toEqual({ error: 'Invalid Host', code: 'INVALID_HOST' })
     }
     const app = createPlatformApp(() => withConfig(h.services, { BACKEND_URL: 'https://x.test/$(id)' })).route('/', backend)
     expect((await serveText('/install', undefined, app)).res.status).toBe(500)

@@ -9,6 +9,7 @@ import type { Db } from '../../../lib/db/client'
 import { apiKeys } from '../../../schema'
 import { insertApiKey, setPlan } from '../../auth/helpers'
 import { createHarness, type Harness } from '../../support/harness'
+import { transactionReader } from '../../../lib/db/rls'
 
 const INTERNAL = 'backend-internal-key'
 let h: Harness
@@ -30,7 +31,7 @@ const validate = (authorization?: string, app = h.backend) =>
     method: 'POST',
     headers: { 'cf-connecting-ip': freshIp(), ...(authorization === undefined ? {} : { authorization }) },
   })
-const INVALID = { error: 'Invalid API key' }
+const INVALID = { error: 'Invalid API key', code: 'INVALID_API_KEY' }
 
 describe('backend POST /api/validate-key: happy paths', () => {
   it("a valid key answers its owner, the plan and the plan's features", async () => {
@@ -122,15 +123,16 @@ describe('backend POST /api/validate-key: errors', () => {
   it('a failing store is 500 {error: "Internal server error"} with nothing internal', async () => {
     const spy = vi.spyOn(console, 'error').mockImplementation(() => {})
     const failing = { select: () => { throw new Error('connect ECONNREFUSED 10.0.0.1:5432') } } as unknown as Db
-    const broken = createPlatformApp((): Services => ({ ...h.services, db: failing })).route('/', backend)
+    const broken = createPlatformApp((): Services => ({ ...h.services, db: failing, reader: transactionReader(failing) })).route('/', backend)
     const res = await validate(`Bearer ${aliceKey.key}`, broken)
     expect(res.status).toBe(500)
-    expect(await res.json()).toEqual({ error: 'Internal server error' })
+    expect(await res.json()).toEqual({ error: 'Internal server error', code: 'INTERNAL' })
     spy.mockRestore()
   })
 
-  it('GET is not a route', async () => {
+  it('GET is 405 with Allow: POST', async () => {
     const res = await h.backend.request('/api/validate-key', { headers: { authorization: `Bearer ${aliceKey.key}`, 'cf-connecting-ip': freshIp() } })
-    expect(res.status).toBe(404)
+    expect(res.status).toBe(405)
+    expect(res.headers.get('allow')).toBe('POST')
   })
 })

@@ -39,7 +39,7 @@ describe('devices: the state table, cell by cell', () => {
       expect(after.status).toBe(to)
     } else {
       expect(res.status).toBe(400)
-      expect(await res.json()).toEqual({ error })
+      expect(await res.json()).toEqual({ error, code: 'INVALID_TRANSITION' })
       expect(after).toEqual(before) // status, lastSeen, everything unchanged
     }
   })
@@ -81,14 +81,14 @@ describe('devices: request validation', () => {
     for (const action of ['approve', 'deny', 'revoke']) {
       const res = await post({ deviceId: crypto.randomUUID(), action })
       expect(res.status).toBe(404)
-      expect(await res.json()).toEqual({ error: 'Device not found' })
+      expect(await res.json()).toEqual({ error: 'Device not found', code: 'NOT_FOUND' })
     }
   })
 
   it.each(['{"deviceId":', '{deviceId: 1}', ''])('malformed JSON %j on POST /api/devices → 400 `Invalid JSON body` exactly', async (raw) => {
     const res = await post(raw)
     expect(res.status).toBe(400)
-    expect(await res.json()).toEqual({ error: 'Invalid JSON body' })
+    expect(await res.json()).toEqual({ error: 'Invalid JSON body', code: 'INVALID_JSON' })
   })
 
   it('malformed JSON on pair → 400 `Invalid JSON body` (an optional body is still parsed strictly); nothing created', async () => {
@@ -97,7 +97,7 @@ describe('devices: request validation', () => {
     for (const raw of ['{"name":', 'name=x', '{']) {
       const res = await call(h, 'POST', '/api/devices/pair', { user: h.users.bob, body: raw })
       expect(res.status).toBe(400)
-      expect(await res.json()).toEqual({ error: 'Invalid JSON body' })
+      expect(await res.json()).toEqual({ error: 'Invalid JSON body', code: 'INVALID_JSON' })
     }
     expect(await count()).toBe(before)
   })
@@ -128,14 +128,14 @@ describe('devices: deprecated runtime proxy', () => {
   it('GET → 404 `No agent found`', async () => {
     const res = await runtime('GET')
     expect(res.status).toBe(404)
-    expect(await res.json()).toEqual({ error: 'No agent found' })
+    expect(await res.json()).toEqual({ error: 'No agent found', code: 'NOT_FOUND' })
   })
 
   it('a valid POST → 404 `No agent found`', async () => {
     for (const body of [{ action: 'pair' }, { action: 'unpair', deviceId: 'd1' }, { action: 'test-push', deviceId: 'd1' }]) {
       const res = await runtime('POST', body)
       expect(res.status, JSON.stringify(body)).toBe(404)
-      expect(await res.json()).toEqual({ error: 'No agent found' })
+      expect(await res.json()).toEqual({ error: 'No agent found', code: 'NOT_FOUND' })
     }
   })
 
@@ -154,7 +154,7 @@ describe('devices: deprecated runtime proxy', () => {
     }
     const malformed = await runtime('POST', '{"action":')
     expect(malformed.status).toBe(400)
-    expect(await malformed.json()).toEqual({ error: 'Invalid JSON body' })
+    expect(await malformed.json()).toEqual({ error: 'Invalid JSON body', code: 'INVALID_JSON' })
   })
 })
 
@@ -165,7 +165,7 @@ describe('devices: concurrency', () => {
     const bodies = await Promise.all(results.map((r) => r.json()))
     expect(results.filter((r) => r.status === 200)).toHaveLength(1)
     const refused = bodies.filter((_, i) => results[i].status !== 200)
-    expect(refused).toEqual(Array(9).fill({ error: 'Device is not pending' }))
+    expect(refused).toEqual(Array(9).fill({ error: 'Device is not pending', code: 'INVALID_TRANSITION' }))
     expect((await row(h, deviceId)).status).toBe('approved')
   })
 

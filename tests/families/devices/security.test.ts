@@ -33,7 +33,7 @@ describe('devices: authentication', () => {
       for (const headers of [{}, { cookie: 'service-session=forged' }] as Record<string, string>[]) {
         const res = await call(h, method, path, { body, headers })
         expect(res.status, `${method} ${path}`).toBe(401)
-        expect(await res.json()).toEqual({ error: 'Unauthorized' })
+        expect(await res.json()).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
       }
     }
     expect(await h.db.select().from(devices)).toEqual(before)

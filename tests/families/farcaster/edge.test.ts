@@ -138,7 +138,7 @@ describe('farcaster verify: token gating checks only an address the signer prove
     const addressSignature = await WALLETS.nobody.signMessage({ message: await addressProofMessage(h.services.config, { address: HOLDER, fid: 8106, token }) })
     const res = await verify({ token, address: HOLDER, addressSignature }, farcasterWith(h, { BASE_RPC_URL: rpcDown }))
     expect(res.status).toBe(502)
-    expect(await res.json()).toEqual({ error: 'Chain unavailable' })
+    expect(await res.json()).toEqual({ error: 'Chain unavailable', code: 'CHAIN_UNAVAILABLE' })
     spy.mockRestore()
   })
 

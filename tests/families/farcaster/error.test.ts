@@ -43,7 +43,7 @@ describe('farcaster verify: bad requests', () => {
   it('malformed JSON → 400 Invalid JSON body', async () => {
     const res = await call(h.web, 'POST', VERIFY, '{"token":')
     expect(res.status).toBe(400)
-    expect(await res.json()).toEqual({ error: 'Invalid JSON body' })
+    expect(await res.json()).toEqual({ error: 'Invalid JSON body', code: 'INVALID_JSON' })
   })
 
   it('a malformed address → 400 Invalid address, before the token is even looked at', async () => {
@@ -71,7 +71,7 @@ describe('farcaster verify: token gate refuses', () => {
     quiet()
     const res = await call(farcasterWith(h, { TOKEN_GATE_CONTRACT: '0xnot' }), 'POST', VERIFY, { token: await idToken(peers, 6104), address: HOLDER })
     expect(res.status).toBe(503)
-    expect(await res.json()).toEqual({ error: 'Token gating not configured' })
+    expect(await res.json()).toEqual({ error: 'Token gating not configured', code: 'NOT_CONFIGURED' })
     expect(await userOf(6104)).toBeUndefined()
   })
 
@@ -82,7 +82,7 @@ describe('farcaster verify: token gate refuses', () => {
     const addressSignature = await proveAddress(h.services.config, HOLDER, 6103, token)
     const res = await call(farcasterWith(h, { BASE_RPC_URL: rpcDown }), 'POST', VERIFY, { token, address: HOLDER, addressSignature })
     expect(res.status).toBe(502)
-    expect(await res.json()).toEqual({ error: 'Chain unavailable' })
+    expect(await res.json()).toEqual({ error: 'Chain unavailable', code: 'CHAIN_UNAVAILABLE' })
     expect(await userOf(6103)).toBeUndefined()
   })
 })
@@ -93,7 +93,7 @@ describe('farcaster verify: issuer key set unavailable', () => {
     for (const url of [`${rpcDown}/jwks`, `${peers.issuerUrl}/no-such-jwks`, `${peers.issuerUrl}/.well-known/openid-configuration`]) {
       const res = await call(farcasterWith(h, { FARCASTER_JWKS_URL: url }), 'POST', VERIFY, { token: await idToken(peers, 6201) })
       expect(res.status, url).toBe(502)
-      expect(await res.json()).toEqual({ error: 'Farcaster issuer unavailable' })
+      expect(await res.json()).toEqual({ error: 'Farcaster issuer unavailable', code: 'PROVIDER_UNAVAILABLE' })
     }
     expect(logged).toHaveBeenCalled()
     expect(await userOf(6201)).toBeUndefined()
@@ -107,11 +107,11 @@ describe('farcaster session secret', () => {
     const prod = farcasterWith(h, { ...noSecrets, NODE_ENV: 'production' })
     const res = await call(prod, 'POST', VERIFY, { token: await idToken(peers, 6301) })
     expect(res.status).toBe(500)
-    expect(await res.json()).toEqual({ error: 'Farcaster session secret not configured' })
+    expect(await res.json()).toEqual({ error: 'Farcaster session secret not configured', code: 'MISCONFIGURED' })
     expect(await userOf(6301)).toBeUndefined()
     const refresh = await call(prod, 'POST', REFRESH, { sessionToken: await signSessionToken({ fid: 1, userId: h.users.alice.id, iat: 1, exp: 4e9 }) })
     expect(refresh.status).toBe(500)
-    expect(await refresh.json()).toEqual({ error: 'Farcaster session secret not configured' })
+    expect(await refresh.json()).toEqual({ error: 'Farcaster session secret not configured', code: 'MISCONFIGURED' })
   })
 
   it('production: the metadata routes need no secret', async () => {
@@ -149,7 +149,7 @@ describe('farcaster refresh: refused', () => {
     const expired = await signSessionToken({ fid: 1, userId: h.users.alice.id, iat: now() - 8 * 86400, exp: now() - 86400 })
     const res = await refresh(expired)
     expect(res.status).toBe(401)
-    expect(await res.json()).toEqual({ error: 'Invalid session token' })
+    expect(await res.json()).toEqual({ error: 'Invalid session token', code: 'INVALID_TOKEN' })
     const justNow = await signSessionToken({ fid: 1, userId: h.users.alice.id, iat: now() - 100, exp: now() })
     expect((await refresh(justNow)).status).toBe(401)
   })
@@ -160,7 +160,7 @@ describe('farcaster refresh: refused', () => {
     for (const bad of ['nodot', '.', `${data}.`, `.${sig}`, `${data}.${sig}.x`, `${data}!.${sig}`, `${data}.${sig}=`, 'a'.repeat(4096)]) {
       const res = await refresh(bad)
       expect(res.status, bad).toBe(401)
-      expect(await res.json()).toEqual({ error: 'Invalid session token' })
+      expect(await res.json()).toEqual({ error: 'Invalid session token', code: 'INVALID_TOKEN' })
     }
   })
 
@@ -210,7 +210,7 @@ describe('token gating: refused', () => {
     const app = farcasterWith(h, { TOKEN_GATE_CONTRACT: undefined })
     for (const res of [await post(app, { address: HOLDER }), await get(app, `?address=${HOLDER}`)]) {
       expect(res.status).toBe(503)
-      expect(await res.json()).toEqual({ error: 'Token gating not configured' })
+      expect(await res.json()).toEqual({ error: 'Token gating not configured', code: 'NOT_CONFIGURED' })
     }
   })
 
@@ -228,7 +228,7 @@ describe('token gating: refused', () => {
     const app = farcasterWith(h, { BASE_RPC_URL: rpcDown })
     for (const res of [await post(app, { address: HOLDER }), await get(app, `?address=${HOLDER}`)]) {
       expect(res.status).toBe(502)
-      expect(await res.json()).toEqual({ error: 'Chain unavailable' })
+      expect(await res.json()).toEqual({ error: 'Chain unavailable', code: 'CHAIN_UNAVAILABLE' })
     }
   })
 
@@ -236,7 +236,7 @@ describe('token gating: refused', () => {
     const logged = quiet()
     const res = await post(farcasterWith(h, { BASE_RPC_URL: otherChain.url }), { address: HOLDER })
     expect(res.status).toBe(502)
-    expect(await res.json()).toEqual({ error: 'Chain unavailable' })
+    expect(await res.json()).toEqual({ error: 'Chain unavailable', code: 'CHAIN_UNAVAILABLE' })
     expect(logged.mock.calls.some((a) => String(a[0]).includes('not 8453'))).toBe(true)
   })
 

@@ -141,7 +141,7 @@ describe('farcaster refresh: only tokens this server signed', () => {
     for (const changed of [{ fid: 1 }, { userId: h.users.alice.id }, { exp: claims.exp + 86400 * 365 }]) {
       const res = await refresh(`${b64({ ...claims, ...changed })}.${sig}`)
       expect(res.status, JSON.stringify(changed)).toBe(401)
-      expect(await res.json()).toEqual({ error: 'Invalid session token' })
+      expect(await res.json()).toEqual({ error: 'Invalid session token', code: 'INVALID_TOKEN' })
     }
   })
 

@@ -36,7 +36,7 @@ describe('farcaster in workerd (no database configured)', () => {
     const forged = await post('/api/auth/farcaster/verify', { token: await idToken(peers, 1, { aud: 'evil.example' }) })
     expect(forged.status).toBe(401)
     const genuine = await post('/api/auth/farcaster/verify', { token: await idToken(peers, 1, {}, { kid: peers.kids.eddsa }) })
-    expect(await genuine.json()).toEqual({ error: 'Database not configured' })
+    expect(await genuine.json()).toEqual({ error: 'Database not configured', code: 'NOT_CONFIGURED' })
     expect(genuine.status).toBe(503)
   })
 })

@@ -64,7 +64,7 @@ describe('health: metrics collection fails', () => {
     })
     const res = await app.request('/api/admin/health', { headers: { cookie: h.users.admin.cookie } })
     expect(res.status).toBe(500)
-    expect(await res.json()).toEqual({ error: 'Internal server error' })
+    expect(await res.json()).toEqual({ error: 'Internal server error', code: 'INTERNAL' })
     expect(logged).toHaveBeenCalled()
   })
 })

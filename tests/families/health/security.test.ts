@@ -28,7 +28,7 @@ describe('health security: the admin view needs an admin session', () => {
   it('no cookie: 401 {error:"Unauthorized"}', async () => {
     const res = await adminHealth()
     expect(res.status).toBe(401)
-    expect(await res.json()).toEqual({ error: 'Unauthorized' })
+    expect(await res.json()).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
   })
 
   it('a signed-in non-admin (alice): 403 with code ADMIN_REQUIRED and no metrics', async () => {
@@ -49,7 +49,7 @@ describe('health security: the admin view needs an admin session', () => {
     ]) {
       const res = await adminHealth(`${SESSION_COOKIE}=${value}`)
       expect(res.status, `cookie value ${value.slice(0, 20)}`).toBe(401)
-      expect(await res.json()).toEqual({ error: 'Unauthorized' })
+      expect(await res.json()).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
     }
   })
 
@@ -67,7 +67,7 @@ describe('health security: the admin view needs an admin session', () => {
     })
     const res = await adminHealth(`${SESSION_COOKIE}=${token}`)
     expect(res.status).toBe(401)
-    expect(await res.json()).toEqual({ error: 'Unauthorized' })
+    expect(await res.json()).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
   })
 
   it('the stored token hash presented as the cookie: 401 (only the hash is stored, and it is not a credential)', async () => {

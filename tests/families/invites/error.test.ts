@@ -36,7 +36,7 @@ describe('POST /api/invite: errors', () => {
     expect(await arr.json()).toEqual(validation('Request body must be a JSON object'))
     const bad = await call(h, 'POST', '/api/invite', { user: h.users.alice, body: '{"name":' })
     expect(bad.status).toBe(400)
-    expect(await bad.json()).toEqual({ error: 'Invalid JSON body' })
+    expect(await bad.json()).toEqual({ error: 'Invalid JSON body', code: 'INVALID_JSON' })
   })
 
   it('404 User not found when the session user has no row (and nothing is saved)', async () => {
@@ -49,7 +49,7 @@ describe('POST /api/invite: errors', () => {
     app.route('/', invitesApp)
     const res = await app.request('/api/invite', { method: 'POST', headers: { 'content-type': 'application/json', ...BROWSER }, body: JSON.stringify({ name: 'Ghost' }) })
     expect(res.status).toBe(404)
-    expect(await res.json()).toEqual({ error: 'User not found' })
+    expect(await res.json()).toEqual({ error: 'User not found', code: 'USER_NOT_FOUND' })
     expect(await h.db.select().from(invites).where(eq(invites.createdBy, 'no-such-user'))).toEqual([])
   })
 })
@@ -74,21 +74,21 @@ describe('POST /api/invites/verify: errors', () => {
   it('unknown token → 404 Invite not found', async () => {
     const res = await verify(h, newCode())
     expect(res.status).toBe(404)
-    expect(await res.json()).toEqual({ error: 'Invite not found' })
+    expect(await res.json()).toEqual({ error: 'Invite not found', code: 'NOT_FOUND' })
   })
 
   it('used → 410 Invite already used', async () => {
     const row = await insertInvite(h, { usedAt: new Date(Date.now() - 1000) })
     const res = await verify(h, row.code)
     expect(res.status).toBe(410)
-    expect(await res.json()).toEqual({ error: 'Invite already used' })
+    expect(await res.json()).toEqual({ error: 'Invite already used', code: 'INVITE_USED' })
   })
 
   it('expired → 410 Invite expired', async () => {
     const row = await insertInvite(h, { expiresAt: new Date(Date.now() - 60_000) })
     const res = await verify(h, row.code)
     expect(res.status).toBe(410)
-    expect(await res.json()).toEqual({ error: 'Invite expired' })
+    expect(await res.json()).toEqual({ error: 'Invite expired', code: 'INVITE_EXPIRED' })
   })
 
   it('expiry boundary: expiresAt = now - 1 ms is expired, now + 1 s is still active (verify and list agree)', async () => {
@@ -96,7 +96,7 @@ describe('POST /api/invites/verify: errors', () => {
     const justAhead = await insertInvite(h, { email: 'ahead@example.com', expiresAt: new Date(Date.now() + 1000) })
     const [pastRes, aheadRes] = [await verify(h, justPast.code), await verify(h, justAhead.code)]
     expect(pastRes.status).toBe(410)
-    expect(await pastRes.json()).toEqual({ error: 'Invite expired' })
+    expect(await pastRes.json()).toEqual({ error: 'Invite expired', code: 'INVITE_EXPIRED' })
     expect(aheadRes.status).toBe(200)
     const byCode = new Map((await listInvites(h)).invites.map((i) => [i.code, i.status]))
     expect(byCode.get(justPast.code)).toBe('expired')
@@ -185,6 +185,6 @@ describe('store failures', () => {
     })
     quiet.mockRestore()
     expect(res.status).toBe(500)
-    expect(await res.json()).toEqual({ error: 'Internal server error' })
+    expect(await res.json()).toEqual({ error: 'Internal server error', code: 'INTERNAL' })
   })
 })

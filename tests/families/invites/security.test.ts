@@ -22,7 +22,7 @@ describe('invites: access', () => {
     async (method, path, body) => {
       const res = await call(h, method, path, { body })
       expect(res.status).toBe(401)
-      expect(await res.json()).toEqual({ error: 'Unauthorized' })
+      expect(await res.json()).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
     },
   )
 

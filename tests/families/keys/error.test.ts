@@ -6,6 +6,7 @@ import type { Db } from '../../../lib/db/client'
 import { apiKeys } from '../../../schema'
 import { BROWSER, createHarness, type Harness } from '../../support/harness'
 import { call, createKey, seedKeys, validate } from './helpers'
+import { transactionReader } from '../../../lib/db/rls'
 
 let h: Harness
 beforeAll(async () => {
@@ -48,13 +49,13 @@ describe('keys: create errors', () => {
   it('a non-JSON Content-Type → 415', async () => {
     const res = await create('name=a', { 'content-type': 'text/plain' })
     expect(res.status).toBe(415)
-    expect(await res.json()).toEqual({ error: 'Unsupported Media Type' })
+    expect(await res.json()).toEqual({ error: 'Unsupported Media Type', code: 'UNSUPPORTED_MEDIA_TYPE' })
   })
 
   it.each(['{"name": "a",', '{name: a}', ''])('malformed JSON %j → 400 {error:"Invalid JSON body"} exactly', async (raw) => {
     const res = await create(raw)
     expect(res.status).toBe(400)
-    expect(await res.json()).toEqual({ error: 'Invalid JSON body' })
+    expect(await res.json()).toEqual({ error: 'Invalid JSON body', code: 'INVALID_JSON' })
   })
 
   it('the 11th key → 429; deleting one frees a slot', async () => {
@@ -87,7 +88,7 @@ describe('keys: unknown ids', () => {
     for (const method of ['GET', 'DELETE']) {
       const res = await call(h, method, `/api/keys/${crypto.randomUUID()}`, { user: h.users.alice })
       expect(res.status).toBe(404)
-      expect(await res.json()).toEqual({ error: 'API key not found' })
+      expect(await res.json()).toEqual({ error: 'API key not found', code: 'NOT_FOUND' })
     }
   })
 })
@@ -98,7 +99,7 @@ describe('keys: validate errors', () => {
     await expectValidation(await validate(h, 12345), 'apiKey must be a string')
     await expectValidation(await validate(h, null), 'apiKey must be a string')
     const res = await call(h, 'POST', '/api/keys/validate', { body: '{"apiKey":' })
-    expect(await res.json()).toEqual({ error: 'Invalid JSON body' })
+    expect(await res.json()).toEqual({ error: 'Invalid JSON body', code: 'INVALID_JSON' })
   })
 
   it('a wrong prefix, an unknown sk_ key, a malformed sk_ key or a deleted key → 401 {error:"Invalid API key"}', async () => {
@@ -108,7 +109,7 @@ describe('keys: validate errors', () => {
     for (const apiKey of candidates) {
       const res = await validate(h, apiKey)
       expect(res.status, apiKey).toBe(401)
-      expect(await res.json()).toEqual({ error: 'Invalid API key' })
+      expect(await res.json()).toEqual({ error: 'Invalid API key', code: 'INVALID_API_KEY' })
     }
   })
 
@@ -117,7 +118,7 @@ describe('keys: validate errors', () => {
     for (let i = 0; i < 60; i++) expect((await validate(h, 'pk_nope', ip)).status).toBe(401)
     const res = await validate(h, 'pk_nope', ip)
     expect(res.status).toBe(429)
-    expect(await res.json()).toEqual({ error: 'Too many requests' })
+    expect(await res.json()).toEqual({ error: 'Too many requests', code: 'RATE_LIMITED' })
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
     expect((await validate(h, 'pk_nope', { 'cf-connecting-ip': '203.0.113.8' })).status).toBe(401)
   })
@@ -134,7 +135,7 @@ describe('keys: database failures → 500', () => {
             }
           : Reflect.get(target, prop, receiver),
     }) as Db
-    return createPlatformApp(() => ({ ...h.services, db })).route('/', keysApp)
+    return createPlatformApp(() => ({ ...h.services, db, reader: transactionReader(db) })).route('/', keysApp)
   }
   const post = (app: ReturnType<typeof appWithBroken>, path: string, body: unknown) =>
     app.request(path, {
@@ -147,7 +148,7 @@ describe('keys: database failures → 500', () => {
     vi.spyOn(console, 'error').mockImplementation(() => {})
     const res = await post(appWithBroken('transaction'), '/api/keys', { name: 'x' })
     expect(res.status).toBe(500)
-    expect(await res.json()).toEqual({ error: 'Internal server error' })
+    expect(await res.json()).toEqual({ error: 'Internal server error', code: 'INTERNAL' })
   })
 
   it('validate when the lookup fails → 500 {error:"Internal server error"}', async () => {
@@ -155,6 +156,6 @@ describe('keys: database failures → 500', () => {
     // the key lookup runs in an asService transaction
     const res = await post(appWithBroken('transaction'), '/api/keys/validate', { apiKey: `sk_${'a'.repeat(64)}` })
     expect(res.status).toBe(500)
-    expect(await res.json()).toEqual({ error: 'Internal server error' })
+    expect(await res.json()).toEqual({ error: 'Internal server error', code: 'INTERNAL' })
   })
 })

@@ -31,7 +31,7 @@ describe('keys: authentication', () => {
       for (const headers of [{}, { cookie: 'service-session=forged' }] as Record<string, string>[]) {
         const res = await call(h, method, path, { body, headers })
         expect(res.status, `${method} ${path}`).toBe(401)
-        expect(await res.json()).toEqual({ error: 'Unauthorized' })
+        expect(await res.json()).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
       }
     }
     expect(await aliceRowExists()).toBe(true)
@@ -117,7 +117,7 @@ describe('keys: validation cannot be fooled', () => {
     const tampered = aliceKey.key.slice(0, -1) + (last === '0' ? '1' : '0')
     const res = await validate(h, tampered)
     expect(res.status).toBe(401)
-    expect(await res.json()).toEqual({ error: 'Invalid API key' })
+    expect(await res.json()).toEqual({ error: 'Invalid API key', code: 'INVALID_API_KEY' })
   })
 
   it('the stored bcrypt hash must match too, not only the SHA-256', async () => {

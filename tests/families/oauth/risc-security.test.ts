@@ -22,7 +22,7 @@ afterEach(() => {
   vi.useRealTimers()
 })
 
-const INVALID = { error: 'Invalid security event token' }
+const INVALID = { error: 'Invalid security event token', code: 'INVALID_TOKEN' }
 const enc = (v: unknown) => base64url.encode(JSON.stringify(v))
 const claims = (extra: Record<string, unknown> = {}) => ({
   iss: oidc.url,
@@ -126,14 +126,14 @@ describe('RISC: the queue receiver and the retired path', () => {
     const body = JSON.stringify({ jti })
     const unsigned = await h.web.request('/api/queue/risc', { method: 'POST', headers: { 'content-type': 'application/json' }, body })
     expect(unsigned.status).toBe(401)
-    expect(await unsigned.json()).toEqual({ error: 'Missing queue signature' })
+    expect(await unsigned.json()).toEqual({ error: 'Missing queue signature', code: 'SIGNATURE_REQUIRED' })
     const forged = await h.web.request('/api/queue/risc', {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'upstash-signature': await signDelivery('not-the-key', 'http://localhost/api/queue/risc', body) },
       body,
     })
     expect(forged.status).toBe(401)
-    expect(await forged.json()).toEqual({ error: 'Invalid queue signature' })
+    expect(await forged.json()).toEqual({ error: 'Invalid queue signature', code: 'INVALID_SIGNATURE' })
     const [row] = await h.db.select().from(securityEvents).where(eq(securityEvents.jti, jti))
     expect(row.processedAt).toBeNull()
   })

@@ -31,7 +31,7 @@ describe('passkeys: registration needs a session', () => {
       for (const cookie of [undefined, 'service-session=forged']) {
         const res = await call(h, path, { cookie, body: { credential: {}, challenge: unknownChallenge() } })
         expect(res.status, path).toBe(401)
-        expect(await res.json()).toEqual({ error: 'Unauthorized' })
+        expect(await res.json()).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
       }
     }
   })

@@ -79,7 +79,7 @@ describe('passkeys: delete', () => {
     for (const id of [key.id, 'AAAAAAAAAAAAAAAAAAAAAA']) {
       const res = await manage(h, 'DELETE', `/api/passkeys/${id}`, { user: other })
       expect(res.status).toBe(404)
-      expect(await res.json()).toEqual({ error: 'Passkey not found' })
+      expect(await res.json()).toEqual({ error: 'Passkey not found', code: 'NOT_FOUND' })
     }
     expect(await rowExists(key.id)).toBe(true)
   })
@@ -110,7 +110,7 @@ describe('passkeys: management needs the owner', () => {
       for (const [method, path] of [['GET', '/api/passkeys'], ['DELETE', `/api/passkeys/${key.id}`]] as const) {
         const res = await manage(h, method, path, { headers })
         expect(res.status, `${method} ${path}`).toBe(401)
-        expect(await res.json()).toEqual({ error: 'Unauthorized' })
+        expect(await res.json()).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
       }
     }
     expect(await rowExists(key.id)).toBe(true)

@@ -133,7 +133,7 @@ describe('passkeys: requests from elsewhere', () => {
     for (const path of ['/api/passkey/auth/options', '/api/passkey/auth/verify']) {
       const res = await call(h, path, { body: { identifier: 'x@example.com', credential: bobKey.assert({ challenge: 'AA' }), challenge: '0x00' }, ip })
       expect(res.status, path).toBe(429)
-      expect(await res.json()).toEqual({ error: 'Too many requests' })
+      expect(await res.json()).toEqual({ error: 'Too many requests', code: 'RATE_LIMITED' })
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0)
     }
     // Another address is unaffected.

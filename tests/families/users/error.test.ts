@@ -47,7 +47,7 @@ describe('users: profile validation', () => {
   it('malformed JSON: 400 {error: "Invalid JSON body"}', async () => {
     const res = await send(h, 'POST', '/api/user', '{"name":', { cookie: h.users.bob.cookie })
     expect(res.status).toBe(400)
-    expect(await res.json()).toEqual({ error: 'Invalid JSON body' })
+    expect(await res.json()).toEqual({ error: 'Invalid JSON body', code: 'INVALID_JSON' })
   })
 
   it('an exact validation body', async () => {
@@ -65,7 +65,7 @@ describe('users: change password errors', () => {
     const [before] = await h.db.select().from(users).where(eq(users.id, carol.id))
     const res = await change(carol.cookie, { currentPassword: 'not my password', newPassword: 'whatever new one' })
     expect(res.status).toBe(400) // not 401: the dashboard would take that for a lost session
-    expect(await res.json()).toEqual({ error: 'Current password is incorrect' })
+    expect(await res.json()).toEqual({ error: 'Current password is incorrect', code: 'CURRENT_PASSWORD_INCORRECT' })
     const [after] = await h.db.select().from(users).where(eq(users.id, carol.id))
     expect(after.passwordHash).toBe(before.passwordHash)
     expect(await verifySecret(PASSWORD, after.passwordHash!)).toBe(true)
@@ -78,7 +78,7 @@ describe('users: change password errors', () => {
     await h.db.update(users).set({ passwordHash: null }).where(eq(users.id, carol.id))
     const res = await change(carol.cookie, { currentPassword: 'anything at all', newPassword: 'whatever new one' })
     expect(res.status).toBe(400)
-    expect(await res.json()).toEqual({ error: 'Current password is incorrect' })
+    expect(await res.json()).toEqual({ error: 'Current password is incorrect', code: 'CURRENT_PASSWORD_INCORRECT' })
     const [row] = await h.db.select().from(users).where(eq(users.id, carol.id))
     expect(row.passwordHash).toBeNull()
   })
@@ -129,7 +129,7 @@ describe('users: forgot-password errors', () => {
 })
 
 describe('users: reset-password errors', () => {
-  const invalid = { error: 'Invalid or expired reset token' }
+  const invalid = { error: 'Invalid or expired reset token', code: 'INVALID_RESET_TOKEN' }
 
   it('an unknown token: 400 "Invalid or expired reset token"', async () => {
     const res = await reset(h, randomHex(32), 'new password here')

@@ -138,7 +138,7 @@ describe('users: forgot and reset password', () => {
 
     const again = await reset(h, token, 'and once more please')
     expect(again.status).toBe(400)
-    expect(await again.json()).toEqual({ error: 'Invalid or expired reset token' })
+    expect(await again.json()).toEqual({ error: 'Invalid or expired reset token', code: 'INVALID_RESET_TOKEN' })
   })
 })
 

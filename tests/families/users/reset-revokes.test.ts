@@ -122,7 +122,7 @@ describe('reset: refusals cost no hash', () => {
     for (const t of [token, 'ab'.repeat(32)]) {
       const res = await reset(h, t, 'another passphrase')
       expect(res.status).toBe(400)
-      expect(await res.json()).toEqual({ error: 'Invalid or expired reset token' })
+      expect(await res.json()).toEqual({ error: 'Invalid or expired reset token', code: 'INVALID_RESET_TOKEN' })
     }
     expect(hashes).not.toHaveBeenCalled()
   })

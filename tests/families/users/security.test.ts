@@ -15,9 +15,9 @@ beforeAll(async () => {
 })
 afterAll(() => h.close())
 
-const UNAUTHORIZED = { error: 'Unauthorized' }
+const UNAUTHORIZED = { error: 'Unauthorized', code: 'UNAUTHORIZED' }
 const FOREIGN = { ...BROWSER, origin: 'https://evil.example' }
-const invalid = { error: 'Invalid or expired reset token' }
+const invalid = { error: 'Invalid or expired reset token', code: 'INVALID_RESET_TOKEN' }
 
 describe('users security: profile routes need a session', () => {
   const calls = (cookie?: string) => [
@@ -227,7 +227,7 @@ describe('users security: rate limits', () => {
     }
     const res = await forgot(h, 'nobody@example.com', ip)
     expect(res.status).toBe(429)
-    expect(await res.json()).toEqual({ error: 'Too many requests' })
+    expect(await res.json()).toEqual({ error: 'Too many requests', code: 'RATE_LIMITED' })
     expect(headersOf(res)).toMatchObject({ limit: '5', remaining: '0' })
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
     expect([...res.headers.keys()].filter((k) => k.startsWith('x-ratelimit'))).toEqual([])

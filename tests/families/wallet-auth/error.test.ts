@@ -55,7 +55,7 @@ describe('request validation: 400 VALIDATION', () => {
   it('refuses a body that is not JSON', async () => {
     const res = await h.web.request('/api/wallet-auth', { method: 'POST', headers: { 'content-type': 'application/json', ...BROWSER }, body: '{' })
     expect(res.status).toBe(400)
-    expect(await res.json()).toEqual({ error: 'Invalid JSON body' })
+    expect(await res.json()).toEqual({ error: 'Invalid JSON body', code: 'INVALID_JSON' })
   })
 })
 

@@ -154,7 +154,7 @@ describe('origin and rate limits', () => {
     for (let i = 0; i < 30; i++) await getNonce(h, i % 2 ? 'POST' : 'GET', ip)
     const res = await h.web.request('/api/auth/nonce', { headers: { 'cf-connecting-ip': ip } })
     expect(res.status).toBe(429)
-    expect(await res.json()).toEqual({ error: 'Too many requests' })
+    expect(await res.json()).toEqual({ error: 'Too many requests', code: 'RATE_LIMITED' })
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0)
     expect((await h.web.request('/api/auth/nonce', { headers: { 'cf-connecting-ip': '198.19.1.2' } })).status).toBe(200)
   })
@@ -168,7 +168,7 @@ describe('origin and rate limits', () => {
     for (let i = 0; i < 10; i++) await expectRefused(await postWalletAuth(h, attempt, { 'cf-connecting-ip': ip }), 401, 'NONCE_INVALID')
     const limited = await postWalletAuth(h, attempt, { 'cf-connecting-ip': ip })
     expect(limited.status).toBe(429)
-    expect(await limited.json()).toEqual({ error: 'Too many sign-in attempts. Try again later.' })
+    expect(await limited.json()).toEqual({ error: 'Too many sign-in attempts. Try again later.', code: 'RATE_LIMITED' })
     expect(limited.headers.get('ratelimit-remaining')).toBe('0')
     // A limited attempt does not touch the nonce: it still works from elsewhere.
     const fresh = siweMessage(wallet.address, await getNonce(h))

@@ -1,0 +1,38 @@
+// Cold start of each function in workerd: from loading the bundle to its first answer (a 404 through the whole
+// shared stack, so no store is needed), minus the same for a trivial Worker. Median of several runs.
+import { Miniflare } from 'miniflare'
+import { bundleFunction, functionEntries } from '../infra/bundle'
+
+const RUNS = Number(process.env.COLD_START_RUNS ?? 5)
+const TRIVIAL = 'export default { fetch: () => new Response("ok") }'
+
+async function firstAnswerMs(code: string) {
+  const started = performance.now()
+  const mf = new Miniflare({
+    modules: [{ type: 'ESModule', path: 'index.mjs', contents: code }],
+    compatibilityDate: '2026-04-01',
+    bindings: { APP_ORIGIN: 'http://localhost:3000', SESSION_SECRET: 'bench' },
+  })
+  await (await mf.dispatchFetch('http://localhost/__cold-start')).arrayBuffer()
+  const ms = performance.now() - started
+  await mf.dispose()
+  return ms
+}
+
+async function median(code: string) {
+  const times: number[] = []
+  for (let i = 0; i < RUNS; i++) times.push(await firstAnswerMs(code))
+  times.sort((a, b) => a - b)
+  return times[Math.floor(times.length / 2)]
+}
+
+export async function coldStarts() {
+  console.log(`cold start in workerd (median of ${RUNS}, over a trivial Worker; goal <= 50 ms):`)
+  const trivial = await median(TRIVIAL)
+  console.log(`  trivial Worker ${trivial.toFixed(0).padStart(5)} ms to first answer`)
+  for (const { family, entry } of functionEntries()) {
+    const { code } = await bundleFunction(entry, { minify: true })
+    const over = (await median(code)) - trivial
+    console.log(`  ${family.padEnd(12)} ${over.toFixed(0).padStart(5)} ms over trivial`)
+  }
+}

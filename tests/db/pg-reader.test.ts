@@ -1,0 +1,80 @@
+import { eq, sql } from 'drizzle-orm'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { APP_LOGIN_ROLE, migratePostgres, openPostgres, type NodeDatabase } from '../../infra/database'
+import { apiKeys, users } from '../../schema'
+import { ensureTestRole } from '../support/stores'
+
+// The local server's reader on real Postgres (DATABASE_URL without Neon): BEGIN and the settings as one
+// simple query, the statements, COMMIT after the answer for reads.
+const url = process.env.TEST_DATABASE_URL
+
+if (!url) {
+  console.warn('pg-reader tests skipped: TEST_DATABASE_URL not set')
+  describe.skip('node-postgres Reader (skipped: TEST_DATABASE_URL not set)', () => {
+    it('needs a real Postgres', () => {})
+  })
+} else {
+  describe('node-postgres Reader on real Postgres', () => {
+    const name = `t_${crypto.randomUUID().replace(/-/g, '').slice(0, 16)}`
+    const admin = new pg.Client({ connectionString: url })
+    let database: NodeDatabase
+    let statements = 0
+    const ids = { alice: '', bob: '' }
+
+    beforeAll(async () => {
+      await admin.connect()
+      await admin.query(`create database ${name}`)
+      const owner = Object.assign(new URL(url), { pathname: `/${name}` })
+      await migratePostgres(owner.toString())
+      await ensureTestRole(admin) // lets the drop below end app_api backends that outlive the closed pool
+      database = await openPostgres(Object.assign(new URL(owner), { username: APP_LOGIN_ROLE }).toString(), { migrate: false })
+      const reader = database.reader!
+      for (const who of ['alice', 'bob'] as const) {
+        const [u] = await reader.asService('signIn', (db) => db.insert(users).values({ email: `${who}-${name}@example.com`, name: who }).returning())
+        ids[who] = u.id
+        await reader.asUser(u.id, (db) => db.insert(apiKeys).values({ userId: u.id, name: `${who} key`, prefix: 'sk_0000000', keyHash: 'x', keySha256: crypto.randomUUID() }))
+      }
+      // Count what the pool's clients send from here on.
+      const original = pg.Client.prototype.query
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        statements++
+        return (original as (...a: unknown[]) => unknown).apply(this, args)
+      } as typeof original
+    })
+    afterAll(async () => {
+      await database?.close()
+      await admin.query(`drop database if exists ${name} with (force)`)
+      await admin.end()
+    })
+
+    it('a read awaits two round trips, and row isolation holds without a where', async () => {
+      statements = 0
+      const keys = await database.reader!.asUser(ids.alice, (db) => db.select({ name: apiKeys.name }).from(apiKeys))
+      expect(keys).toEqual([{ name: 'alice key' }])
+      // begin + settings, then the select, then COMMIT: sent as the answer returns, not awaited by the reader.
+      expect(statements).toBe(3)
+    })
+
+    it('writes commit before the answer, and a failed one rolls back', async () => {
+      const reader = database.reader!
+      await reader.asUser(ids.bob, (db) => db.update(users).set({ name: 'Bobby' }).where(eq(users.id, ids.bob)))
+      const [bob] = await reader.asService('signIn', (db) => db.select({ name: users.name }).from(users).where(eq(users.id, ids.bob)))
+      expect(bob.name).toBe('Bobby')
+      await expect(reader.asUser(ids.bob, (db) => [db.update(users).set({ name: 'Lost' }).where(eq(users.id, ids.bob)), db.execute(sql`select 1/0`)])).rejects.toThrow()
+      const [after] = await reader.asService('signIn', (db) => db.select({ name: users.name }).from(users).where(eq(users.id, ids.bob)))
+      expect(after.name).toBe('Bobby')
+    })
+
+    it('connections go back to the pool as the login role, which sees nothing', async () => {
+      await Promise.all(Array.from({ length: 12 }, () => database.reader!.asUser(ids.alice, (db) => db.select().from(apiKeys))))
+      await new Promise((r) => setTimeout(r, 50)) // the reads' COMMITs
+      const refused = await database.db.select().from(apiKeys).then(() => null, (e: Error) => e)
+      expect(String((refused?.cause as Error | undefined)?.message)).toMatch(/permission denied/)
+    })
+
+    it('refuses an id it would have to inline unsafely', async () => {
+      await expect(database.reader!.asUser("x'; drop table users; --", (db) => db.select().from(apiKeys))).rejects.toThrow('unexpected user id shape')
+    })
+  })
+}
