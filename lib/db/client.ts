@@ -1,6 +1,7 @@
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
-import type * as schema from '../../schema'
 
-export type Schema = typeof schema
-/** Any drizzle Postgres database: Neon (Workers), node-postgres or PGlite (local), all with the same schema. */
-export type Db = PgDatabase<PgQueryResultHKT, Schema>
+/**
+ * Any drizzle Postgres database: Neon (Workers), node-postgres or PGlite (local). Built without the relational
+ * schema (handles are made per request; see lib/db/neon.ts), so queries use the SQL-like builder, not `db.query`.
+ */
+export type Db = PgDatabase<PgQueryResultHKT>
