@@ -1,5 +1,6 @@
 // The docs pages' renderer script (Scalar's standalone bundle, ~4.3 MB) outside any Worker bundle: served from
 // node_modules by the local server, copied by `npm run build` into each docs Worker's static assets.
+import { copyFileSync, mkdirSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
@@ -14,6 +15,15 @@ export const docsPages = { docs: '/api/docs', backend: '/docs' } as const
 
 /** Where the build puts a function's copy of the script: the file's path under the directory is its URL path. */
 export const docsAssetFile = (root: string, family: keyof typeof docsPages) => join(root, 'dist', 'assets', family, docsScriptPath(docsPages[family]))
+
+/** The build step for `family`'s static assets (none unless it has a docs page): returns the file it wrote. */
+export function copyDocsScript(root: string, family: string): string | undefined {
+  if (!(family in docsPages)) return undefined
+  const file = docsAssetFile(root, family as keyof typeof docsPages)
+  mkdirSync(dirname(file), { recursive: true })
+  copyFileSync(SCALAR_STANDALONE, file)
+  return file
+}
 
 let script: Promise<string> | undefined
 
