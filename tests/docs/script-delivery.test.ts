@@ -8,7 +8,7 @@ import { app as backendApp } from '../../functions/backend/app'
 import { app as docsApp } from '../../functions/docs/app'
 import { bundleFunction } from '../../infra/bundle'
 import { copyDocsScript, docsPages, SCALAR_STANDALONE, serveDocsScripts } from '../../infra/static-assets'
-import { createRouter } from '../../lib/app'
+import { createRouter, createWorker } from '../../lib/app'
 import { docsScriptPath } from '../../lib/http/openapi-docs'
 
 /** How the docs pages' 4.3 MB renderer reaches a browser without ever being bundled into a Worker. */
@@ -53,7 +53,11 @@ describe('the docs script: never in a Worker bundle, served as a static asset', 
       const { local, absolute } = referencedUrls(html)
       expect(absolute, `${page} names another host`).toEqual([])
       expect(local).toEqual([docsScriptPath(page)])
-      expect(html).toContain(`"url": "${family === 'docs' ? '/api/openapi.json' : '/openapi.json'}"`)
+      const docPath = family === 'docs' ? '/api/openapi.json' : '/openapi.json'
+      expect(html).toContain(`"url": "${docPath}"`)
+      // The document names its page, ahead of the error catalogue.
+      const doc = await (await createWorker(app).request(docPath, {}, { APP_ORIGIN: 'http://localhost:3000' })).json()
+      expect(doc.info.description).toMatch(new RegExp(`^Browse this document at \`${page}\`.*works offline\.\n\nErrors are`))
     }
   })
 
