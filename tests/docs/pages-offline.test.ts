@@ -86,7 +86,10 @@ suite(chromiumInstalled ? TITLE : `${TITLE}: skipped: chromium not installed`, (
           .catch((e) => {
             throw new Error(`${p.page} did not render (requests aborted: ${aborted.join(', ') || 'none'}): ${e.message}`)
           })
-        for (let n = await closed.count(); n > 0; n = await closed.count()) await closed.first().click()
+        for (let opened = 0; (await closed.count()) > 0; opened++) {
+          expect(opened, 'groups that stay closed').toBeLessThan(100)
+          await closed.first().click()
+        }
         await page.waitForFunction((wanted) => wanted.every((s) => document.body.innerText.includes(s)), p.mustShow, { timeout: 30_000 })
         const text = await page.evaluate(() => document.body.innerText)
         expect(summaries.length).toBeGreaterThan(5)
