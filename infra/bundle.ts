@@ -2,6 +2,7 @@ import { build, type Plugin } from 'esbuild'
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
+import { copyDocsScript } from './static-assets'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
@@ -79,7 +80,7 @@ export async function bundleFunction(entry: string, opts: { minify?: boolean } =
   return { code, bytes: Buffer.byteLength(code), gzipBytes: gzipSync(code).byteLength }
 }
 
-/** `npm run build` (wrangler's build step): every function, or the named ones, into dist/<family>.js. */
+/** `npm run build` (wrangler's build step): every function, or the named ones, into dist/<family>.js, and their static assets into dist/assets/<family>/. */
 if (import.meta.url === `file://${process.argv[1]}`) {
   const wanted = process.argv.slice(2)
   mkdirSync(`${root}/dist`, { recursive: true })
@@ -88,5 +89,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const { code, gzipBytes } = await bundleFunction(entry, { minify: true })
     writeFileSync(`${root}/dist/${family}.js`, code)
     console.log(`dist/${family}.js ${(gzipBytes / 1024).toFixed(1)} KB gz`)
+    // A docs page's script ships as the Worker's static asset (wrangler.toml `assets`), never in its bundle.
+    const asset = copyDocsScript(root, family)
+    if (asset) console.log(`${asset.slice(root.length)} (static asset)`)
   }
 }

@@ -6,6 +6,7 @@ import { app as docs } from '../functions/docs/app'
 import { webFamilies } from '../functions/web'
 import { createPlatformApp } from '../lib/app'
 import { createNodeServices } from './services'
+import { serveDocsScripts } from './static-assets'
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
 process.env.APP_VERSION ??= `v${pkg.version}`
@@ -27,6 +28,7 @@ export async function startServer(env = process.env) {
   services.setDeliver((req) => Promise.resolve(web.fetch(req)))
 
   const backendApp = createPlatformApp(services.provider).route('/', backend)
+  serveDocsScripts({ docs: web, backend: backendApp })
 
   const host = env.HOST ?? '127.0.0.1'
   const servers = [
@@ -35,7 +37,7 @@ export async function startServer(env = process.env) {
   ]
   const a = services.adapters
   console.log(`web API      http://${host}:${webPort}  (docs at /api/docs)`)
-  console.log(`backend API  http://${host}:${backendPort}`)
+  console.log(`backend API  http://${host}:${backendPort}  (docs at /docs)`)
   console.log(`stores       db=${a.db} kv=${a.kv} queue=${a.queue} storage=${a.storage}`)
 
   return {

@@ -25,6 +25,6 @@ routes.openapi(installations.route, installations.handler)
 routes.openapi(registrationToken.route, registrationToken.handler)
 routes.openapi(heartbeat.route, heartbeat.handler)
 
-/** The backend API: its own listener locally, its own Worker deployed; documents itself at /openapi.json. */
+/** The backend API: its own listener locally, its own Worker deployed; documents itself at /openapi.json, docs page at /docs. */
 const title = 'Platform backend API'
-export const app = serveDocument(createRouter(), () => openApiDocument(routes, title), { title, docPath: '/openapi.json' }).route('/', routes)
+export const app = serveDocument(createRouter(), () => openApiDocument(routes, title), { title, docPath: '/openapi.json', pagePath: '/docs' }).route('/', routes)

@@ -22,7 +22,8 @@ export function methodNotAllowedOr(notFound: NotFoundHandler, routes: () => Read
   }
   return (c) => {
     const allow = allowed(c.req.path.replace(/(.)\/+$/, '$1'))
-    if (!allow.length) return notFound(c)
+    // A route that takes this method yet passed on (no handler answered) is a miss, not a 405.
+    if (!allow.length || (allow as string[]).includes(c.req.method)) return notFound(c)
     c.header('Allow', allow.join(', '))
     return c.json(errorBody('Method not allowed', 'METHOD_NOT_ALLOWED'), 405)
   }

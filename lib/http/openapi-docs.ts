@@ -43,15 +43,42 @@ export function openApiDocument(documented: Router, title: string, version = 'v0
 }
 
 /**
+ * Where a docs page loads Scalar's renderer (`@scalar/api-reference`'s standalone browser bundle, ~4.3 MB): next to
+ * the page, on the same origin. `npm run build` copies it into the Worker's static assets; the local server serves
+ * it from node_modules (infra/static-assets.ts). It never enters a Worker bundle.
+ */
+export const docsScriptPath = (pagePath: string) => `${pagePath}/scalar.js`
+
+/** What a Worker with `[assets]` in wrangler.toml finds in `env.ASSETS`. */
+type AssetsBinding = { fetch(request: Request): Promise<Response> }
+
+/**
  * Serves `doc` (or the document `doc()` builds, once, on first request) with this deployment's version at
- * `docPath`, and a docs page at `pagePath`.
+ * `docPath`, and a docs page at `pagePath` that renders with no network beyond this origin.
  */
 export function serveDocument(router: Router, doc: OpenApiDocument | (() => OpenApiDocument), opts: { title: string; docPath: string; pagePath?: string }) {
+  const { title, docPath, pagePath } = opts
   let built = typeof doc === 'function' ? undefined : doc
-  router.get(opts.docPath, (c) => {
+  const pageNote = pagePath
+    ? `Browse this document at \`${pagePath}\`: the page loads nothing but this document and its renderer (\`${docsScriptPath(pagePath)}\`) from this origin, so it works offline.\n\n`
+    : ''
+  router.get(docPath, (c) => {
     built ??= (doc as () => OpenApiDocument)()
-    return c.json({ ...built, info: { ...built.info, version: c.var.services.config.APP_VERSION ?? built.info.version } })
+    const version = c.var.services.config.APP_VERSION ?? built.info.version
+    return c.json({ ...built, info: { ...built.info, version, description: pageNote + (built.info.description ?? '') } })
   })
-  if (opts.pagePath) router.get(opts.pagePath, Scalar({ url: opts.docPath, pageTitle: opts.title }))
+  if (pagePath) servePage(router, { title, docPath, pagePath })
   return router
+}
+
+function servePage(router: Router, { title, docPath, pagePath }: { title: string; docPath: string; pagePath: string }) {
+  const script = docsScriptPath(pagePath)
+  // `cdn` is the script's URL: ours, not jsDelivr. No web fonts (fonts.scalar.com) and no telemetry: offline, it still renders.
+  router.get(pagePath, Scalar({ url: docPath, pageTitle: title, cdn: script, withDefaultFonts: false, telemetry: false }))
+  // On Workers the asset is served before the Worker runs; a request that still reaches it is passed to the binding.
+  // Without a binding (the local Node server) the next handler registered for this path answers, else 404.
+  router.get(script, (c, next) => {
+    const assets = c.env?.ASSETS as AssetsBinding | undefined
+    return assets ? assets.fetch(c.req.raw) : next()
+  })
 }
