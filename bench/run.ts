@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net'
 import { webFamilies } from '../functions/web'
 import { bundleFunction, functionEntries } from '../infra/bundle'
 import { coldStarts } from './cold-start'
+import { importCosts } from './import-cost'
 import { createNodeServices } from '../infra/services'
 import { createPlatformApp } from '../lib/app'
 import { generateApiKey, lookupPrefix } from '../lib/auth/api-keys'
@@ -104,6 +105,7 @@ for (const cost of [4, 10, 12]) {
 }
 await mf.dispose()
 
-// (4) Cold start of every function in workerd.
+// (4) Cold start of every function in workerd, and (5) what each heavy import costs.
 await coldStarts()
+await importCosts()
 process.exit(0)

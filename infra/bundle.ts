@@ -61,9 +61,10 @@ export const workerBuildPlugins: Plugin[] = [
  * Bundles one function the way Wrangler does for workerd: ESM, browser/worker conditions, no Node
  * built-ins available, so a Node-only import anywhere under it fails the build.
  */
-export async function bundleFunction(entry: string, opts: { minify?: boolean } = {}) {
+export async function bundleFunction(entry: string | { contents: string }, opts: { minify?: boolean } = {}) {
   const result = await build({
-    entryPoints: [entry],
+    // A module's source (bench/import-cost.ts) resolves its imports from the project root.
+    ...(typeof entry === 'string' ? { entryPoints: [entry] } : { stdin: { contents: entry.contents, resolveDir: root, loader: 'ts' as const } }),
     bundle: true,
     write: false,
     format: 'esm',
