@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm'
 import { expect } from 'vitest'
 import { devices } from '../../../schema'
+import { webClient } from '../../support/client'
 import { BROWSER, type Harness, type SeededUser } from '../../support/harness'
 
 export interface DeviceItem {
@@ -31,8 +32,7 @@ export function call(h: Harness, method: string, path: string, opts: { user?: Se
 }
 
 export async function register(h: Harness, user: SeededUser, name?: string, headers?: Record<string, string>): Promise<Registered> {
-  const path = name === undefined ? '/api/devices' : `/api/devices?name=${encodeURIComponent(name)}`
-  const res = await call(h, 'PUT', path, { user, headers })
+  const res = await webClient(h, user, headers).api.devices.$put({ query: name === undefined ? {} : { name } })
   expect(res.status).toBe(200)
   return (await res.json()) as Registered
 }
@@ -47,7 +47,7 @@ export const act = (h: Harness, user: SeededUser, deviceId: string, action: stri
   call(h, 'POST', '/api/devices', { user, body: { deviceId, action } })
 
 export async function lists(h: Harness, user: SeededUser): Promise<Lists> {
-  const res = await call(h, 'GET', '/api/devices', { user })
+  const res = await webClient(h, user).api.devices.$get()
   expect(res.status).toBe(200)
   return (await res.json()) as Lists
 }

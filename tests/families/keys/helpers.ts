@@ -1,5 +1,6 @@
 import { expect } from 'vitest'
 import { apiKeys } from '../../../schema'
+import { webClient } from '../../support/client'
 import { BROWSER, type Harness, type SeededUser } from '../../support/harness'
 
 export interface CreatedKey {
@@ -27,13 +28,13 @@ export function call(h: Harness, method: string, path: string, opts: { user?: Se
 }
 
 export async function createKey(h: Harness, user: SeededUser, name = 'key'): Promise<CreatedKey> {
-  const res = await call(h, 'POST', '/api/keys', { user, body: { name } })
+  const res = await webClient(h, user).api.keys.$post({ json: { name } })
   expect(res.status).toBe(201)
   return (await res.json()) as CreatedKey
 }
 
 export async function listKeys(h: Harness, user: SeededUser): Promise<KeyItem[]> {
-  const res = await call(h, 'GET', '/api/keys', { user })
+  const res = await webClient(h, user).api.keys.$get()
   expect(res.status).toBe(200)
   return ((await res.json()) as { keys: KeyItem[] }).keys
 }
