@@ -1,7 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { app as backend } from '../../../functions/backend/app'
-import { createPlatformApp } from '../../../lib/app'
+import { createBackendApp } from '../../../functions/backend/app'
 import { generateApiKey } from '../../../lib/auth/api-keys'
 import { signedIdentityHeaders } from '../../../lib/auth/identity'
 import { withUser } from '../../../lib/db/rls'
@@ -162,7 +161,7 @@ describe('backend installations: reads are confined to the caller', () => {
   })
 
   it('with INTERNAL_API_KEY unset the registration token is 500 Server misconfigured', async () => {
-    const app = createPlatformApp(() => withConfig(h.services, { INTERNAL_API_KEY: undefined })).route('/', backend)
+    const app = createBackendApp(() => withConfig(h.services, { INTERNAL_API_KEY: undefined }))
     const res = await call('GET', `/api/registration/token?userId=${h.users.alice.id}`, { headers: { authorization: 'Bearer anything' } }, app)
     expect(res.status).toBe(500)
     expect(await res.json()).toEqual({ error: 'Server misconfigured', code: 'MISCONFIGURED' })

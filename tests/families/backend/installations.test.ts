@@ -1,7 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { app as backend } from '../../../functions/backend/app'
-import { createPlatformApp } from '../../../lib/app'
+import { createBackendApp } from '../../../functions/backend/app'
 import { signedIdentityHeaders } from '../../../lib/auth/identity'
 import type { Services } from '../../../lib/context'
 import type { Db } from '../../../lib/db/client'
@@ -290,7 +289,7 @@ describe('backend installations: errors', () => {
       },
       transaction: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.1:5432')),
     } as unknown as Db
-    const broken = createPlatformApp((): Services => ({ ...h.services, db: failing })).route('/', backend)
+    const broken = createBackendApp((): Services => ({ ...h.services, db: failing }))
     const headers = await signed(alice())
     for (const [method, path, body] of [
       ['POST', '/api/register-home', { userId: alice().id }],
