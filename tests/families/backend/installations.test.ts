@@ -7,6 +7,7 @@ import type { Db } from '../../../lib/db/client'
 import { installations } from '../../../schema'
 import { insertApiKey } from '../../auth/helpers'
 import { createHarness, type Harness } from '../../support/harness'
+import { backendCall } from '../../support/requests'
 
 /** Installation registration, happy paths and errors. Security cases are in installations-security.test.ts. */
 const HMAC = 'test-hmac'
@@ -19,17 +20,8 @@ beforeAll(async () => {
 })
 afterAll(() => h.close())
 
-let ipCounter = 0
-const freshIp = () => `198.18.${Math.floor(++ipCounter / 250)}.${ipCounter % 250}`
 const signed = (u: Who, role = 'user') => signedIdentityHeaders(HMAC, { userId: u.id, email: u.email, role })
-function call(method: string, path: string, opts: { headers?: Record<string, string>; body?: unknown } = {}, app = h.backend) {
-  const raw = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body)
-  return app.request(path, {
-    method,
-    headers: { 'cf-connecting-ip': freshIp(), ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }), ...opts.headers },
-    body: opts.body === undefined ? undefined : raw,
-  })
-}
+const call = (method: string, path: string, opts: Parameters<typeof backendCall>[3] = {}, app = h.backend) => backendCall(app, method, path, opts)
 const rowsOf = (userId: string) => h.db.select().from(installations).where(eq(installations.userId, userId)).orderBy(installations.mode)
 const rowOf = async (userId: string, mode: string) =>
   (await h.db.select().from(installations).where(and(eq(installations.userId, userId), eq(installations.mode, mode))))[0]

@@ -2,7 +2,8 @@ import { eq } from 'drizzle-orm'
 import { expect } from 'vitest'
 import { devices } from '../../../schema'
 import { webClient } from '../../support/client'
-import { BROWSER, type Harness, type SeededUser } from '../../support/harness'
+import type { Harness, SeededUser } from '../../support/harness'
+import { call } from '../../support/requests'
 
 export interface DeviceItem {
   id: string
@@ -21,14 +22,6 @@ export interface Registered {
   deviceId: string
   pairingCode: string
   pairingUrl: string
-}
-
-/** A request as the dashboard sends it: the user's cookie (if any), JSON, and the trusted origin. */
-export function call(h: Harness, method: string, path: string, opts: { user?: SeededUser; body?: unknown; headers?: Record<string, string> } = {}) {
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...BROWSER, ...opts.headers }
-  if (opts.user) headers.cookie = opts.user.cookie
-  const body = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body)
-  return h.web.request(path, { method, headers, body })
 }
 
 export async function register(h: Harness, user: SeededUser, name?: string, headers?: Record<string, string>): Promise<Registered> {
