@@ -1,5 +1,7 @@
 // wrangler.toml's routes against the routes each family serves: every served path must reach its own Worker
 // (Cloudflare sends a request to the most specific matching pattern), and every pattern must win at least one.
+// Cloudflare matches a pattern against the whole URL, query string included, so an exact pattern misses
+// `/api/token-gating?address=…`; and the API takes `/api/keys/` as `/api/keys`. Both variants are checked.
 import { describe, expect, it } from 'vitest'
 import { experimental_readRawConfig } from 'wrangler'
 import { functionEntries } from '../../infra/bundle'
@@ -74,6 +76,9 @@ function routingProblems(patterns: Pattern[], served: Served[]) {
 /** A Hono path as a request path: `:param` becomes a sample segment. */
 const samplePath = (path: string) => path.replace(/:[^/]+/g, 'sample-id')
 
+/** A served path as requests reach it: bare, with a query string, and with a trailing slash. */
+const asRequested = (path: string) => [path, `${path}?probe=1`, ...(path.endsWith('/') ? [] : [`${path}/`])]
+
 /** The paths a family's app answers (middleware entries, method ALL, are not routes). */
 const pathsOf = (app: Router) => [...new Set(app.routes.filter((r) => r.method !== 'ALL').map((r) => samplePath(r.path)))]
 
@@ -97,7 +102,7 @@ async function deployment() {
     if (hosts.size !== 1) throw new Error(`env.${name}: its routes name ${hosts.size} hosts; a family serves on one`)
     patterns.push(...mine)
     const { app } = (await import(`../../functions/${family}/app.ts`)) as { app: Router }
-    for (const path of pathsOf(app)) served.push({ worker: family, host: [...hosts][0], path })
+    for (const path of pathsOf(app).flatMap(asRequested)) served.push({ worker: family, host: [...hosts][0], path })
   }
   return { patterns, served, workers }
 }
@@ -110,7 +115,7 @@ describe('wrangler.toml routes', () => {
 
   it('every served path reaches its own Worker, and every pattern routes at least one of them', async () => {
     const { patterns, served } = await deployment()
-    expect(served.length).toBeGreaterThan(50)
+    expect(served.length).toBeGreaterThan(150)
     expect(routingProblems(patterns, served)).toEqual([])
   })
 
@@ -128,6 +133,9 @@ describe('wrangler.toml routes', () => {
       'app.example.com/api/keys/validate (keys) goes to auth by app.example.com/api/keys/validate',
       'keys: app.example.com/api/keys/* routes none of its paths (dead)',
     ])
+    const withQuery: Served = { worker: 'keys', host: 'app.example.com', path: '/api/keys?probe=1' }
+    expect(routingProblems([keys], [withQuery])).toEqual(['app.example.com/api/keys?probe=1 (keys) goes to no Worker', 'keys: app.example.com/api/keys routes none of its paths (dead)'])
+    expect(routingProblems([parsePattern('keys', 'app.example.com/api/keys*')], [withQuery])).toEqual([])
     const stale = parsePattern('keys', 'app.example.com/api/key')
     expect(routingProblems([keys, keysAll, stale], served)).toEqual(['keys: app.example.com/api/key routes none of its paths (dead)'])
   })
