@@ -8,12 +8,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
-import { webFamilies } from '../functions/web'
+import { createWebApp } from '../functions/web'
 import { bundleFunction, functionEntries } from '../infra/bundle'
 import { coldStarts } from './cold-start'
 import { importCosts } from './import-cost'
 import { createNodeServices } from '../infra/services'
-import { createPlatformApp } from '../lib/app'
 import { generateApiKey, lookupPrefix } from '../lib/auth/api-keys'
 import { hashSessionToken, newSessionToken, SESSION_COOKIE, SESSION_TTL_MS } from '../lib/auth/session'
 import { sha256Hex } from '../lib/crypto'
@@ -39,8 +38,7 @@ async function load(url: string, headers: Record<string, string> = {}) {
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-'))
 const node = await createNodeServices({ env: { ...process.env, DATA_DIR: dataDir, APP_VERSION: 'v0.0.0-bench' } })
-const platform = createPlatformApp(node.provider)
-for (const family of Object.values(webFamilies)) platform.route('/', family)
+const platform = createWebApp(node.provider)
 const bare = new Hono().get('/', (c) => c.json({ ok: true }))
 
 // A signed-in user with a few keys, seeded the way the app writes them (the app's login owns nothing: the

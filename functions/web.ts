@@ -1,6 +1,8 @@
-import type { Router } from '../lib/app'
+import { createPlatformApp, createRouter } from '../lib/app'
+import type { ServiceProvider } from '../lib/context'
 import { app as auth } from './auth/app'
 import { app as devices } from './devices/app'
+import { app as docs } from './docs/app'
 import { app as farcaster } from './farcaster/app'
 import { app as health } from './health/app'
 import { app as invites } from './invites/app'
@@ -10,5 +12,24 @@ import { app as passkeys } from './passkeys/app'
 import { app as users } from './users/app'
 import { app as walletAuth } from './wallet-auth/app'
 
-/** Every web family's routes, in mounting order: the local server mounts them all; docs describes them all. */
-export const webFamilies: Record<string, Router> = { health, auth, users, keys, invites, devices, passkeys, walletAuth, oauth, farcaster }
+/**
+ * Every web family's routes, in mounting order: the web app mounts them all; docs describes them all.
+ * One chain, so the route types reach `WebApp` (and the typed client) intact.
+ */
+export const webRoutes = createRouter()
+  .route('/', health)
+  .route('/', auth)
+  .route('/', users)
+  .route('/', keys)
+  .route('/', invites)
+  .route('/', devices)
+  .route('/', passkeys)
+  .route('/', walletAuth)
+  .route('/', oauth)
+  .route('/', farcaster)
+
+/** The whole web API on one app, as `npm start`, the tests and the bench serve it: every family, then the docs. */
+export const createWebApp = (provide: ServiceProvider) => createPlatformApp(provide).route('/', webRoutes).route('/', docs)
+
+/** The web API's type, for `hc<WebApp>` (lib/client.ts). */
+export type WebApp = ReturnType<typeof createWebApp>

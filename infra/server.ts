@@ -1,10 +1,8 @@
 // `npm start`: every family on one Node process, the web API and the backend API on their own ports.
 import { serve } from '@hono/node-server'
 import { readFileSync } from 'node:fs'
-import { app as backend } from '../functions/backend/app'
-import { app as docs } from '../functions/docs/app'
-import { webFamilies } from '../functions/web'
-import { createPlatformApp } from '../lib/app'
+import { createBackendApp } from '../functions/backend/app'
+import { createWebApp } from '../functions/web'
 import { createNodeServices } from './services'
 import { serveDocsScripts } from './static-assets'
 
@@ -22,12 +20,10 @@ export async function startServer(env = process.env) {
   }
   const services = await createNodeServices({ env })
 
-  const web = createPlatformApp(services.provider)
-  for (const family of Object.values(webFamilies)) web.route('/', family)
-  web.route('/', docs)
+  const web = createWebApp(services.provider)
   services.setDeliver((req) => Promise.resolve(web.fetch(req)))
 
-  const backendApp = createPlatformApp(services.provider).route('/', backend)
+  const backendApp = createBackendApp(services.provider)
   serveDocsScripts({ docs: web, backend: backendApp })
 
   const host = env.HOST ?? '127.0.0.1'

@@ -1,4 +1,5 @@
-import { createRouter } from '../../lib/app'
+import { createPlatformApp, createRouter } from '../../lib/app'
+import type { ServiceProvider } from '../../lib/context'
 import { limits } from '../../lib/http/limits'
 import { openApiDocument, serveDocument } from '../../lib/http/openapi-docs'
 import { rateLimit } from '../../lib/http/rate-limit'
@@ -15,16 +16,24 @@ import * as validateKey from './routes/validate-key'
 const routes = createRouter()
 routes.use('/api/*', rateLimit(limits.backend))
 routes.use('/api/ai/*', rateLimit(limits.backendAi))
-routes.openapi(health.route, health.handler)
-routes.openapi(validateKey.route, validateKey.handler)
-routes.openapi(install.route, install.handler)
-routes.openapi(link.route, link.handler)
-routes.openapi(registerHome.route, registerHome.handler)
-routes.openapi(registerLink.route, registerLink.handler)
-routes.openapi(installations.route, installations.handler)
-routes.openapi(registrationToken.route, registrationToken.handler)
-routes.openapi(heartbeat.route, heartbeat.handler)
+// One chain, so the route types reach `BackendApp` (and the typed client) intact.
+const api = routes
+  .openapi(health.route, health.handler)
+  .openapi(validateKey.route, validateKey.handler)
+  .openapi(install.route, install.handler)
+  .openapi(link.route, link.handler)
+  .openapi(registerHome.route, registerHome.handler)
+  .openapi(registerLink.route, registerLink.handler)
+  .openapi(installations.route, installations.handler)
+  .openapi(registrationToken.route, registrationToken.handler)
+  .openapi(heartbeat.route, heartbeat.handler)
 
 /** The backend API: its own listener locally, its own Worker deployed; documents itself at /openapi.json, docs page at /docs. */
 const title = 'Platform backend API'
-export const app = serveDocument(createRouter(), () => openApiDocument(routes, title), { title, docPath: '/openapi.json', pagePath: '/docs' }).route('/', routes)
+export const app = serveDocument(createRouter(), () => openApiDocument(api, title), { title, docPath: '/openapi.json', pagePath: '/docs' }).route('/', api)
+
+/** The backend API on the shared stack, as `npm start` and the tests serve it (its Worker: ./index.ts). */
+export const createBackendApp = (provide: ServiceProvider) => createPlatformApp(provide).route('/', app)
+
+/** The backend API's type, for `hc<BackendApp>` (lib/client.ts). */
+export type BackendApp = ReturnType<typeof createBackendApp>

@@ -1,8 +1,4 @@
 import { z } from '@hono/zod-openapi'
-import { and, desc, eq, inArray } from 'drizzle-orm'
-import type { Db } from '../../lib/db/client'
-import { ApiError } from '../../lib/http/errors'
-import { type Device, devices } from '../../schema'
 
 export const DEVICE_STATUSES = ['pending', 'approved', 'denied', 'revoked'] as const
 export type DeviceStatus = (typeof DEVICE_STATUSES)[number]
@@ -31,26 +27,3 @@ export const DeviceSchema = z
   .openapi('Device')
 
 export const DeviceListsSchema = z.object({ pending: z.array(DeviceSchema), approved: z.array(DeviceSchema) })
-
-export const toDevice = (d: Device) => ({
-  id: d.id,
-  name: d.name,
-  ip: d.ip,
-  firstSeen: d.firstSeen.toISOString(),
-  lastSeen: d.lastSeen.toISOString(),
-  status: d.status as DeviceStatus,
-})
-
-/** The caller's pending and approved devices, newest first; denied and revoked ones are not listed. */
-export async function deviceLists(tx: Db, userId: string) {
-  const rows = await tx
-    .select()
-    .from(devices)
-    .where(and(eq(devices.userId, userId), inArray(devices.status, ['pending', 'approved'])))
-    .orderBy(desc(devices.firstSeen), desc(devices.id))
-  const list = (status: DeviceStatus) => rows.filter((d) => d.status === status).map(toDevice)
-  return { pending: list('pending'), approved: list('approved') }
-}
-
-// Someone else's device answers exactly like an unknown one, so ids reveal nothing.
-export const deviceNotFound = () => new ApiError(404, 'Device not found', { code: 'NOT_FOUND' })

@@ -1,3 +1,4 @@
+import { ApiError } from '../../lib/http/errors'
 import type { DeviceStatus } from './schemas'
 
 export const DEVICE_ACTIONS = ['approve', 'deny', 'revoke'] as const
@@ -12,3 +13,6 @@ export const TRANSITIONS: Record<DeviceAction, { from: DeviceStatus; to: DeviceS
   deny: { from: 'pending', to: 'denied', refusal: 'Device is not pending' },
   revoke: { from: 'approved', to: 'revoked', refusal: 'Device is not approved' },
 }
+
+// Someone else's device answers exactly like an unknown one, so ids reveal nothing.
+export const deviceNotFound = () => new ApiError(404, 'Device not found', { code: 'NOT_FOUND' })

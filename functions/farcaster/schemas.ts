@@ -1,7 +1,5 @@
 import { z } from '@hono/zod-openapi'
-import type { Config } from '../../lib/config'
-import { BASE_CHAIN_ID, publicRpcEndpoint } from '../../lib/chain'
-import { getAddress, isAddress } from 'viem'
+import { BASE_CHAIN_ID } from '../../lib/chain'
 import { ADDRESS_RE } from './token-gate'
 
 export const AddressField = z
@@ -32,15 +30,3 @@ export const TokenGatingMetaSchema = z
     chainId: z.literal(BASE_CHAIN_ID),
   })
   .openapi('TokenGatingMeta')
-
-/** The gate settings as configured (a malformed one shows as enabled: POST then answers 503). */
-export function tokenGatingMeta(config: Config) {
-  const contract = config.TOKEN_GATE_CONTRACT?.trim()
-  return {
-    enabled: Boolean(contract),
-    contractAddress: contract ? (isAddress(contract, { strict: false }) ? getAddress(contract) : contract) : null,
-    minBalance: contract ? config.TOKEN_GATE_MIN_BALANCE.trim() : null,
-    rpcEndpoint: publicRpcEndpoint(config.BASE_RPC_URL),
-    chainId: BASE_CHAIN_ID,
-  }
-}

@@ -80,3 +80,15 @@ export async function checkHolding(gate: GateSettings, address: string, requestI
     chainId: BASE_CHAIN_ID,
   }
 }
+
+/** The gate settings as configured (a malformed one shows as enabled: POST then answers 503). */
+export function tokenGatingMeta(config: Config) {
+  const contract = config.TOKEN_GATE_CONTRACT?.trim()
+  return {
+    enabled: Boolean(contract),
+    contractAddress: contract ? (isAddress(contract, { strict: false }) ? getAddress(contract) : contract) : null,
+    minBalance: contract ? config.TOKEN_GATE_MIN_BALANCE.trim() : null,
+    rpcEndpoint: publicRpcEndpoint(config.BASE_RPC_URL),
+    chainId: BASE_CHAIN_ID,
+  }
+}

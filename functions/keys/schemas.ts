@@ -1,6 +1,4 @@
 import { z } from '@hono/zod-openapi'
-import type { ApiKey } from '../../schema'
-import { ApiError } from '../../lib/http/errors'
 
 /** A key as listed: never the raw key, never a hash. */
 export const ApiKeyItemSchema = z
@@ -13,15 +11,4 @@ export const ApiKeyItemSchema = z
   })
   .openapi('ApiKey')
 
-export const toItem = (k: Pick<ApiKey, 'id' | 'name' | 'prefix' | 'createdAt' | 'lastUsedAt'>) => ({
-  id: k.id,
-  name: k.name,
-  prefix: k.prefix,
-  createdAt: k.createdAt.toISOString(),
-  lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
-})
-
 export const KeyIdParams = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, description: 'The key id' }) })
-
-// Someone else's key answers exactly like an unknown one, so ids reveal nothing.
-export const keyNotFound = () => new ApiError(404, 'API key not found', { code: 'NOT_FOUND' })

@@ -57,13 +57,6 @@ export const PasskeyItemSchema = z
   })
   .openapi('Passkey')
 
-export const toPasskeyItem = (p: { id: string; label: string; createdAt: Date; lastUsedAt: Date | null }) => ({
-  id: p.id,
-  label: p.label,
-  createdAt: p.createdAt.toISOString(),
-  lastUsedAt: p.lastUsedAt?.toISOString() ?? null,
-})
-
 export const PasskeyIdParams = z.object({
   id: z
     .string()

@@ -1,5 +1,4 @@
 import { z } from '@hono/zod-openapi'
-import { users, type User } from '../../schema'
 
 /** The signed-in user as the dashboard sees it: never the password hash or subscription ids. */
 export const UserSchema = z
@@ -16,34 +15,5 @@ export const UserSchema = z
     referralCode: z.string().openapi({ description: "The user's own code for others' sign-up (`referralCode`, case-insensitive)" }),
   })
   .openapi('User')
-
-export type UserRow = Pick<User, 'id' | 'email' | 'name' | 'createdAt' | 'plan' | 'subscriptionStatus' | 'credits' | 'emailVerifiedAt'>
-
-/** The columns `toUserView` reads, for `select` and `returning`. */
-export const userColumns = {
-  id: users.id,
-  email: users.email,
-  name: users.name,
-  createdAt: users.createdAt,
-  plan: users.plan,
-  subscriptionStatus: users.subscriptionStatus,
-  credits: users.credits,
-  emailVerifiedAt: users.emailVerifiedAt,
-  referralCode: users.referralCode,
-}
-
-/** `referralCode` is the one `ensureReferralCode` (lib/auth/accounts.ts) gave the row. */
-export const toUserView = (u: UserRow, isAdmin: boolean, referralCode: string): z.infer<typeof UserSchema> => ({
-  id: u.id,
-  email: u.email,
-  name: u.name,
-  createdAt: u.createdAt.toISOString(),
-  plan: u.plan,
-  subscriptionStatus: u.subscriptionStatus,
-  credits: u.credits,
-  isAdmin,
-  emailVerified: !!u.emailVerifiedAt,
-  referralCode,
-})
 
 export const OkSchema = z.object({ ok: z.literal(true) }).openapi('Ok')

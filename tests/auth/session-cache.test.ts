@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { webFamilies } from '../../functions/web'
-import { createPlatformApp } from '../../lib/app'
+import { createWebApp } from '../../functions/web'
 import { SESSION_CACHE_TTL_MS, SessionCache } from '../../lib/auth/session-cache'
 import type { Services } from '../../lib/context'
 import { json, login } from '../families/auth/flow'
@@ -41,9 +40,7 @@ describe('SessionCache', () => {
 /** The web app over the harness's stores with its own session cache: another Worker isolate. */
 function isolate(overrides: PropertyDescriptorMap = {}) {
   const services = Object.create(h.services, { sessionCache: { value: new SessionCache() }, ...overrides }) as Services
-  const app = createPlatformApp(() => services)
-  for (const family of Object.values(webFamilies)) app.route('/', family)
-  return app
+  return createWebApp(() => services)
 }
 
 describe('revocation reaches every isolate at once', () => {

@@ -1,8 +1,6 @@
-import { app as backend } from '../../functions/backend/app'
-import { app as docs } from '../../functions/docs/app'
-import { webFamilies } from '../../functions/web'
+import { createBackendApp } from '../../functions/backend/app'
+import { createWebApp } from '../../functions/web'
 import { createNodeServices } from '../../infra/services'
-import { createPlatformApp } from '../../lib/app'
 import { hashSecret } from '../../lib/auth/password'
 import { hashSessionToken, newSessionToken, SESSION_COOKIE, SESSION_TTL_MS } from '../../lib/auth/session'
 import { cfClientIp } from '../../lib/http/client-ip'
@@ -51,11 +49,9 @@ export async function createHarness(opts: HarnessOptions = {}) {
   })
   const services = node.services
 
-  const web = createPlatformApp(node.provider)
-  for (const family of Object.values(webFamilies)) web.route('/', family)
-  web.route('/', docs)
+  const web = createWebApp(node.provider)
   node.setDeliver((req) => Promise.resolve(web.fetch(req)))
-  const backendApp = createPlatformApp(node.provider).route('/', backend)
+  const backendApp = createBackendApp(node.provider)
 
   const db = stores.database.db
   /** A user with password `PASSWORD`, a live session and a verified email (`{verified: false}` for one that is not). */

@@ -6,7 +6,7 @@ import { withUser } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { installations } from '../../../schema'
 import { IDENTITY_OR_KEY_NOTE, identityOrKey, identityOrKeyDocs } from '../identity-or-key'
-import { INSTALLATION_MODES } from './registration'
+import { INSTALLATION_MODES } from '../registration'
 
 /** A registration unseen for longer than this reads as `inactive`. */
 export const INACTIVE_AFTER_MINUTES = 10

@@ -3,7 +3,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
 import { jsonBody } from '../../../lib/http/validation'
 import { IDENTITY_OR_KEY_NOTE, identityOrKey, identityOrKeyDocs } from '../identity-or-key'
-import { gatewayTokenField, REGISTER_RULES, registerInstallation, registerResponses, userIdField } from './registration'
+import { gatewayTokenField, REGISTER_RULES, registerInstallation, registerResponses, userIdField } from '../registration'
 
 const RegisterHomeBody = z
   .object(

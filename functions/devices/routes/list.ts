@@ -4,7 +4,8 @@ import { requireSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
 import { asUser } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
-import { DeviceListsSchema, deviceLists } from '../schemas'
+import { deviceLists } from '../lists'
+import { DeviceListsSchema } from '../schemas'
 
 export const route = createRoute({
   method: 'get',

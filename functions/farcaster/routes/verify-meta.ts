@@ -3,7 +3,8 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
 import { ok } from '../../../lib/http/openapi'
 import { farcasterDomain, farcasterIssuer } from '../id-token'
-import { tokenGatingMeta, TokenGatingMetaSchema } from '../schemas'
+import { TokenGatingMetaSchema } from '../schemas'
+import { tokenGatingMeta } from '../token-gate'
 
 export const route = createRoute({
   method: 'get',

@@ -8,7 +8,8 @@ import { emailField } from '../../../lib/http/fields'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { invites } from '../../../schema'
-import { AUDIENCES, InviteItemSchema, inviteUrl, itemColumns, toItem } from '../schemas'
+import { inviteUrl, itemColumns, toItem } from '../invite'
+import { AUDIENCES, InviteItemSchema } from '../schemas'
 
 const AdminCreateBody = z
   .object(

@@ -6,7 +6,9 @@ import type { AppEnv } from '../../../lib/context'
 import { asService } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { invites } from '../../../schema'
-import { InviteItemSchema, inviteActive, itemColumns, toItem } from '../schemas'
+import { inviteActive } from '../../../lib/invites'
+import { itemColumns, toItem } from '../invite'
+import { InviteItemSchema } from '../schemas'
 
 export const LIST_LIMIT = 200
 

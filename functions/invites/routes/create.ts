@@ -9,7 +9,7 @@ import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { invites, users } from '../../../schema'
-import { inviteUrl } from '../schemas'
+import { inviteUrl } from '../invite'
 
 /** Audience of invites users make (admins choose theirs); verify answers plan `solo` for it. */
 export const USER_INVITE_AUDIENCE = 'guest'

@@ -4,7 +4,8 @@ import type { AppEnv } from '../../../lib/context'
 import { errorResponse } from '../../../lib/http/openapi'
 
 /** A retired path: 410 for everyone (no auth, body ignored), naming its successor in the message and a `Link`. */
-function gone(path: string, successor: string) {
+// Generic in the path so the typed client sees the literal path, not `string`.
+function gone<P extends string>(path: P, successor: string) {
   const route = createRoute({
     method: 'post',
     path,

@@ -7,7 +7,9 @@ import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { invites } from '../../../schema'
-import { inviteStatus, inviteTokenField, planFor } from '../schemas'
+import { inviteStatus } from '../../../lib/invites'
+import { planFor } from '../invite'
+import { inviteTokenField } from '../schemas'
 
 const VerifyBody = z.object({ token: inviteTokenField() }, { error: 'Invalid invite token' }).openapi('VerifyInvite')
 

@@ -6,7 +6,8 @@ import type { AppEnv } from '../../../lib/context'
 import { asUser } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { apiKeys } from '../../../schema'
-import { KeyIdParams, keyNotFound } from '../schemas'
+import { keyNotFound } from '../item'
+import { KeyIdParams } from '../schemas'
 
 export const route = createRoute({
   method: 'delete',

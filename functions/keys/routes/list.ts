@@ -6,7 +6,8 @@ import type { AppEnv } from '../../../lib/context'
 import { readAsUser } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { apiKeys } from '../../../schema'
-import { ApiKeyItemSchema, toItem } from '../schemas'
+import { toItem } from '../item'
+import { ApiKeyItemSchema } from '../schemas'
 
 export const route = createRoute({
   method: 'get',

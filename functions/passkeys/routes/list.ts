@@ -6,7 +6,8 @@ import type { AppEnv } from '../../../lib/context'
 import { readAsUser } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { passkeys } from '../../../schema'
-import { PasskeyItemSchema, toPasskeyItem } from '../schemas'
+import { toPasskeyItem } from '../item'
+import { PasskeyItemSchema } from '../schemas'
 
 export const route = createRoute({
   method: 'get',

@@ -8,7 +8,8 @@ import { readAsUser } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { users } from '../../../schema'
-import { toUserView, userColumns, UserSchema } from '../schemas'
+import { UserSchema } from '../schemas'
+import { toUserView, userColumns } from '../view'
 
 export const route = createRoute({
   method: 'get',

@@ -9,7 +9,8 @@ import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { users } from '../../../schema'
-import { toUserView, userColumns, UserSchema } from '../schemas'
+import { UserSchema } from '../schemas'
+import { toUserView, userColumns } from '../view'
 import { expireCachedSessions } from '../../../lib/auth/session-cache'
 
 // Only `name` is editable; other fields in the body (email, credits, plan...) are ignored.

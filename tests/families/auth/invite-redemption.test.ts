@@ -2,7 +2,8 @@ import { eq, inArray } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { invites, users } from '../../../schema'
 import { createHarness, type Harness } from '../../support/harness'
-import { call, createInvite, insertInvite, newCode, verify } from '../invites/helpers'
+import { call } from '../../support/requests'
+import { createInvite, insertInvite, newCode, verify } from '../invites/helpers'
 import { register } from './flow'
 
 let h: Harness

@@ -1,8 +1,7 @@
 import { serve, type ServerType } from '@hono/node-server'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { app as backend } from '../../../functions/backend/app'
-import { createPlatformApp } from '../../../lib/app'
+import { createBackendApp } from '../../../functions/backend/app'
 import { requireAdminIdentity } from '../../../lib/auth/admin'
 import { identityHeaders, signedIdentityHeaders } from '../../../lib/auth/identity'
 import { requirePlanMatch } from '../../../lib/auth/plan'
@@ -22,7 +21,7 @@ let base: string
 
 beforeAll(async () => {
   h = await createHarness({ env: { INTERNAL_API_KEY: INTERNAL, HMAC_SECRET: HMAC } })
-  const app = createPlatformApp(() => h.services).route('/', backend)
+  const app = createBackendApp(() => h.services)
   app.get('/api/probe/core', requireSharedKey, (c) => c.json({ ok: true }))
   app.get('/api/probe/me', identityHeaders, (c) => c.json(c.var.identity!))
   app.get('/api/probe/admin', identityHeaders, requireAdminIdentity, (c) => c.json({ ok: true }))

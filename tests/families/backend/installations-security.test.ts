@@ -1,13 +1,14 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { app as backend } from '../../../functions/backend/app'
-import { createPlatformApp } from '../../../lib/app'
+import { createBackendApp } from '../../../functions/backend/app'
 import { generateApiKey } from '../../../lib/auth/api-keys'
 import { signedIdentityHeaders } from '../../../lib/auth/identity'
 import { withUser } from '../../../lib/db/rls'
 import { installations } from '../../../schema'
 import { insertApiKey, withConfig } from '../../auth/helpers'
 import { createHarness, type Harness } from '../../support/harness'
+import { expectOwnRowsOnly } from '../../support/rls'
+import { backendCall } from '../../support/requests'
 
 /** Installation registration: who may register, list, read tokens and send heartbeats for whom. */
 const HMAC = 'test-hmac'
@@ -29,16 +30,8 @@ beforeAll(async () => {
 })
 afterAll(() => h.close())
 
-let ipCounter = 0
-const freshIp = () => `198.19.${Math.floor(++ipCounter / 250)}.${ipCounter % 250}`
 const signed = (u: Who, role = 'user', secret = HMAC) => signedIdentityHeaders(secret, { userId: u.id, email: u.email, role })
-function call(method: string, path: string, opts: { headers?: Record<string, string>; body?: unknown } = {}, app = h.backend) {
-  return app.request(path, {
-    method,
-    headers: { 'cf-connecting-ip': freshIp(), ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }), ...opts.headers },
-    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-  })
-}
+const call = (method: string, path: string, opts: Parameters<typeof backendCall>[3] = {}, app = h.backend) => backendCall(app, method, path, opts)
 const ONE_HOUR_AGO = sql`now() - interval '1 hour'`
 const staleAll = () => h.db.update(installations).set({ lastSeen: ONE_HOUR_AGO, status: 'inactive' })
 const homeOf = async (userId: string) =>
@@ -136,9 +129,7 @@ describe('backend installations: reads are confined to the caller', () => {
 
   it("row-level security: as bob, a query with no where clause sees no row of alice's", async () => {
     const { alice, bob } = h.users
-    const rows = await withUser(h.db, bob.id, (tx) => tx.select().from(installations))
-    expect(rows.length).toBeGreaterThan(0)
-    expect(rows.every((r) => r.userId === bob.id)).toBe(true)
+    await expectOwnRowsOnly(h.db, bob.id, installations)
     // Nor can bob's connection write alice's rows.
     const updated = await withUser(h.db, bob.id, (tx) => tx.update(installations).set({ gatewayToken: 'x' }).where(eq(installations.userId, alice.id)).returning())
     expect(updated).toEqual([])
@@ -162,7 +153,7 @@ describe('backend installations: reads are confined to the caller', () => {
   })
 
   it('with INTERNAL_API_KEY unset the registration token is 500 Server misconfigured', async () => {
-    const app = createPlatformApp(() => withConfig(h.services, { INTERNAL_API_KEY: undefined })).route('/', backend)
+    const app = createBackendApp(() => withConfig(h.services, { INTERNAL_API_KEY: undefined }))
     const res = await call('GET', `/api/registration/token?userId=${h.users.alice.id}`, { headers: { authorization: 'Bearer anything' } }, app)
     expect(res.status).toBe(500)
     expect(await res.json()).toEqual({ error: 'Server misconfigured', code: 'MISCONFIGURED' })

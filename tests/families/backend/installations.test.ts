@@ -1,13 +1,13 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { app as backend } from '../../../functions/backend/app'
-import { createPlatformApp } from '../../../lib/app'
+import { createBackendApp } from '../../../functions/backend/app'
 import { signedIdentityHeaders } from '../../../lib/auth/identity'
 import type { Services } from '../../../lib/context'
 import type { Db } from '../../../lib/db/client'
 import { installations } from '../../../schema'
 import { insertApiKey } from '../../auth/helpers'
 import { createHarness, type Harness } from '../../support/harness'
+import { backendCall } from '../../support/requests'
 
 /** Installation registration, happy paths and errors. Security cases are in installations-security.test.ts. */
 const HMAC = 'test-hmac'
@@ -20,17 +20,8 @@ beforeAll(async () => {
 })
 afterAll(() => h.close())
 
-let ipCounter = 0
-const freshIp = () => `198.18.${Math.floor(++ipCounter / 250)}.${ipCounter % 250}`
 const signed = (u: Who, role = 'user') => signedIdentityHeaders(HMAC, { userId: u.id, email: u.email, role })
-function call(method: string, path: string, opts: { headers?: Record<string, string>; body?: unknown } = {}, app = h.backend) {
-  const raw = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body)
-  return app.request(path, {
-    method,
-    headers: { 'cf-connecting-ip': freshIp(), ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }), ...opts.headers },
-    body: opts.body === undefined ? undefined : raw,
-  })
-}
+const call = (method: string, path: string, opts: Parameters<typeof backendCall>[3] = {}, app = h.backend) => backendCall(app, method, path, opts)
 const rowsOf = (userId: string) => h.db.select().from(installations).where(eq(installations.userId, userId)).orderBy(installations.mode)
 const rowOf = async (userId: string, mode: string) =>
   (await h.db.select().from(installations).where(and(eq(installations.userId, userId), eq(installations.mode, mode))))[0]
@@ -290,7 +281,7 @@ describe('backend installations: errors', () => {
       },
       transaction: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.1:5432')),
     } as unknown as Db
-    const broken = createPlatformApp((): Services => ({ ...h.services, db: failing })).route('/', backend)
+    const broken = createBackendApp((): Services => ({ ...h.services, db: failing }))
     const headers = await signed(alice())
     for (const [method, path, body] of [
       ['POST', '/api/register-home', { userId: alice().id }],

@@ -6,10 +6,9 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { app as backend } from '../../../functions/backend/app'
+import { createBackendApp } from '../../../functions/backend/app'
 import { INSTALL_HOME_SH, INSTALL_LINK_SH } from '../../../functions/backend/scripts.generated'
 import { GENERATED_PATH, readScript, renderScriptsModule, SCRIPTS } from '../../../infra/gen-scripts'
-import { createPlatformApp } from '../../../lib/app'
 import { installations } from '../../../schema'
 import { insertApiKey, withConfig } from '../../auth/helpers'
 import { createHarness, type Harness } from '../../support/harness'
@@ -75,7 +74,7 @@ describe('backend setup scripts: served text', () => {
   })
 
   it('BACKEND_URL, when configured, wins over the request origin (trailing slash dropped)', async () => {
-    const app = createPlatformApp(() => withConfig(h.services, { BACKEND_URL: 'https://backend.example.com/' })).route('/', backend)
+    const app = createBackendApp(() => withConfig(h.services, { BACKEND_URL: 'https://backend.example.com/' }))
     const { text } = await serveText('/install', 'http://127.0.0.1:9/install', app)
     expect(text).toContain('curl -fsSL https://backend.example.com/install | bash')
     expect(text).not.toContain('127.0.0.1:9')
@@ -87,7 +86,7 @@ describe('backend setup scripts: served text', () => {
       expect(res.status, url).toBe(400)
       expect(JSON.parse(text)).toEqual({ error: 'Invalid Host', code: 'INVALID_HOST' })
     }
-    const app = createPlatformApp(() => withConfig(h.services, { BACKEND_URL: 'https://x.test/$(id)' })).route('/', backend)
+    const app = createBackendApp(() => withConfig(h.services, { BACKEND_URL: 'https://x.test/$(id)' }))
     expect((await serveText('/install', undefined, app)).res.status).toBe(500)
   })
 

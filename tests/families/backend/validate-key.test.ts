@@ -1,7 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { app as backend } from '../../../functions/backend/app'
-import { createPlatformApp } from '../../../lib/app'
+import { createBackendApp } from '../../../functions/backend/app'
 import { generateApiKey } from '../../../lib/auth/api-keys'
 import { PLANS } from '../../../lib/billing/plans'
 import type { Services } from '../../../lib/context'
@@ -123,7 +122,7 @@ describe('backend POST /api/validate-key: errors', () => {
   it('a failing store is 500 {error: "Internal server error"} with nothing internal', async () => {
     const spy = vi.spyOn(console, 'error').mockImplementation(() => {})
     const failing = { select: () => { throw new Error('connect ECONNREFUSED 10.0.0.1:5432') } } as unknown as Db
-    const broken = createPlatformApp((): Services => ({ ...h.services, db: failing, reader: transactionReader(failing) })).route('/', backend)
+    const broken = createBackendApp((): Services => ({ ...h.services, db: failing, reader: transactionReader(failing) }))
     const res = await validate(`Bearer ${aliceKey.key}`, broken)
     expect(res.status).toBe(500)
     expect(await res.json()).toEqual({ error: 'Internal server error', code: 'INTERNAL' })

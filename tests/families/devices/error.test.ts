@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness } from '../../support/harness'
-import { act, call, type DeviceItem, deviceIn, lists, register, row } from './helpers'
+import { call } from '../../support/requests'
+import { act, type DeviceItem, deviceIn, lists, register, row } from './helpers'
 
 let h: Harness
 beforeAll(async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHarness, type Harness } from '../../support/harness'
-import { act, call, lists, pair, register, row } from './helpers'
+import { webClient } from '../../support/client'
+import { createHarness, type Harness, type SeededUser } from '../../support/harness'
+import { lists, pair, register, row } from './helpers'
 
 let h: Harness
 beforeAll(async () => {
@@ -9,12 +10,16 @@ beforeAll(async () => {
 afterAll(() => h.close())
 
 const isIso = (s: string) => new Date(s).toISOString() === s
+/** A state change through the typed client: a wrong action is a compile error here. */
+const act = (user: SeededUser, deviceId: string, action: 'approve' | 'deny' | 'revoke') =>
+  webClient(h, user).api.devices.$post({ json: { deviceId, action } })
 
 describe('devices: register (PUT)', () => {
   it('creates a pending device with a 6-character code and the exact pairing URL', async () => {
-    const res = await call(h, 'PUT', '/api/devices?name=Laptop', { user: h.users.alice })
+    const res = await webClient(h, h.users.alice).api.devices.$put({ query: { name: 'Laptop' } })
     expect(res.status).toBe(200)
-    const body = (await res.json()) as Record<string, string>
+    if (res.status !== 200) throw new Error(`status ${res.status}`)
+    const body = await res.json()
     expect(Object.keys(body).sort()).toEqual(['deviceId', 'pairingCode', 'pairingUrl', 'success'])
     expect(body.success).toBe(true)
     expect(body.pairingCode).toMatch(/^[A-Z0-9]{6}$/)
@@ -40,9 +45,10 @@ describe('devices: register (PUT)', () => {
 
 describe('devices: pair', () => {
   it('creates an approved device with pairedAt and the documented shape', async () => {
-    const res = await call(h, 'POST', '/api/devices/pair', { user: h.users.alice, body: { name: ' Phone ' } })
+    const res = await webClient(h, h.users.alice).api.devices.pair.$post({ json: { name: ' Phone ' } })
     expect(res.status).toBe(200)
-    const body = (await res.json()) as { success: true; device: Record<string, string> }
+    if (res.status !== 200) return
+    const body = await res.json()
     expect(body.success).toBe(true)
     expect(Object.keys(body.device).sort()).toEqual(['id', 'name', 'pairedAt', 'status'])
     expect(body.device).toMatchObject({ name: 'Phone', status: 'approved' })
@@ -62,8 +68,9 @@ describe('devices: pair', () => {
   })
 
   it('records the client IP', async () => {
-    const res = await call(h, 'POST', '/api/devices/pair', { user: h.users.alice, headers: { 'cf-connecting-ip': '198.51.100.9' } })
-    const { device } = (await res.json()) as { device: { id: string } }
+    const res = await webClient(h, h.users.alice, { 'cf-connecting-ip': '198.51.100.9' }).api.devices.pair.$post({ json: {} })
+    if (res.status !== 200) throw new Error(`status ${res.status}`)
+    const { device } = await res.json()
     expect((await row(h, device.id)).ip).toMatch(/198\.51\.100\.9$/)
   })
 })
@@ -75,7 +82,7 @@ describe('devices: list', () => {
     const b = await register(h, user, 'b')
     const p = await pair(h, user, { name: 'p' })
     const denied = await register(h, user, 'denied')
-    expect((await act(h, user, denied.deviceId, 'deny')).status).toBe(200)
+    expect((await act(user, denied.deviceId, 'deny')).status).toBe(200)
 
     const got = await lists(h, user)
     expect(got.pending.map((d) => d.id)).toEqual([b.deviceId, a.deviceId])
@@ -96,9 +103,9 @@ describe('devices: approve, deny, revoke', () => {
   it('approve: pending → approved; answers {success, pending, approved} after the change', async () => {
     const user = await h.seedUser('Approver', 'approver@example.com')
     const { deviceId } = await register(h, user, 'to approve')
-    const res = await act(h, user, deviceId, 'approve')
-    expect(res.status).toBe(200)
-    const body = (await res.json()) as { success: boolean; pending: unknown[]; approved: { id: string; status: string }[] }
+    const res = await act(user, deviceId, 'approve')
+    if (res.status !== 200) throw new Error(`status ${res.status}`)
+    const body = await res.json()
     expect(body.success).toBe(true)
     expect(body.pending).toEqual([])
     expect(body.approved.map((d) => [d.id, d.status])).toEqual([[deviceId, 'approved']])
@@ -108,7 +115,7 @@ describe('devices: approve, deny, revoke', () => {
   it('deny: pending → denied, and the device leaves both lists', async () => {
     const user = await h.seedUser('Denier', 'denier@example.com')
     const { deviceId } = await register(h, user)
-    const res = await act(h, user, deviceId, 'deny')
+    const res = await act(user, deviceId, 'deny')
     expect(res.status).toBe(200)
     expect(await res.json()).toEqual({ success: true, pending: [], approved: [] })
     expect((await row(h, deviceId)).status).toBe('denied')
@@ -117,10 +124,10 @@ describe('devices: approve, deny, revoke', () => {
   it('revoke: approved → revoked (both an approved and a paired device)', async () => {
     const user = await h.seedUser('Revoker', 'revoker@example.com')
     const { deviceId } = await register(h, user)
-    await act(h, user, deviceId, 'approve')
+    await act(user, deviceId, 'approve')
     const paired = await pair(h, user)
     for (const id of [deviceId, paired.id]) {
-      expect((await act(h, user, id, 'revoke')).status).toBe(200)
+      expect((await act(user, id, 'revoke')).status).toBe(200)
       expect((await row(h, id)).status).toBe('revoked')
     }
     expect(await lists(h, user)).toEqual({ pending: [], approved: [] })
@@ -129,10 +136,10 @@ describe('devices: approve, deny, revoke', () => {
   it('every state change moves lastSeen forward and keeps firstSeen and ip', async () => {
     const { deviceId } = await register(h, h.users.alice, 'seen', { 'cf-connecting-ip': '198.51.100.20' })
     const before = await row(h, deviceId)
-    for (const action of ['approve', 'revoke']) {
+    for (const action of ['approve', 'revoke'] as const) {
       const prev = await row(h, deviceId)
       await new Promise((r) => setTimeout(r, 5))
-      expect((await act(h, h.users.alice, deviceId, action)).status).toBe(200)
+      expect((await act(h.users.alice, deviceId, action)).status).toBe(200)
       const next = await row(h, deviceId)
       expect(next.lastSeen.getTime()).toBeGreaterThan(prev.lastSeen.getTime())
       expect(next.firstSeen).toEqual(before.firstSeen)

@@ -1,7 +1,9 @@
 import { eq } from 'drizzle-orm'
 import { expect } from 'vitest'
 import { devices } from '../../../schema'
-import { BROWSER, type Harness, type SeededUser } from '../../support/harness'
+import { webClient } from '../../support/client'
+import type { Harness, SeededUser } from '../../support/harness'
+import { call } from '../../support/requests'
 
 export interface DeviceItem {
   id: string
@@ -22,17 +24,8 @@ export interface Registered {
   pairingUrl: string
 }
 
-/** A request as the dashboard sends it: the user's cookie (if any), JSON, and the trusted origin. */
-export function call(h: Harness, method: string, path: string, opts: { user?: SeededUser; body?: unknown; headers?: Record<string, string> } = {}) {
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...BROWSER, ...opts.headers }
-  if (opts.user) headers.cookie = opts.user.cookie
-  const body = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body)
-  return h.web.request(path, { method, headers, body })
-}
-
 export async function register(h: Harness, user: SeededUser, name?: string, headers?: Record<string, string>): Promise<Registered> {
-  const path = name === undefined ? '/api/devices' : `/api/devices?name=${encodeURIComponent(name)}`
-  const res = await call(h, 'PUT', path, { user, headers })
+  const res = await webClient(h, user, headers).api.devices.$put({ query: name === undefined ? {} : { name } })
   expect(res.status).toBe(200)
   return (await res.json()) as Registered
 }
@@ -47,7 +40,7 @@ export const act = (h: Harness, user: SeededUser, deviceId: string, action: stri
   call(h, 'POST', '/api/devices', { user, body: { deviceId, action } })
 
 export async function lists(h: Harness, user: SeededUser): Promise<Lists> {
-  const res = await call(h, 'GET', '/api/devices', { user })
+  const res = await webClient(h, user).api.devices.$get()
   expect(res.status).toBe(200)
   return (await res.json()) as Lists
 }

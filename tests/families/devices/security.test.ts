@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { withUser } from '../../../lib/db/rls'
 import { devices } from '../../../schema'
 import { createHarness, type Harness } from '../../support/harness'
-import { act, call, deviceIn, lists, register, row } from './helpers'
+import { expectOwnRowsOnly } from '../../support/rls'
+import { call } from '../../support/requests'
+import { act, deviceIn, lists, register, row } from './helpers'
 
 let h: Harness
 let alicePending: string
@@ -85,9 +87,7 @@ describe('devices: ownership through the API', () => {
 
 describe('devices: the database policy itself', () => {
   it("bob's transaction sees none of alice's rows, even without a where", async () => {
-    const rows = await withUser(h.db, h.users.bob.id, (tx) => tx.select().from(devices))
-    expect(rows.length).toBeGreaterThan(0)
-    expect(rows.every((r) => r.userId === h.users.bob.id)).toBe(true)
+    await expectOwnRowsOnly(h.db, h.users.bob.id, devices)
   })
 
   it("bob's transaction updates and deletes nothing of alice's", async () => {

@@ -5,7 +5,8 @@ import { createPlatformApp } from '../../../lib/app'
 import type { Services } from '../../../lib/context'
 import { invites } from '../../../schema'
 import { BROWSER, createHarness, type Harness } from '../../support/harness'
-import { call, insertInvite, listInvites, newCode, verify } from './helpers'
+import { call } from '../../support/requests'
+import { insertInvite, listInvites, newCode, verify } from './helpers'
 
 let h: Harness
 beforeAll(async () => {

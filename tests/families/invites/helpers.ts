@@ -1,7 +1,8 @@
 import { expect } from 'vitest'
 import { randomHex } from '../../../lib/crypto'
 import { invites } from '../../../schema'
-import { BROWSER, type Harness, type SeededUser } from '../../support/harness'
+import type { Harness, SeededUser } from '../../support/harness'
+import { call } from '../../support/requests'
 
 export const BASE_URL = 'http://localhost:3000' // the harness's first APP_ORIGIN
 
@@ -13,14 +14,6 @@ export interface InviteItem {
   usedAt?: string
   expiresAt?: string
   status: 'active' | 'used' | 'expired'
-}
-
-/** A request as the dashboard sends it: the user's cookie (if any), JSON, and the trusted origin. */
-export function call(h: Harness, method: string, path: string, opts: { user?: SeededUser; body?: unknown; headers?: Record<string, string> } = {}) {
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...BROWSER, ...opts.headers }
-  if (opts.user) headers.cookie = opts.user.cookie
-  const body = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body)
-  return h.web.request(path, { method, headers, body })
 }
 
 export async function createInvite(h: Harness, user: SeededUser, name: string) {

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { withUser } from '../../../lib/db/rls'
 import { invites } from '../../../schema'
 import { createHarness, type Harness } from '../../support/harness'
-import { call, createInvite, newCode } from './helpers'
+import { call } from '../../support/requests'
+import { createInvite, newCode } from './helpers'
 
 let h: Harness
 beforeAll(async () => {

@@ -5,8 +5,9 @@ import { MAX_KEYS_PER_USER } from '../../../lib/auth/api-keys'
 import { limits } from '../../../lib/http/limits'
 import { apiKeys } from '../../../schema'
 import { createHarness, type Harness, type SeededUser } from '../../support/harness'
+import { call } from '../../support/requests'
 import { freshWindow } from '../users/helpers'
-import { call, seedKeys } from './helpers'
+import { seedKeys } from './helpers'
 
 /**
  * Finding 9: one user could stall the server with creates at the key limit, each paying a bcrypt hash

@@ -5,7 +5,8 @@ import { createPlatformApp } from '../../../lib/app'
 import type { Db } from '../../../lib/db/client'
 import { apiKeys } from '../../../schema'
 import { BROWSER, createHarness, type Harness } from '../../support/harness'
-import { call, createKey, seedKeys, validate } from './helpers'
+import { call } from '../../support/requests'
+import { createKey, seedKeys, validate } from './helpers'
 import { transactionReader } from '../../../lib/db/rls'
 
 let h: Harness

@@ -4,8 +4,9 @@ import { verifySecret } from '../../../lib/auth/password'
 import { planFeatures } from '../../../lib/billing/plans'
 import { sha256Hex } from '../../../lib/crypto'
 import { apiKeys, users } from '../../../schema'
+import { webClient } from '../../support/client'
 import { createHarness, type Harness } from '../../support/harness'
-import { call, createKey, type KeyItem, listKeys, validate } from './helpers'
+import { createKey, listKeys, validate } from './helpers'
 
 let h: Harness
 beforeAll(async () => {
@@ -15,10 +16,11 @@ afterAll(() => h.close())
 
 describe('keys: happy paths', () => {
   it('create → 201 with the raw key once, no-store, and the documented shape', async () => {
-    const res = await call(h, 'POST', '/api/keys', { user: h.users.alice, body: { name: '  CI deploys  ' } })
+    const res = await webClient(h, h.users.alice).api.keys.$post({ json: { name: '  CI deploys  ' } })
     expect(res.status).toBe(201)
     expect(res.headers.get('cache-control')).toBe('no-store')
-    const body = (await res.json()) as Record<string, string>
+    if (res.status !== 201) return
+    const body = await res.json()
     expect(Object.keys(body).sort()).toEqual(['createdAt', 'id', 'key', 'name', 'prefix'])
     expect(body.key).toMatch(/^sk_[0-9a-f]{64}$/)
     expect(body.prefix).toBe(body.key.slice(0, 10))
@@ -51,7 +53,7 @@ describe('keys: happy paths', () => {
     for (const k of keys) expect(Object.keys(k).sort()).toEqual(['createdAt', 'id', 'lastUsedAt', 'name', 'prefix'])
     expect(keys[1]).toEqual({ id: first.id, name: 'first', prefix: first.prefix, createdAt: first.createdAt, lastUsedAt: null })
 
-    const res = await call(h, 'GET', `/api/keys/${first.id}`, { user: bob })
+    const res = await webClient(h, bob).api.keys[':id'].$get({ param: { id: first.id } })
     expect(res.status).toBe(200)
     expect(await res.json()).toEqual(keys[1])
   })
@@ -70,8 +72,9 @@ describe('keys: happy paths', () => {
       subscriptionStatus: 'inactive',
       features: planFeatures('solo'),
     })
-    const item = (await (await call(h, 'GET', `/api/keys/${k.id}`, { user: alice })).json()) as KeyItem
-    expect(item.lastUsedAt).not.toBeNull()
+    const got = await webClient(h, alice).api.keys[':id'].$get({ param: { id: k.id } })
+    if (got.status !== 200) throw new Error(`status ${got.status}`)
+    expect((await got.json()).lastUsedAt).not.toBeNull()
   })
 
   it('validate reports a legacy plan as its current name', async () => {
@@ -85,10 +88,11 @@ describe('keys: happy paths', () => {
   it('delete → {success, id}; the key is then gone from get, list and validate', async () => {
     const { alice } = h.users
     const k = await createKey(h, alice, 'doomed')
-    const res = await call(h, 'DELETE', `/api/keys/${k.id}`, { user: alice })
+    const client = webClient(h, alice)
+    const res = await client.api.keys[':id'].$delete({ param: { id: k.id } })
     expect(res.status).toBe(200)
     expect(await res.json()).toEqual({ success: true, id: k.id })
-    expect((await call(h, 'GET', `/api/keys/${k.id}`, { user: alice })).status).toBe(404)
+    expect((await client.api.keys[':id'].$get({ param: { id: k.id } })).status).toBe(404)
     expect((await listKeys(h, alice)).map((x) => x.id)).not.toContain(k.id)
     expect((await validate(h, k.key)).status).toBe(401)
   })

@@ -1,6 +1,8 @@
 import { expect } from 'vitest'
 import { apiKeys } from '../../../schema'
-import { BROWSER, type Harness, type SeededUser } from '../../support/harness'
+import { webClient } from '../../support/client'
+import type { Harness, SeededUser } from '../../support/harness'
+import { call } from '../../support/requests'
 
 export interface CreatedKey {
   id: string
@@ -18,22 +20,14 @@ export interface KeyItem {
   lastUsedAt: string | null
 }
 
-/** A request as the dashboard sends it: the user's cookie (if any), JSON, and the trusted origin. */
-export function call(h: Harness, method: string, path: string, opts: { user?: SeededUser; body?: unknown; headers?: Record<string, string> } = {}) {
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...BROWSER, ...opts.headers }
-  if (opts.user) headers.cookie = opts.user.cookie
-  const body = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body)
-  return h.web.request(path, { method, headers, body })
-}
-
 export async function createKey(h: Harness, user: SeededUser, name = 'key'): Promise<CreatedKey> {
-  const res = await call(h, 'POST', '/api/keys', { user, body: { name } })
+  const res = await webClient(h, user).api.keys.$post({ json: { name } })
   expect(res.status).toBe(201)
   return (await res.json()) as CreatedKey
 }
 
 export async function listKeys(h: Harness, user: SeededUser): Promise<KeyItem[]> {
-  const res = await call(h, 'GET', '/api/keys', { user })
+  const res = await webClient(h, user).api.keys.$get()
   expect(res.status).toBe(200)
   return ((await res.json()) as { keys: KeyItem[] }).keys
 }

@@ -4,7 +4,9 @@ import { hashSecret } from '../../../lib/auth/password'
 import { withUser } from '../../../lib/db/rls'
 import { apiKeys } from '../../../schema'
 import { createHarness, type Harness } from '../../support/harness'
-import { call, type CreatedKey, createKey, listKeys, validate } from './helpers'
+import { expectOwnRowsOnly } from '../../support/rls'
+import { call } from '../../support/requests'
+import { type CreatedKey, createKey, listKeys, validate } from './helpers'
 
 let h: Harness
 let aliceKey: CreatedKey
@@ -86,9 +88,7 @@ describe('keys: ownership through the API', () => {
 
 describe('keys: the database policy itself', () => {
   it("bob's transaction sees none of alice's rows, even without a where", async () => {
-    const rows = await withUser(h.db, h.users.bob.id, (tx) => tx.select().from(apiKeys))
-    expect(rows.length).toBeGreaterThan(0)
-    expect(rows.every((r) => r.userId === h.users.bob.id)).toBe(true)
+    await expectOwnRowsOnly(h.db, h.users.bob.id, apiKeys)
   })
 
   it("bob's transaction deletes nothing of alice's", async () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { withUser } from '../../../lib/db/rls'
 import { passkeys, sessions } from '../../../schema'
 import { createHarness, type Harness } from '../../support/harness'
+import { expectOwnRowsOnly } from '../../support/rls'
 import { SoftAuthenticator } from './authenticator'
 import { authOptions, authVerify, call, enrol, RP, registerOptions, registerVerify, sessionCookie, sessionUser, signIn } from './helpers'
 
@@ -82,9 +83,7 @@ describe('passkeys: credentials belong to one account', () => {
 
 describe('passkeys: the database policy itself', () => {
   it("bob's transaction sees none of alice's passkeys, even without a where", async () => {
-    const rows = await withUser(h.db, h.users.bob.id, (tx) => tx.select().from(passkeys))
-    expect(rows.length).toBeGreaterThan(0)
-    expect(rows.every((r) => r.userId === h.users.bob.id)).toBe(true)
+    const rows = await expectOwnRowsOnly(h.db, h.users.bob.id, passkeys)
     expect(rows.map((r) => r.id)).not.toContain(aliceKey.id)
   })
 

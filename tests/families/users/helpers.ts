@@ -3,7 +3,8 @@ import { expect } from 'vitest'
 import type { LocalQueue } from '../../../infra/local-queue'
 import { hashSessionToken, newSessionToken, SESSION_COOKIE, SESSION_TTL_MS } from '../../../lib/auth/session'
 import { mailOutbox, sessions } from '../../../schema'
-import { BROWSER, type Harness } from '../../support/harness'
+import type { Harness } from '../../support/harness'
+import { call } from '../../support/requests'
 
 let ipCounter = 0
 /** A client address no other request in this file uses: forgot and reset are limited per IP. */
@@ -17,14 +18,8 @@ export interface SendOptions {
 
 /** A JSON request as the dashboard sends it: trusted Origin, browser UA, and the cookie when given. */
 export function send(h: Harness, method: string, path: string, body: unknown, opts: SendOptions = {}) {
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    ...BROWSER,
-    'cf-connecting-ip': opts.ip ?? freshIp(),
-    ...(opts.cookie ? { cookie: opts.cookie } : {}),
-    ...opts.headers,
-  }
-  return h.web.request(path, { method, headers, body: typeof body === 'string' ? body : JSON.stringify(body) })
+  const headers = { 'cf-connecting-ip': opts.ip ?? freshIp(), ...(opts.cookie ? { cookie: opts.cookie } : {}), ...opts.headers }
+  return call(h, method, path, { body, headers })
 }
 
 export const getUser = (h: Harness, cookie: string) => h.web.request('/api/user', { headers: { cookie } })

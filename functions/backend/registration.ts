@@ -1,12 +1,12 @@
 import { z } from '@hono/zod-openapi'
 import { eq, sql } from 'drizzle-orm'
 import type { Context } from 'hono'
-import { isVerifiedAdminEmail } from '../../../lib/auth/admin'
-import type { AppEnv } from '../../../lib/context'
-import { withUser } from '../../../lib/db/rls'
-import { ApiError } from '../../../lib/http/errors'
-import { errorResponse, ok } from '../../../lib/http/openapi'
-import { installations, users } from '../../../schema'
+import { isVerifiedAdminEmail } from '../../lib/auth/admin'
+import type { AppEnv } from '../../lib/context'
+import { withUser } from '../../lib/db/rls'
+import { ApiError } from '../../lib/http/errors'
+import { errorResponse, ok } from '../../lib/http/openapi'
+import { installations, users } from '../../schema'
 
 // Shared by register-home and register-link, and the mode list by installations; not a route itself.
 
