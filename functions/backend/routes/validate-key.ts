@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { findApiKey } from '../../../lib/auth/api-keys'
 import { bearerToken } from '../../../lib/auth/shared-key'
-import { normalizePlan, PLAN_NAMES, type PlanName, planFeatures } from '../../../lib/billing/plans'
+import { PLAN_NAMES, type PlanName, userPlan } from '../../../lib/billing/plans'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
@@ -38,5 +38,5 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const found = token ? await findApiKey(c.var.services.reader, token) : null
   if (!found) throw new ApiError(401, 'Invalid API key', { code: 'INVALID_API_KEY' })
   const { id, plan } = found.user
-  return c.json({ valid: true as const, userId: id, plan: normalizePlan(plan), features: planFeatures(plan) }, 200)
+  return c.json({ valid: true as const, userId: id, ...userPlan(plan) }, 200)
 }

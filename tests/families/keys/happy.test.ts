@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifySecret } from '../../../lib/auth/password'
-import { planFeatures } from '../../../lib/billing/plans'
+import { PLANS } from '../../../lib/billing/plans'
 import { sha256Hex } from '../../../lib/crypto'
 import { apiKeys, users } from '../../../schema'
 import { createHarness, type Harness } from '../../support/harness'
@@ -68,7 +68,7 @@ describe('keys: happy paths', () => {
       email: alice.email,
       plan: 'solo',
       subscriptionStatus: 'inactive',
-      features: planFeatures('solo'),
+      features: [...PLANS.solo.features],
     })
     const item = (await (await call(h, 'GET', `/api/keys/${k.id}`, { user: alice })).json()) as KeyItem
     expect(item.lastUsedAt).not.toBeNull()
@@ -79,7 +79,7 @@ describe('keys: happy paths', () => {
     await h.db.update(users).set({ plan: 'pro', subscriptionStatus: 'active' }).where(eq(users.id, user.id))
     const k = await createKey(h, user)
     const body = await (await validate(h, k.key)).json()
-    expect(body).toMatchObject({ userId: user.id, plan: 'collective', subscriptionStatus: 'active', features: planFeatures('collective') })
+    expect(body).toMatchObject({ userId: user.id, plan: 'collective', subscriptionStatus: 'active', features: [...PLANS.collective.features] })
   })
 
   it('delete → {success, id}; the key is then gone from get, list and validate', async () => {
