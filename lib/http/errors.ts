@@ -81,8 +81,8 @@ export function inputDatabaseError(state: string | undefined): { status: 400 | 4
 
 /** Request ids, method and route pattern as the `request` event has them (never the raw URL, never the body). */
 function logRequestError(c: Context, event: string, err: unknown, level: 'warn' | 'error') {
-  const ids = { requestId: c.get('requestId'), clientRequestId: c.get('clientRequestId') }
-  log[level](event, { ...ids, method: c.req.method, route: routePattern(c), ...errorFields(err) })
+  const { requestId, clientRequestId } = c.var
+  log[level](event, { requestId, clientRequestId, method: c.req.method, route: routePattern(c), ...errorFields(err) })
 }
 
 export const notFound: NotFoundHandler = (c) => c.json(errorBody('Not found', 'NOT_FOUND'), 404)

@@ -5,14 +5,13 @@ import type { AppEnv } from '../context'
 import { log } from '../log'
 
 export const REQUEST_ID_HEADER = 'X-Request-Id'
-const CLIENT_ID_MAX = 64
 
 /**
  * A caller's own `X-Request-Id`, for correlating with its logs: only letters, digits and `-_.:=`, at most
  * 64 characters, and never the request's id (a caller could otherwise reuse or forge another request's id).
  */
 export function clientRequestId(header: string | undefined): string | undefined {
-  const kept = header?.replace(/[^\w\-.:=]/g, '').slice(0, CLIENT_ID_MAX)
+  const kept = header?.replace(/[^\w\-.:=]/g, '').slice(0, 64)
   return kept || undefined
 }
 
@@ -31,14 +30,16 @@ export function routePattern(c: Context): string | undefined {
  */
 export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
   const started = performance.now()
-  c.set('requestId', crypto.randomUUID())
-  c.set('clientRequestId', clientRequestId(c.req.header(REQUEST_ID_HEADER)))
-  c.header(REQUEST_ID_HEADER, c.var.requestId)
+  const requestId = crypto.randomUUID()
+  const clientId = clientRequestId(c.req.header(REQUEST_ID_HEADER))
+  c.set('requestId', requestId)
+  c.set('clientRequestId', clientId)
+  c.header(REQUEST_ID_HEADER, requestId)
   await next()
   if (c.var.services?.config.LOG_REQUESTS === false) return
   log.info('request', {
-    requestId: c.var.requestId,
-    clientRequestId: c.var.clientRequestId,
+    requestId,
+    clientRequestId: clientId,
     method: c.req.method,
     route: routePattern(c),
     status: c.res.status,
