@@ -81,6 +81,8 @@ async function startAndStop(signal: 'SIGTERM' | 'SIGINT') {
     await until(() => children.every((pid) => !alive(pid)), 3000)
     expect(children.filter(alive), 'no child outlives npm').toEqual([])
     expect(output).toContain(`"event":"server.stopping","time"`)
+    // The health checks above, as `npm start` prints them: one request line each.
+    expect(output).toMatch(/^\{"level":"info","event":"request",.*"method":"GET","route":"\/api\/health","status":200,/m)
   } finally {
     for (const pid of [...children, npm.pid!].filter(alive)) process.kill(pid, 'SIGKILL')
     rmSync(dataDir, { recursive: true, force: true })
