@@ -37,7 +37,9 @@ async function load(url: string, headers: Record<string, string> = {}) {
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-'))
-const node = await createNodeServices({ env: { ...process.env, DATA_DIR: dataDir, APP_VERSION: 'v0.0.0-bench' } })
+// Request log lines off unless asked (LOG_REQUESTS=1): one per request would flood this output.
+const env = { LOG_REQUESTS: '0', ...process.env, DATA_DIR: dataDir, APP_VERSION: 'v0.0.0-bench' }
+const node = await createNodeServices({ env })
 const platform = createWebApp(node.provider)
 const bare = new Hono().get('/', (c) => c.json({ ok: true }))
 

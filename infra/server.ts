@@ -3,6 +3,7 @@ import { serve } from '@hono/node-server'
 import { readFileSync } from 'node:fs'
 import { createBackendApp } from '../functions/backend/app'
 import { createWebApp } from '../functions/web'
+import { errorFields, log } from '../lib/log'
 import { createNodeServices } from './services'
 import { serveDocsScripts } from './static-assets'
 
@@ -37,17 +38,46 @@ export async function startServer(env = process.env) {
   console.log(`stores       db=${a.db} kv=${a.kv} queue=${a.queue} storage=${a.storage}`)
 
   return {
+    /** Stops listening, ends idle keep-alive connections (open ones finish their request), closes the stores. */
     async close() {
-      await Promise.all(servers.map((s) => new Promise((r) => s.close(r))))
+      await Promise.all(
+        servers.map((s) => {
+          const closed = new Promise((r) => s.close(r))
+          if ('closeIdleConnections' in s) s.closeIdleConnections()
+          return closed
+        }),
+      )
       await services.close()
     },
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const server = await startServer()
-  for (const sig of ['SIGINT', 'SIGTERM'] as const)
-    process.on(sig, () => {
-      void server.close().then(() => process.exit(0))
-    })
+const SHUTDOWN_GRACE_MS = 5000
+
+/**
+ * SIGINT and SIGTERM close the servers and stores, then exit. `npm start` execs node (package.json), so a
+ * signal sent to npm reaches this process; Ctrl+C sends SIGINT to npm and here at once, so a repeated
+ * signal is not a second request. A shutdown stuck past the grace period exits anyway.
+ */
+function exitOnSignals(server: { close(): Promise<void> }) {
+  let stopping = false
+  const stop = (sig: NodeJS.Signals) => {
+    if (stopping) return
+    stopping = true
+    log.info('server.stopping', { signal: sig })
+    setTimeout(() => {
+      log.error('server.shutdown_timed_out', { graceMs: SHUTDOWN_GRACE_MS })
+      process.exit(1)
+    }, SHUTDOWN_GRACE_MS).unref()
+    server.close().then(
+      () => process.exit(0),
+      (e) => {
+        log.error('server.shutdown_failed', errorFields(e))
+        process.exit(1)
+      },
+    )
+  }
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, stop)
 }
+
+if (import.meta.url === `file://${process.argv[1]}`) exitOnSignals(await startServer())

@@ -1,11 +1,11 @@
 import { OpenAPIHono } from '@hono/zod-openapi'
 import { bodyLimit } from 'hono/body-limit'
-import { requestId } from 'hono/request-id'
 import { type AppEnv, type ServiceProvider, servicesMiddleware } from './context'
 import { dashboardCors } from './http/cors'
 import { noStoreWhenCredentialed } from './http/no-store'
 import { ApiError, notFound, onError } from './http/errors'
 import { methodNotAllowedOr } from './http/methods'
+import { requestLog } from './http/request-log'
 import { refuseHostileUrl, validationHook } from './http/validation'
 import { type ManagedStores, managedServices } from './services/managed'
 
@@ -26,13 +26,13 @@ export const createRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: validat
 export type Router = ReturnType<typeof createRouter>
 
 /**
- * The stack every function shares, in order: request id, per-request services, CORS for the dashboard
+ * The stack every function shares, in order: request id and the request's log line, per-request services, CORS for the dashboard
  * origins (with credentials), no NUL in the URL, `no-store` for credentialed requests, the 1 MB body limit,
  * and one error shape.
  */
 export function createPlatformApp(provide: ServiceProvider) {
   const app = createRouter()
-  app.use('*', requestId())
+  app.use('*', requestLog)
   app.use('*', servicesMiddleware(provide))
   app.use('*', dashboardCors)
   app.use('*', refuseHostileUrl)

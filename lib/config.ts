@@ -76,6 +76,8 @@ export const configSchema = z.object({
   FARCASTER_SESSION_SECRET: z.string().optional(),
   // dashboard health probes: "name=url|fallbackUrl,name2=url"
   HEALTH_PROBE_URLS: z.string().optional(),
+  // one `request` log line per request: on unless set otherwise (the test harness sets 0)
+  LOG_REQUESTS: bool.default(true),
 })
 
 export type Config = z.infer<typeof configSchema> & {

@@ -62,7 +62,10 @@ export type AppEnv = {
   Bindings: Record<string, unknown>
   Variables: {
     services: Services
+    /** Made by the server for every request (lib/http/request-log.ts), returned as `X-Request-Id`. */
     requestId: string
+    /** The caller's own `X-Request-Id`, sanitised and capped: logged beside `requestId`, never as it. */
+    clientRequestId?: string
     user?: SessionUser
     /** Verified identity headers from the web tier (lib/auth/identity.ts). */
     identity?: { userId: string; email?: string; role: string }

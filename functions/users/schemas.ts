@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi'
+import { PLAN_NAMES, type PlanName } from '../../lib/billing/plans'
 
 /** The signed-in user as the dashboard sees it: never the password hash or subscription ids. */
 export const UserSchema = z
@@ -7,7 +8,9 @@ export const UserSchema = z
     email: z.string(),
     name: z.string(),
     createdAt: z.string().openapi({ format: 'date-time' }),
-    plan: z.string().nullable().openapi({ description: '`solo`, `collective`, `label` or `network`; null until a plan is bought' }),
+    plan: z.enum(PLAN_NAMES as [PlanName, ...PlanName[]]).openapi({
+      description: 'The plan the user is on, as both validate-key routes show it: `solo` until a plan is bought (`subscriptionStatus` is then `inactive`)',
+    }),
     subscriptionStatus: z.string().openapi({ description: '`inactive` until a subscription starts' }),
     credits: z.number().int(),
     isAdmin: z.boolean().openapi({ description: 'The email is verified and in `ADMIN_EMAILS`' }),

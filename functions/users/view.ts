@@ -1,4 +1,5 @@
 import type { z } from '@hono/zod-openapi'
+import { userPlan } from '../../lib/billing/plans'
 import { users, type User } from '../../schema'
 import type { UserSchema } from './schemas'
 
@@ -25,7 +26,7 @@ export const toUserView = (u: UserRow, isAdmin: boolean, referralCode: string): 
   email: u.email,
   name: u.name,
   createdAt: u.createdAt.toISOString(),
-  plan: u.plan,
+  plan: userPlan(u.plan).plan,
   subscriptionStatus: u.subscriptionStatus,
   credits: u.credits,
   isAdmin,

@@ -18,4 +18,12 @@ export function normalizePlan(plan: string | null | undefined): PlanName {
   return 'solo'
 }
 
-export const planFeatures = (plan: string | null | undefined) => [...PLANS[normalizePlan(plan)].features]
+/**
+ * The plan a user is on, as every route shows it (`GET /api/user`, both validate routes): the stored
+ * `users.plan` is null until a plan is bought, and such a user is on `solo`, the entry plan, with its
+ * features (`subscriptionStatus` says whether it is paid for). Legacy names read as their plan.
+ */
+export function userPlan(stored: string | null | undefined): { plan: PlanName; features: string[] } {
+  const plan = normalizePlan(stored)
+  return { plan, features: [...PLANS[plan].features] }
+}

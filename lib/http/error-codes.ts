@@ -23,6 +23,7 @@ export const errorCodes = {
   UNAUTHORIZED: 'No valid session, key or signed identity.',
   INVALID_CREDENTIALS: 'Email and password do not match an account.',
   INVALID_API_KEY: 'The API key is unknown or revoked.',
+  API_KEY_REQUIRED: 'No API key in `Authorization: Bearer`.',
   INVALID_TOKEN: 'A token (verification, Farcaster, session) is invalid or expired.',
   INVALID_SIGNATURE: 'A signature (identity headers, queue, wallet, webhook) does not verify.',
   SIGNATURE_REQUIRED: 'A signature the route requires is missing.',

@@ -1,9 +1,9 @@
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
-import { routePath } from 'hono/route'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { errorFields, log, sqlState } from '../log'
 import type { ErrorCode } from './error-codes'
+import { routePattern } from './request-log'
 
 /**
  * The one error type handlers throw. `onError` shapes it into `{error, code, ...extra}`; codes come from the
@@ -79,9 +79,10 @@ export function inputDatabaseError(state: string | undefined): { status: 400 | 4
   return undefined
 }
 
-/** Request id, method and route pattern (never the raw URL with its query, never the body). */
+/** Request ids, method and route pattern as the `request` event has them (never the raw URL, never the body). */
 function logRequestError(c: Context, event: string, err: unknown, level: 'warn' | 'error') {
-  log[level](event, { requestId: c.get('requestId'), method: c.req.method, route: routePath(c, -1), ...errorFields(err) })
+  const { requestId, clientRequestId } = c.var
+  log[level](event, { requestId, clientRequestId, method: c.req.method, route: routePattern(c), ...errorFields(err) })
 }
 
 export const notFound: NotFoundHandler = (c) => c.json(errorBody('Not found', 'NOT_FOUND'), 404)

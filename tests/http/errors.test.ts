@@ -197,12 +197,13 @@ describe('errors: unhandled and typed errors', () => {
     expect(event.errorMessage).toBe('secret db password xyz') // not a database error: the log keeps the detail the client never sees
   })
 
-  it("a caller's own X-Request-Id is kept and logged", async () => {
+  it("a caller's own X-Request-Id is logged beside the server's id, never as it", async () => {
     const logged = vi.spyOn(console, 'error').mockImplementation(() => {})
     const res = await app.request('/t/boom', { headers: { 'x-request-id': 'trace-abc-123' } })
     expect(res.status).toBe(500)
-    expect(res.headers.get('x-request-id')).toBe('trace-abc-123')
-    expect(JSON.parse(String(logged.mock.calls[0][0])).requestId).toBe('trace-abc-123')
+    const requestId = res.headers.get('x-request-id')
+    expect(requestId).not.toBe('trace-abc-123')
+    expect(JSON.parse(String(logged.mock.calls[0][0]))).toMatchObject({ requestId, clientRequestId: 'trace-abc-123' })
   })
 
   it('unknown path → 404 {error:"Not found"}', async () => {

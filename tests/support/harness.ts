@@ -39,6 +39,7 @@ export async function createHarness(opts: HarnessOptions = {}) {
     SESSION_SECRET: 'test-session-secret',
     DATA_DIR: '.test-data',
     PASSWORD_HASH_COST: '4', // the fast hash: production's cost 10 is measured in README
+    LOG_REQUESTS: '0', // a test that checks the `request` line asks for it
     ...opts.env,
   }
   const node = await createNodeServices({

@@ -1,8 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
+import type { Context } from 'hono'
 import { findApiKey } from '../../../lib/auth/api-keys'
 import { bearerToken } from '../../../lib/auth/shared-key'
-import { normalizePlan, PLAN_NAMES, type PlanName, planFeatures } from '../../../lib/billing/plans'
+import { PLAN_NAMES, type PlanName, userPlan } from '../../../lib/billing/plans'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
@@ -13,8 +14,11 @@ export const route = createRoute({
   tags: ['Keys'],
   summary: 'Validate a user API key',
   description:
-    'The key is the bearer token (`Authorization: Bearer sk_...`). Answers the owner, their plan (legacy names ' +
-    'and an unset plan read as one of the four plans; unset is `solo`) and what the plan unlocks.',
+    'The key is the bearer token (`Authorization: Bearer sk_...`), never the body: a request without one is 401 ' +
+    '`API_KEY_REQUIRED` (its message says so when the key came as `{"key": ...}` in a JSON body), a key that does ' +
+    'not match is 401 `INVALID_API_KEY`. The web API\'s `POST /api/keys/validate` takes the key in the body instead. ' +
+    'Answers the owner, their plan (as `GET /api/user` shows it: `solo` until a plan is bought; legacy names read as ' +
+    'their plan) and what the plan unlocks.',
   security: [{ apiKey: [] }],
   responses: {
     200: ok(
@@ -27,16 +31,32 @@ export const route = createRoute({
         })
         .openapi('ValidatedKey'),
     ),
-    401: errorResponse('Missing or invalid API key: `{error: "Invalid API key"}`'),
+    401: errorResponse('No bearer key: `API key required: send Authorization: Bearer sk_...` (`API_KEY_REQUIRED`); a wrong, unknown or revoked key: `Invalid API key` (`INVALID_API_KEY`)'),
     500: errorResponse('Internal server error'),
     503: errorResponse('Database not configured'),
   },
 })
 
+const REQUIRED = 'API key required: send Authorization: Bearer sk_...'
+
+/** Whether the caller put the key in a JSON body (`{key}` or `{apiKey}`, as the web route takes it). */
+async function keyInBody(c: Context): Promise<boolean> {
+  try {
+    const body: unknown = JSON.parse(await c.req.text())
+    return !!body && typeof body === 'object' && ['key', 'apiKey'].some((k) => typeof (body as Record<string, unknown>)[k] === 'string')
+  } catch {
+    return false
+  }
+}
+
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const token = bearerToken(c.req.header('authorization'))
-  const found = token ? await findApiKey(c.var.services.reader, token) : null
+  if (!token) {
+    const message = (await keyInBody(c)) ? `${REQUIRED} (the key in the body is not read)` : REQUIRED
+    throw new ApiError(401, message, { code: 'API_KEY_REQUIRED' })
+  }
+  const found = await findApiKey(c.var.services.reader, token)
   if (!found) throw new ApiError(401, 'Invalid API key', { code: 'INVALID_API_KEY' })
   const { id, plan } = found.user
-  return c.json({ valid: true as const, userId: id, plan: normalizePlan(plan), features: planFeatures(plan) }, 200)
+  return c.json({ valid: true as const, userId: id, ...userPlan(plan) }, 200)
 }

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { API_KEY_PREFIX, findApiKey } from '../../../lib/auth/api-keys'
 import { verifySecret } from '../../../lib/auth/password'
-import { normalizePlan, PLAN_NAMES, type PlanName, planFeatures } from '../../../lib/billing/plans'
+import { PLAN_NAMES, type PlanName, userPlan } from '../../../lib/billing/plans'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
 import type { NamedLimit } from '../../../lib/http/limits'
@@ -29,7 +29,9 @@ const ValidResultSchema = z
     valid: z.literal(true),
     userId: z.string(),
     email: z.string(),
-    plan: z.enum(PLAN_NAMES as [PlanName, ...PlanName[]]).openapi({ description: 'Normalised: unset, unknown or legacy plans read as one of the four' }),
+    plan: z.enum(PLAN_NAMES as [PlanName, ...PlanName[]]).openapi({
+      description: 'The plan the owner is on, as `GET /api/user` shows it: `solo` until a plan is bought; legacy names read as their plan',
+    }),
     subscriptionStatus: z.string(),
     features: z.array(z.string()).openapi({ description: "The plan's features" }),
   })
@@ -66,9 +68,8 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
       valid: true as const,
       userId: user.id,
       email: user.email,
-      plan: normalizePlan(user.plan),
+      ...userPlan(user.plan),
       subscriptionStatus: user.subscriptionStatus,
-      features: planFeatures(user.plan),
     },
     200,
   )

@@ -17,7 +17,8 @@ export const route = createRoute({
   tags: ['Users'],
   summary: 'Current user',
   description:
-    'The signed-in user: profile, plan, subscription status, credits, whether the email is verified (`emailVerified`), ' +
+    'The signed-in user: profile, plan (the plan both validate-key routes show for the same user: `solo` until one ' +
+    'is bought), subscription status, credits, whether the email is verified (`emailVerified`), ' +
     'the user\'s own `referralCode` (an account created without one gets one here), and whether they are an admin ' +
     '(a verified email in `ADMIN_EMAILS`).',
   middleware: [requireSession] as const,

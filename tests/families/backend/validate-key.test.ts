@@ -31,6 +31,8 @@ const validate = (authorization?: string, app = h.backend) =>
     headers: { 'cf-connecting-ip': freshIp(), ...(authorization === undefined ? {} : { authorization }) },
   })
 const INVALID = { error: 'Invalid API key', code: 'INVALID_API_KEY' }
+const REQUIRED = { error: 'API key required: send Authorization: Bearer sk_...', code: 'API_KEY_REQUIRED' }
+const IN_BODY = { error: 'API key required: send Authorization: Bearer sk_... (the key in the body is not read)', code: 'API_KEY_REQUIRED' }
 
 describe('backend POST /api/validate-key: happy paths', () => {
   it("a valid key answers its owner, the plan and the plan's features", async () => {
@@ -83,24 +85,44 @@ describe('backend POST /api/validate-key: happy paths', () => {
 })
 
 describe('backend POST /api/validate-key: errors', () => {
-  it('no Authorization header is 401 {error: "Invalid API key"}', async () => {
+  it('no Authorization header is 401 API_KEY_REQUIRED, saying how to send the key', async () => {
     const res = await validate()
     expect(res.status).toBe(401)
-    expect(await res.json()).toEqual(INVALID)
+    expect(await res.json()).toEqual(REQUIRED)
   })
 
-  it('malformed headers and keys are 401', async () => {
+  it('a valid key in the JSON body is not read: 401 API_KEY_REQUIRED, saying the body is not read', async () => {
+    for (const body of [{ key: aliceKey.key }, { apiKey: aliceKey.key }]) {
+      const res = await h.backend.request('/api/validate-key', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'cf-connecting-ip': freshIp() },
+        body: JSON.stringify(body),
+      })
+      expect(res.status).toBe(401)
+      expect(await res.json()).toEqual(IN_BODY)
+    }
+    // A body that is not JSON, or names no key, is just a missing key.
+    for (const body of ['not json', '{"name":"x"}', '[]', 'null']) {
+      const res = await h.backend.request('/api/validate-key', { method: 'POST', headers: { 'cf-connecting-ip': freshIp() }, body })
+      expect(await res.json(), body).toEqual(REQUIRED)
+    }
+  })
+
+  it('an Authorization header with no bearer token in it is 401 API_KEY_REQUIRED', async () => {
+    for (const value of ['', aliceKey.key /* no scheme */, `Basic ${aliceKey.key}`, 'Bearer', `Bearer ${aliceKey.key} extra`, "Bearer ' OR 1=1 --"]) {
+      const res = await validate(value)
+      expect(res.status, value).toBe(401)
+      expect(await res.json(), value).toEqual(REQUIRED)
+    }
+  })
+
+  it('a bearer token that is not a valid key is 401 INVALID_API_KEY', async () => {
     for (const value of [
-      '',
-      aliceKey.key, // no scheme
-      `Basic ${aliceKey.key}`,
-      'Bearer',
-      `Bearer ${aliceKey.key} extra`,
       `Bearer ${aliceKey.key.slice(0, -1)}`,
       `Bearer ${aliceKey.key}0`,
       `Bearer ${aliceKey.key.toUpperCase()}`,
       'Bearer sk_',
-      "Bearer ' OR 1=1 --",
+      "Bearer 'OR-1=1--",
     ]) {
       const res = await validate(value)
       expect(res.status, value).toBe(401)

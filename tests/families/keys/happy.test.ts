@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifySecret } from '../../../lib/auth/password'
-import { planFeatures } from '../../../lib/billing/plans'
+import { PLANS } from '../../../lib/billing/plans'
 import { sha256Hex } from '../../../lib/crypto'
 import { apiKeys, users } from '../../../schema'
 import { webClient } from '../../support/client'
@@ -70,7 +70,7 @@ describe('keys: happy paths', () => {
       email: alice.email,
       plan: 'solo',
       subscriptionStatus: 'inactive',
-      features: planFeatures('solo'),
+      features: [...PLANS.solo.features],
     })
     const got = await webClient(h, alice).api.keys[':id'].$get({ param: { id: k.id } })
     if (got.status !== 200) throw new Error(`status ${got.status}`)
@@ -82,7 +82,7 @@ describe('keys: happy paths', () => {
     await h.db.update(users).set({ plan: 'pro', subscriptionStatus: 'active' }).where(eq(users.id, user.id))
     const k = await createKey(h, user)
     const body = await (await validate(h, k.key)).json()
-    expect(body).toMatchObject({ userId: user.id, plan: 'collective', subscriptionStatus: 'active', features: planFeatures('collective') })
+    expect(body).toMatchObject({ userId: user.id, plan: 'collective', subscriptionStatus: 'active', features: [...PLANS.collective.features] })
   })
 
   it('delete → {success, id}; the key is then gone from get, list and validate', async () => {

@@ -29,7 +29,7 @@ describe('users: profile', () => {
     expect(res.status).toBe(200)
     const body = await res.json()
     expect(Object.keys(body).sort()).toEqual(USER_KEYS)
-    expect(body).toMatchObject({ id: alice.id, email: alice.email, plan: null, subscriptionStatus: 'inactive', credits: 0, isAdmin: false, emailVerified: true })
+    expect(body).toMatchObject({ id: alice.id, email: alice.email, plan: 'solo', subscriptionStatus: 'inactive', credits: 0, isAdmin: false, emailVerified: true })
     expect(body.referralCode).toMatch(/^[A-Z0-9]{10}$/)
     expect(new Date(body.createdAt).toISOString()).toBe(body.createdAt)
   })

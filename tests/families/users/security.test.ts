@@ -107,7 +107,7 @@ describe('users security: each user edits only their own row', () => {
       { cookie: carol.cookie },
     )
     expect(res.status).toBe(200)
-    expect(await res.json()).toMatchObject({ id: carol.id, email: carol.email, credits: 0, plan: null, subscriptionStatus: 'inactive', isAdmin: false })
+    expect(await res.json()).toMatchObject({ id: carol.id, email: carol.email, credits: 0, plan: 'solo', subscriptionStatus: 'inactive', isAdmin: false })
     const [row] = await h.db.select().from(users).where(eq(users.id, carol.id))
     expect(row).toMatchObject({ email: carol.email, credits: 0, plan: null, subscriptionStatus: 'inactive' })
     expect(await verifySecret(PASSWORD, row.passwordHash!)).toBe(true)
