@@ -31,6 +31,8 @@ function replaceModule(name: string, specifier: RegExp, within: string, contents
  *   so no bundler drops them: the API answers in English, only `en` is kept;
  * - zod's JSON Schema to zod converter (`z.fromJSONSchema`, ~5 KB gz), which nothing calls, and its opt-in schema
  *   compiler (`z.compile`, ~6 KB gz), which builds parsers with `new Function`, refused by workerd anyway;
+ * - @upstash/ratelimit's analytics client (@upstash/core-analytics), which runs only with `analytics: true`; the
+ *   limiter is built with `analytics: false` (lib/kv/upstash.ts), so the stub is never reached;
  * - SimpleWebAuthn's attestation certificate-chain checks (@peculiar/x509, asn1js, CRL fetches: ~28 KB gz).
  *   Registration asks for attestation `none`, which browsers honour by sending no certificates; an attestation
  *   that still carries a chain is refused (the stub throws), never trusted unchecked.
@@ -47,6 +49,12 @@ export const workerBuildPlugins: Plugin[] = [
     export class ZodCompileAsyncError extends Error {}
     export class ZodCompileUnsupportedError extends Error {}
     export { unavailable as compile, unavailable as withParser, unavailable as compileFn }`,
+  ),
+  replaceModule(
+    'ratelimit-without-analytics',
+    /^@upstash\/core-analytics$/,
+    '/node_modules/@upstash/ratelimit/',
+    `export class Analytics { constructor() { throw new Error('rate-limit analytics are not bundled: the limiter runs with analytics: false') } }`,
   ),
   replaceModule(
     'webauthn-without-certificate-chains',

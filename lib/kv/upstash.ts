@@ -1,5 +1,5 @@
 import { Ratelimit } from '@upstash/ratelimit'
-import { Redis } from '@upstash/redis'
+import { Redis } from '@upstash/redis/cloudflare' // the Workers entry: fetch only, no Node fallbacks
 import type { Kv, LimitResult, LimitRule, RateLimiter } from './types'
 
 /** Upstash Redis over REST: one client per request (no module-global connections). */
