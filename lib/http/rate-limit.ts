@@ -1,6 +1,5 @@
-import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
-import type { AppEnv } from '../context'
+import type { AppContext, AppEnv } from '../context'
 import { ApiError } from './errors'
 import type { NamedLimit } from './limits'
 
@@ -9,7 +8,7 @@ import type { NamedLimit } from './limits'
  * headers; a refusal is 429 `{error}` with them and `Retry-After`. Never `X-RateLimit-*`. Handlers call it
  * directly to limit only requests that passed validation.
  */
-export async function enforceRateLimit(c: Context<AppEnv>, rule: NamedLimit, identify?: (c: Context<AppEnv>) => string) {
+export async function enforceRateLimit(c: AppContext, rule: NamedLimit, identify?: (c: AppContext) => string) {
   const { limiter, clientIp } = c.var.services
   const result = await limiter.limit(rule, identify ? identify(c) : clientIp(c))
   const resetSec = Math.max(0, Math.ceil((result.reset - Date.now()) / 1000))
@@ -24,8 +23,14 @@ export async function enforceRateLimit(c: Context<AppEnv>, rule: NamedLimit, ide
   for (const [k, v] of Object.entries(headers)) c.header(k, v)
 }
 
+/** Counts per signed-in user instead of per address; only after `requireSession`. */
+export const perUser = (c: AppContext) => {
+  if (!c.var.user) throw new Error('perUser needs a signed-in user (requireSession)')
+  return `user:${c.var.user.id}`
+}
+
 /** `enforceRateLimit` as middleware, before the route's validation and handler. */
-export const rateLimit = (rule: NamedLimit, identify?: (c: Context<AppEnv>) => string) =>
+export const rateLimit = (rule: NamedLimit, identify?: (c: AppContext) => string) =>
   createMiddleware<AppEnv>(async (c, next) => {
     await enforceRateLimit(c, rule, identify)
     await next()

@@ -1,9 +1,8 @@
-import { createRoute, z } from '@hono/zod-openapi'
+import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { requireSession } from '../../../lib/auth/session'
-import type { AppEnv } from '../../../lib/context'
 import { readAsUser } from '../../../lib/db/rls'
-import { errorResponse, ok } from '../../../lib/http/openapi'
+import { ok } from '../../../lib/http/openapi'
+import { signedInRoute } from '../../../lib/http/routes'
 import { users } from '../../../schema'
 
 const DAY_MS = 24 * 60 * 60 * 1000
@@ -17,17 +16,15 @@ const TrialSchema = z
   })
   .openapi('Trial')
 
-export const route = createRoute({
+export const route = signedInRoute({
   method: 'get',
   path: '/api/trial',
   tags: ['Account'],
   summary: "The signed-in user's 7-day trial",
-  middleware: [requireSession] as const,
-  security: [{ session: [] }],
-  responses: { 200: ok(TrialSchema), 401: errorResponse('No session') },
+  responses: { 200: ok(TrialSchema) },
 })
 
-export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+export const handler: RouteHandler<typeof route> = async (c) => {
   // RLS confines the read to the caller's own row.
   const [user] = await readAsUser(c, (tx) => tx.select({ startedAt: users.trialStartedAt, endsAt: users.trialEndsAt }).from(users))
   const now = Date.now()

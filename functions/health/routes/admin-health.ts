@@ -1,8 +1,7 @@
-import { createRoute, z } from '@hono/zod-openapi'
+import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { requireAdminSession } from '../../../lib/auth/session'
-import type { AppEnv } from '../../../lib/context'
 import { errorResponse, ok } from '../../../lib/http/openapi'
+import { signedInRoute } from '../../../lib/http/routes'
 import { classifyHealth } from './health'
 
 const AdminHealthSchema = z
@@ -18,21 +17,18 @@ const AdminHealthSchema = z
   })
   .openapi('AdminHealth')
 
-export const route = createRoute({
+export const route = signedInRoute({
   method: 'get',
   path: '/api/admin/health',
   tags: ['Health'],
   summary: 'Health with CPU, memory and uptime (admin session)',
-  middleware: [requireAdminSession] as const,
-  security: [{ session: [] }],
   responses: {
     200: ok(AdminHealthSchema),
-    401: errorResponse('No session'),
     403: errorResponse('Not an admin (`ADMIN_REQUIRED`)'),
   },
-})
+}, 'admin')
 
-export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+export const handler: RouteHandler<typeof route> = async (c) => {
   const { metrics, adapters } = c.var.services
   const m = await metrics()
   return c.json(

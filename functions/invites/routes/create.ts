@@ -1,12 +1,11 @@
-import { createRoute, z } from '@hono/zod-openapi'
+import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
-import { requireSession } from '../../../lib/auth/session'
-import type { AppEnv } from '../../../lib/context'
 import { randomHex } from '../../../lib/crypto'
 import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
+import { signedInRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
 import { invites, users } from '../../../schema'
 import { inviteUrl } from '../schemas'
@@ -44,7 +43,7 @@ const CreatedInviteSchema = z
   })
   .openapi('CreatedInvite')
 
-export const route = createRoute({
+export const route = signedInRoute({
   method: 'post',
   path: '/api/invite',
   tags: ['Invites'],
@@ -52,22 +51,19 @@ export const route = createRoute({
   description:
     `Saves an invite made by the caller, audience \`${USER_INVITE_AUDIENCE}\` (so verify reports plan \`solo\`), no ` +
     'email and no expiry; `inviteUrl` is `{base_url}/invite?token=<token>&name=<name, URL-encoded>`.',
-  middleware: [requireSession] as const,
-  security: [{ session: [] }],
   request: { body: jsonBody(CreateInviteBody) },
   responses: {
     200: ok(CreatedInviteSchema, 'Saved'),
     400: errorResponse('Name missing, not a string, empty, over 64 characters or with disallowed characters (`VALIDATION`); or invalid JSON'),
-    401: errorResponse('No session'),
     403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     404: errorResponse('User not found'),
     500: errorResponse('Internal server error'),
   },
 })
 
-export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+export const handler: RouteHandler<typeof route> = async (c) => {
   const { name } = c.req.valid('json')
-  const me = c.var.user!.id
+  const me = c.var.user.id
   const token = randomHex(32)
   // As the service: users may not insert invites themselves, or they could pick any audience (plan).
   await asService(c.var.services.db, 'userInvites', async (tx) => {
