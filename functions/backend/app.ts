@@ -1,7 +1,5 @@
 import { createRouter } from '../../lib/app'
-import { limits } from '../../lib/http/limits'
 import { openApiDocument, serveDocument } from '../../lib/http/openapi-docs'
-import { rateLimit } from '../../lib/http/rate-limit'
 import * as health from './routes/health'
 import * as heartbeat from './routes/heartbeat'
 import * as install from './routes/install'
@@ -13,8 +11,6 @@ import * as registrationToken from './routes/registration-token'
 import * as validateKey from './routes/validate-key'
 
 const routes = createRouter()
-routes.use('/api/*', rateLimit(limits.backend))
-routes.use('/api/ai/*', rateLimit(limits.backendAi))
 routes.openapi(health.route, health.handler)
 routes.openapi(validateKey.route, validateKey.handler)
 routes.openapi(install.route, install.handler)
@@ -27,4 +23,5 @@ routes.openapi(heartbeat.route, heartbeat.handler)
 
 /** The backend API: its own listener locally, its own Worker deployed; documents itself at /openapi.json. */
 const title = 'Platform backend API'
-export const app = serveDocument(createRouter(), () => openApiDocument(routes, title), { title, docPath: '/openapi.json' }).route('/', routes)
+export const backendApiDocument = () => openApiDocument(routes, title)
+export const app = serveDocument(createRouter(), backendApiDocument, { title, docPath: '/openapi.json' }).route('/', routes)

@@ -1,17 +1,4 @@
 import { z } from '@hono/zod-openapi'
-import type { Context } from 'hono'
-import type { AppEnv } from '../../lib/context'
-import type { NamedLimit } from '../../lib/http/limits'
-import { enforceRateLimit } from '../../lib/http/rate-limit'
-
-/** Sign-in without a session: per IP, options and verify together (a sign-in is two requests). */
-export const passkeySignInLimit: NamedLimit = { name: 'passkey-auth', limit: 20, windowSec: 60, message: 'Too many requests' }
-
-/**
- * Applied by the handlers after validation, so a malformed request is refused without touching the
- * store (and a Worker with no store configured still answers 400).
- */
-export const limitSignIn = (c: Context<AppEnv>) => enforceRateLimit(c, passkeySignInLimit)
 
 export const ChallengeSchema = z.string().openapi({
   description: '`0x` + 64 hex: 32 random bytes, valid for `PASSKEY_CHALLENGE_TTL_MS` (5 minutes) and usable once',

@@ -7,6 +7,8 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 export const route = createRoute({
   method: 'get',
   path: '/api/auth/csrf',
+  operationId: 'getCsrfToken',
+  security: [],
   tags: ['Auth'],
   summary: 'Get a CSRF token',
   description:

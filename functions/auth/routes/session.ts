@@ -14,6 +14,8 @@ const SessionSchema = z
 export const route = createRoute({
   method: 'get',
   path: '/api/auth/session',
+  operationId: 'getSession',
+  security: [],
   tags: ['Auth'],
   summary: 'The current session',
   description: 'Always 200; `user` is null when there is no session or it expired.',

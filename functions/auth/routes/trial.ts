@@ -19,6 +19,7 @@ const TrialSchema = z
 export const route = signedInRoute({
   method: 'get',
   path: '/api/trial',
+  operationId: 'getTrial',
   tags: ['Account'],
   summary: "The signed-in user's 7-day trial",
   responses: { 200: ok(TrialSchema) },

@@ -7,13 +7,14 @@ import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
-import { perUser, rateLimit } from '../../../lib/http/rate-limit'
+import { limitedRoute } from '../../../lib/http/rate-limit'
 import { users } from '../../../schema'
 import { errorFields, log } from '../../../lib/log'
 
-export const route = signedInRoute({
+export const route = signedInRoute(limitedRoute(limits.verifyEmailResend, {
   method: 'post',
   path: '/api/auth/verify-email/resend',
+  operationId: 'resendVerificationEmail',
   tags: ['Auth'],
   summary: 'Mail a new verification link',
   description:
@@ -21,15 +22,13 @@ export const route = signedInRoute({
     `(${VERIFY_TTL_HOURS} hours, single use); earlier links stop working. An already verified address is 409 ` +
     '`Email already verified` (`EMAIL_ALREADY_VERIFIED`): the caller is signed in and can see its own state in ' +
     '`GET /api/user` (`emailVerified`), so the answer reveals nothing. Limited to 3 per hour per user.',
-  middleware: [rateLimit(limits.verifyEmailResend, perUser)],
   responses: {
     200: ok(z.object({ success: z.literal(true) }).openapi('VerifyEmailResendResponse'), 'A new link was mailed'),
     403: errorResponse('Sent from a foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     409: errorResponse('`Email already verified` (`EMAIL_ALREADY_VERIFIED`)'),
-    429: errorResponse('Too many verification emails'),
     500: errorResponse('`Verification email could not be sent`'),
   },
-})
+}))
 
 export const handler: RouteHandler<typeof route> = async (c) => {
   const me = c.var.user

@@ -9,6 +9,8 @@ export const LEGACY_PROVIDER = 'docker'
 export const route = createRoute({
   method: 'get',
   path: '/health',
+  operationId: 'getBackendHealth',
+  security: [],
   tags: ['Health'],
   summary: 'Backend health',
   description:

@@ -10,10 +10,14 @@ import { ok } from '../../../lib/http/openapi'
 import { installations } from '../../../schema'
 import { identityOrKeyDocs, resolveCaller } from '../identity-or-key'
 import { errorFields, log } from '../../../lib/log'
+import { limits } from '../../../lib/http/limits'
+import { limitedRoute } from '../../../lib/http/rate-limit'
 
-export const route = createRoute({
+export const route = createRoute(limitedRoute(limits.backend, {
   method: 'post',
   path: '/api/heartbeat',
+  operationId: 'recordHeartbeat',
+  security: [],
   tags: ['Installations'],
   summary: 'Installation heartbeat',
   description:
@@ -30,7 +34,7 @@ export const route = createRoute({
     },
   },
   responses: { 200: ok(z.object({ success: z.literal(true), timestamp: z.string().openapi({ format: 'date-time' }) }).openapi('Heartbeat')) },
-})
+}))
 
 /** The body's `userId` if it is a non-empty string; anything else (no body, bad JSON) is no claim. */
 async function claimedUserId(c: Context<AppEnv>) {

@@ -42,6 +42,8 @@ export const scriptResponses = (what: string) => ({
 export const route = createRoute({
   method: 'get',
   path: '/install',
+  operationId: 'getHomeInstallScript',
+  security: [],
   tags: ['Installations'],
   summary: 'Setup script, home mode',
   description:

@@ -4,6 +4,8 @@ import { desc, eq, sql } from 'drizzle-orm'
 import type { AppEnv } from '../../../lib/context'
 import { withUser } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
+import { limits } from '../../../lib/http/limits'
+import { limitedRoute } from '../../../lib/http/rate-limit'
 import { installations } from '../../../schema'
 import { IDENTITY_OR_KEY_NOTE, identityOrKey, identityOrKeyDocs } from '../identity-or-key'
 import { INSTALLATION_MODES } from './registration'
@@ -21,20 +23,22 @@ const InstallationSchema = z
   })
   .openapi('Installation')
 
-export const route = createRoute({
+export const route = createRoute(limitedRoute(limits.backend, {
   method: 'get',
   path: '/api/installations',
+  operationId: 'listInstallations',
+  security: [],
   tags: ['Installations'],
   summary: "The caller's installations",
   description: `Only the caller's own, most recently seen first; the gateway token is never listed. ${IDENTITY_OR_KEY_NOTE}`,
-  middleware: [identityOrKey] as const,
+  middleware: [identityOrKey],
   ...identityOrKeyDocs,
   responses: {
     200: ok(z.object({ success: z.literal(true), count: z.number().int(), installations: z.array(InstallationSchema) }).openapi('Installations')),
     401: errorResponse('`Invalid API key`, or identity headers unsigned (`SIGNATURE_REQUIRED`) or badly signed (`INVALID_SIGNATURE`)'),
     500: errorResponse('Internal server error'),
   },
-})
+}))
 
 // Derived at read time against the database clock, the same clock that stamps `last_seen`.
 const derivedStatus = sql<'active' | 'inactive'>`case when ${installations.status} = 'active'

@@ -6,10 +6,13 @@ import { normalizePlan, PLAN_NAMES, type PlanName, planFeatures } from '../../..
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
+import { limits } from '../../../lib/http/limits'
+import { limitedRoute } from '../../../lib/http/rate-limit'
 
-export const route = createRoute({
+export const route = createRoute(limitedRoute(limits.backend, {
   method: 'post',
   path: '/api/validate-key',
+  operationId: 'validateUserApiKey',
   tags: ['Keys'],
   summary: 'Validate a user API key',
   description:
@@ -31,7 +34,7 @@ export const route = createRoute({
     500: errorResponse('Internal server error'),
     503: errorResponse('Database not configured'),
   },
-})
+}))
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const token = bearerToken(c.req.header('authorization'))

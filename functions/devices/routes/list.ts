@@ -7,6 +7,7 @@ import { DeviceListsSchema, deviceLists } from '../schemas'
 export const route = signedInRoute({
   method: 'get',
   path: '/api/devices',
+  operationId: 'listDevices',
   tags: ['Devices'],
   summary: "The caller's pending and approved devices",
   description: 'Newest first. Denied and revoked devices are not listed.',

@@ -29,6 +29,7 @@ const PairedSchema = z
 export const route = signedInRoute({
   method: 'post',
   path: '/api/devices/pair',
+  operationId: 'pairDevice',
   tags: ['Devices'],
   summary: 'Pair a device directly (approved at once)',
   description: 'The body is optional: none, an empty one or `{}` pairs a device named `My iPhone`. Records the client IP.',

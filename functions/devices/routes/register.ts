@@ -23,6 +23,7 @@ const RegisteredSchema = z
 export const route = signedInRoute({
   method: 'put',
   path: '/api/devices',
+  operationId: 'registerDevice',
   tags: ['Devices'],
   summary: 'Register a device awaiting approval',
   description:

@@ -25,6 +25,7 @@ const RuntimeActionBody = z
 export const route = signedInRoute({
   method: 'post',
   path: '/api/runtime/devices',
+  operationId: 'runRuntimeDeviceAction',
   tags: ['Devices'],
   summary: 'Pair, unpair or test-push through the caller’s agent runtime (deprecated proxy)',
   description:

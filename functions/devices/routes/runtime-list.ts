@@ -6,6 +6,7 @@ import { noAgent, RUNTIME_LIST_TIMEOUT_MS } from '../runtime'
 export const route = signedInRoute({
   method: 'get',
   path: '/api/runtime/devices',
+  operationId: 'listRuntimeDevices',
   tags: ['Devices'],
   summary: 'Devices known to the caller’s agent runtime (deprecated proxy)',
   description:

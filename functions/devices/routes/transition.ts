@@ -26,6 +26,7 @@ const TransitionBody = z
 export const route = signedInRoute({
   method: 'post',
   path: '/api/devices',
+  operationId: 'updateDeviceStatus',
   tags: ['Devices'],
   summary: 'Approve, deny or revoke one of the caller’s devices',
   description:

@@ -7,6 +7,8 @@ import { SESSION_TOKEN_TTL_SEC } from '../session-token'
 export const route = createRoute({
   method: 'get',
   path: '/api/auth/farcaster/refresh',
+  operationId: 'getFarcasterRefreshInfo',
+  security: [],
   tags: ['Farcaster'],
   summary: 'How Farcaster session tokens are refreshed',
   responses: {

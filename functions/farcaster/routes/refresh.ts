@@ -17,6 +17,8 @@ const RefreshBody = z
 export const route = createRoute({
   method: 'post',
   path: '/api/auth/farcaster/refresh',
+  operationId: 'refreshFarcasterSession',
+  security: [],
   tags: ['Farcaster'],
   summary: 'Re-sign a Farcaster session token',
   description:

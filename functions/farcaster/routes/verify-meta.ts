@@ -8,6 +8,8 @@ import { tokenGatingMeta, TokenGatingMetaSchema } from '../schemas'
 export const route = createRoute({
   method: 'get',
   path: '/api/auth/farcaster/verify',
+  operationId: 'getFarcasterSignInInfo',
+  security: [],
   tags: ['Farcaster'],
   summary: 'What Farcaster sign-in expects',
   description:

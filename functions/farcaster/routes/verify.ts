@@ -34,6 +34,8 @@ const TokenGateSchema = z
 export const route = createRoute({
   method: 'post',
   path: '/api/auth/farcaster/verify',
+  operationId: 'signInWithFarcaster',
+  security: [],
   tags: ['Farcaster'],
   summary: 'Sign in with a Farcaster Quick Auth ID token',
   description:

@@ -20,6 +20,7 @@ const AdminHealthSchema = z
 export const route = signedInRoute({
   method: 'get',
   path: '/api/admin/health',
+  operationId: 'getAdminHealth',
   tags: ['Health'],
   summary: 'Health with CPU, memory and uptime (admin session)',
   responses: {

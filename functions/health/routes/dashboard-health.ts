@@ -24,6 +24,8 @@ const DashboardHealthSchema = z
 export const route = createRoute({
   method: 'get',
   path: '/api/dashboard/health',
+  operationId: 'getDashboardHealth',
+  security: [],
   tags: ['Health'],
   summary: 'Probe every configured service',
   description:

@@ -14,6 +14,8 @@ const HealthSchema = z
 export const route = createRoute({
   method: 'get',
   path: '/api/health',
+  operationId: 'getHealth',
+  security: [],
   tags: ['Health'],
   summary: 'Service health',
   description:

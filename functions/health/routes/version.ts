@@ -8,6 +8,8 @@ export const FALLBACK_VERSION = 'v0.0.0'
 export const route = createRoute({
   method: 'get',
   path: '/api/version',
+  operationId: 'getVersion',
+  security: [],
   tags: ['Health'],
   summary: 'Platform version',
   description: '`APP_VERSION`, else `v0.0.0`. Cached for an hour.',

@@ -39,6 +39,7 @@ const AdminCreatedSchema = z
 export const route = signedInRoute({
   method: 'post',
   path: '/api/admin/invites',
+  operationId: 'createAdminInvite',
   tags: ['Invites'],
   summary: 'Invite an email',
   description: 'Only that email can sign up with the code (case-insensitive). The email is stored lower-cased; the admin is recorded as creator.',

@@ -20,6 +20,7 @@ const InviteListSchema = z
 export const route = signedInRoute({
   method: 'get',
   path: '/api/admin/invites',
+  operationId: 'listInvites',
   tags: ['Invites'],
   summary: 'All invites, newest first',
   description: `At most ${LIST_LIMIT} invites; \`total\` and \`active\` count them all. \`usedAt\` and \`expiresAt\` are omitted when unset.`,

@@ -46,6 +46,7 @@ const CreatedInviteSchema = z
 export const route = signedInRoute({
   method: 'post',
   path: '/api/invite',
+  operationId: 'createInvite',
   tags: ['Invites'],
   summary: 'Invite someone by name',
   description:

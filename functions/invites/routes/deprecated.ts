@@ -4,10 +4,12 @@ import type { AppEnv } from '../../../lib/context'
 import { errorResponse } from '../../../lib/http/openapi'
 
 /** A retired path: 410 for everyone (no auth, body ignored), naming its successor in the message and a `Link`. */
-function gone(path: string, successor: string) {
+function gone(path: string, successor: string, operationId: string) {
   const route = createRoute({
     method: 'post',
     path,
+    operationId,
+    security: [],
     tags: ['Invites'],
     summary: `Removed: use POST ${successor}`,
     description: `Always 410 \`{error: 'Gone: use POST ${successor}', code: 'DEPRECATED'}\` with \`Link: <${successor}>; rel="successor-version"\`.`,
@@ -21,5 +23,5 @@ function gone(path: string, successor: string) {
   return { route, handler }
 }
 
-export const generate = gone('/api/invite/generate', '/api/invite')
-export const validate = gone('/api/invite/validate', '/api/invites/verify')
+export const generate = gone('/api/invite/generate', '/api/invite', 'generateInviteRemoved')
+export const validate = gone('/api/invite/validate', '/api/invites/verify', 'validateInviteRemoved')

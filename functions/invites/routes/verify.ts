@@ -23,6 +23,8 @@ const VerifiedSchema = z
 export const route = createRoute({
   method: 'post',
   path: '/api/invites/verify',
+  operationId: 'verifyInvite',
+  security: [],
   tags: ['Invites'],
   summary: 'Check an invite token',
   description: 'No authentication. Always checked against the stored invite, so `note` (token format alone) is never sent.',

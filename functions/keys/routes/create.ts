@@ -10,7 +10,7 @@ import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
-import { enforceRateLimit } from '../../../lib/http/rate-limit'
+import { enforceRateLimit, limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { apiKeys, users } from '../../../schema'
 
@@ -38,9 +38,10 @@ const CreatedKeySchema = z
   })
   .openapi('CreatedApiKey')
 
-export const route = signedInRoute({
+export const route = signedInRoute(limitedRoute(limits.apiKeyCreate, {
   method: 'post',
   path: '/api/keys',
+  operationId: 'createApiKey',
   tags: ['API keys'],
   summary: 'Create an API key',
   description:
@@ -52,10 +53,10 @@ export const route = signedInRoute({
     201: ok(CreatedKeySchema, 'Created; the raw key is in `key` and is never shown again'),
     400: errorResponse('Name missing, empty, not a string or longer than 64 characters (`VALIDATION`); or invalid JSON'),
     403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
-    429: errorResponse(`The account already has ${MAX_KEYS_PER_USER} keys (\`KEY_LIMIT\`); or \`Too many requests\` (rate limit)`),
+    429: errorResponse(`The account already has ${MAX_KEYS_PER_USER} keys (\`KEY_LIMIT\`)`),
     500: errorResponse('Internal server error'),
   },
-})
+}, 'handler'))
 
 const keyLimit = () => new ApiError(429, `API key limit reached (${MAX_KEYS_PER_USER})`, { code: 'KEY_LIMIT' })
 const countKeys = (tx: Db, userId: string) => tx.select({ n: count() }).from(apiKeys).where(eq(apiKeys.userId, userId)).then(([r]) => r.n)
@@ -64,7 +65,7 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   const { name } = c.req.valid('json')
   const me = c.var.user.id
   // After validation, so a malformed request is refused without spending the user's budget.
-  await enforceRateLimit(c, limits.apiKeyCreate, () => `user:${me}`)
+  await enforceRateLimit(c, limits.apiKeyCreate)
   // The cheap refusal before the expensive hash: a user at the limit costs one count, not a bcrypt run.
   if ((await asUser(c, (tx) => countKeys(tx, me))) >= MAX_KEYS_PER_USER) throw keyLimit()
   const key = generateApiKey()

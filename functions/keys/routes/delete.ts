@@ -10,6 +10,7 @@ import { KeyIdParams, keyNotFound } from '../schemas'
 export const route = signedInRoute({
   method: 'delete',
   path: '/api/keys/{id}',
+  operationId: 'deleteApiKey',
   tags: ['API keys'],
   summary: 'Revoke one of the caller’s API keys',
   request: { params: KeyIdParams },

@@ -9,6 +9,7 @@ import { ApiKeyItemSchema, KeyIdParams, keyNotFound, toItem } from '../schemas'
 export const route = signedInRoute({
   method: 'get',
   path: '/api/keys/{id}',
+  operationId: 'getApiKey',
   tags: ['API keys'],
   summary: 'One of the caller’s API keys',
   request: { params: KeyIdParams },

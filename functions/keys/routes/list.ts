@@ -10,6 +10,7 @@ import { ApiKeyItemSchema, toItem } from '../schemas'
 export const route = signedInRoute({
   method: 'get',
   path: '/api/keys',
+  operationId: 'listApiKeys',
   tags: ['API keys'],
   summary: "The caller's API keys, newest first",
   responses: {

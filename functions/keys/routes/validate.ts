@@ -5,13 +5,12 @@ import { verifySecret } from '../../../lib/auth/password'
 import { normalizePlan, PLAN_NAMES, type PlanName, planFeatures } from '../../../lib/billing/plans'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
-import type { NamedLimit } from '../../../lib/http/limits'
+import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
-import { rateLimit } from '../../../lib/http/rate-limit'
+import { describeLimit, limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 
 /** Per client IP: enough for a service checking keys, too few to guess one. */
-export const validateLimit: NamedLimit = { name: 'keys-validate', limit: 60, windowSec: 60, message: 'Too many requests' }
 
 const ValidateBody = z
   .object(
@@ -35,22 +34,22 @@ const ValidResultSchema = z
   })
   .openapi('ApiKeyValidation')
 
-export const route = createRoute({
+export const route = createRoute(limitedRoute(limits.apiKeyValidate, {
   method: 'post',
   path: '/api/keys/validate',
+  operationId: 'validateApiKey',
+  security: [],
   tags: ['API keys'],
   summary: 'Check an API key and say whose it is',
-  description: `No session needed. Rate-limited to ${validateLimit.limit} requests per ${validateLimit.windowSec} s per client IP.`,
-  middleware: [rateLimit(validateLimit)] as const,
+  description: `No session needed. Rate-limited to ${describeLimit(limits.apiKeyValidate)}.`,
   request: { body: jsonBody(ValidateBody) },
   responses: {
     200: ok(ValidResultSchema, 'The key is valid'),
     400: errorResponse('`apiKey` missing or not a string (`VALIDATION`); or invalid JSON'),
     401: errorResponse('`Invalid API key`: wrong prefix, unknown, revoked or not matching'),
-    429: errorResponse('`Too many requests`'),
     500: errorResponse('Internal server error'),
   },
-})
+}))
 
 const invalid = () => new ApiError(401, 'Invalid API key', { code: 'INVALID_API_KEY' })
 

@@ -10,6 +10,8 @@ import { expireCachedSessions } from '../../../lib/auth/session-cache'
 export const route = createRoute({
   method: 'post',
   path: RISC_QUEUE_PATH,
+  operationId: 'processRiscEvent',
+  security: [{ queueSignature: [] }],
   tags: ['Security'],
   summary: 'Queue receiver: act on a stored RISC event',
   description:

@@ -18,6 +18,8 @@ const Jwt = z.string().openapi({ description: 'The security event token (compact
 export const route = createRoute({
   method: 'post',
   path: '/api/security/risc',
+  operationId: 'receiveRiscEvent',
+  security: [],
   tags: ['Security'],
   summary: 'Receive a Google Cross-Account Protection (RISC) event',
   description:

@@ -11,6 +11,7 @@ import { PasskeyIdParams } from '../schemas'
 export const route = signedInRoute({
   method: 'delete',
   path: '/api/passkeys/{id}',
+  operationId: 'deletePasskey',
   tags: ['Passkeys'],
   summary: 'Remove one of the caller’s passkeys',
   description:

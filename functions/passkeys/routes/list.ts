@@ -10,6 +10,7 @@ import { PasskeyItemSchema, toPasskeyItem } from '../schemas'
 export const route = signedInRoute({
   method: 'get',
   path: '/api/passkeys',
+  operationId: 'listPasskeys',
   tags: ['Passkeys'],
   summary: "The caller's passkeys, newest first",
   description:

@@ -12,6 +12,7 @@ import { OptionsSchema, WEBAUTHN_TIMEOUT_MS } from '../schemas'
 export const route = signedInRoute({
   method: 'post',
   path: '/api/passkey/register/options',
+  operationId: 'startPasskeyRegistration',
   tags: ['Passkeys'],
   summary: 'Start registering a passkey',
   description:

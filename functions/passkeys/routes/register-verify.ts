@@ -33,6 +33,7 @@ const RegisterBody = z
 export const route = signedInRoute({
   method: 'post',
   path: '/api/passkey/register/verify',
+  operationId: 'finishPasskeyRegistration',
   tags: ['Passkeys'],
   summary: 'Finish registering a passkey',
   description:

@@ -9,7 +9,7 @@ import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
-import { perUser, rateLimit } from '../../../lib/http/rate-limit'
+import { limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { passwordResets, sessions, users } from '../../../schema'
 import { newPasswordField } from '../../../lib/http/fields'
@@ -26,9 +26,10 @@ const ChangePasswordBody = z
 // 400, not 401: a 401 would read as a lost session to the dashboard.
 const incorrect = () => new ApiError(400, 'Current password is incorrect', { code: 'CURRENT_PASSWORD_INCORRECT' })
 
-export const route = signedInRoute({
+export const route = signedInRoute(limitedRoute(limits.passwordChange, {
   method: 'post',
   path: '/api/user/password',
+  operationId: 'changePassword',
   tags: ['Users'],
   summary: 'Change password',
   description:
@@ -39,15 +40,13 @@ export const route = signedInRoute({
     'mailed to the owner and can be listed and removed (`/api/passkeys`); recovery from a lost account is ' +
     'forgot/reset-password, which removes every passkey. ' +
     'Limited to 5 attempts per 15 minutes per user, so a stolen session cannot guess the password.',
-  middleware: [rateLimit(limits.passwordReset, perUser)],
   request: { body: jsonBody(ChangePasswordBody) },
   responses: {
     200: ok(OkSchema),
     400: errorResponse('`Current password is incorrect`, or a missing or invalid field (`VALIDATION`)'),
     403: errorResponse('Sent from a foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
-    429: errorResponse('Too many attempts'),
   },
-})
+}))
 
 export const handler: RouteHandler<typeof route> = async (c) => {
   const me = c.var.user

@@ -11,6 +11,7 @@ import { toUserView, userColumns, UserSchema } from '../schemas'
 export const route = signedInRoute({
   method: 'get',
   path: '/api/user',
+  operationId: 'getUser',
   tags: ['Users'],
   summary: 'Current user',
   description:

@@ -26,6 +26,7 @@ const updateRoute = <M extends 'post' | 'patch'>(method: M) =>
   signedInRoute({
     method,
     path: '/api/user',
+    operationId: method === 'post' ? 'updateUser' : 'patchUser',
     tags: ['Users'],
     summary: 'Update profile',
     description: 'Sets the display name (trimmed, 1 to 100 characters). `POST` and `PATCH` are the same operation.',
