@@ -5,11 +5,11 @@ import { ApiError } from '../../lib/http/errors'
 /** A key as listed: never the raw key, never a hash. */
 export const ApiKeyItemSchema = z
   .object({
-    id: z.string(),
-    name: z.string(),
-    prefix: z.string().openapi({ description: 'The first 10 characters of the key (`sk_` + 7 hex), to recognise it by', example: 'sk_1a2b3c4' }),
-    createdAt: z.string().openapi({ format: 'date-time' }),
-    lastUsedAt: z.string().nullable().openapi({ format: 'date-time', description: 'Last successful validation; null if never used' }),
+    id: z.string().max(255),
+    name: z.string().max(256),
+    prefix: z.string().max(1024).openapi({ description: 'The first 10 characters of the key (`sk_` + 7 hex), to recognise it by', example: 'sk_1a2b3c4' }),
+    createdAt: z.string().max(64).openapi({ format: 'date-time' }),
+    lastUsedAt: z.string().max(64).nullable().openapi({ format: 'date-time', description: 'Last successful validation; null if never used' }),
   })
   .openapi('ApiKey')
 
@@ -21,7 +21,7 @@ export const toItem = (k: Pick<ApiKey, 'id' | 'name' | 'prefix' | 'createdAt' | 
   lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
 })
 
-export const KeyIdParams = z.object({ id: z.string().openapi({ param: { name: 'id', in: 'path' }, description: 'The key id' }) })
+export const KeyIdParams = z.object({ id: z.string().max(255).openapi({ param: { name: 'id', in: 'path' }, description: 'The key id' }) })
 
 // Someone else's key answers exactly like an unknown one, so ids reveal nothing.
 export const keyNotFound = () => new ApiError(404, 'API key not found', { code: 'NOT_FOUND' })

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi'
 
-export const ChallengeSchema = z.string().openapi({
+export const ChallengeSchema = z.string().max(1024).openapi({
   description: '`0x` + 64 hex: 32 random bytes, valid for `PASSKEY_CHALLENGE_TTL_MS` (5 minutes) and usable once',
   example: `0x${'ab'.repeat(32)}`,
 })
@@ -11,7 +11,7 @@ export const CredentialField = z
   .looseObject(
     {
       id: z.string({ error: invalid }).min(1, invalid).max(1400, invalid),
-      response: z.looseObject({ clientDataJSON: z.string({ error: invalid }) }, { error: invalid }),
+      response: z.looseObject({ clientDataJSON: z.string({ error: invalid }).max(8192) }, { error: invalid }),
     },
     { error: (iss) => (iss.input === undefined ? 'Credential is required' : 'Credential must be an object') },
   )
@@ -37,10 +37,10 @@ export const WEBAUTHN_TIMEOUT_MS = 60_000
 /** A passkey as its owner sees it: never the public key or the counter. */
 export const PasskeyItemSchema = z
   .object({
-    id: z.string().openapi({ description: 'The credential id (base64url)' }),
-    label: z.string().openapi({ example: 'Laptop' }),
-    createdAt: z.string().openapi({ format: 'date-time' }),
-    lastUsedAt: z.string().nullable().openapi({ format: 'date-time', description: 'Last sign-in with it; null if never used' }),
+    id: z.string().max(1400).openapi({ description: 'The credential id (base64url)' }),
+    label: z.string().max(256).openapi({ example: 'Laptop' }),
+    createdAt: z.string().max(64).openapi({ format: 'date-time' }),
+    lastUsedAt: z.string().max(64).nullable().openapi({ format: 'date-time', description: 'Last sign-in with it; null if never used' }),
   })
   .openapi('Passkey')
 

@@ -1,10 +1,9 @@
 import type { RouteConfig } from '@hono/zod-openapi'
-import type { MiddlewareHandler } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import type { AppContext, AppEnv } from '../context'
 import { ApiError } from './errors'
 import type { NamedLimit } from './limits'
-import { ErrorSchema } from './openapi'
+import { ErrorSchema, type Middleware, type MiddlewareList, type ResponseConfig } from './openapi'
 
 /** Counts per signed-in user instead of per address; only after `requireSession`. */
 export const perUser = (c: AppContext) => {
@@ -58,9 +57,6 @@ const window = (sec: number) =>
 export const describeLimit = (rule: NamedLimit) =>
   `${rule.limit} requests per ${window(rule.windowSec)} per ${rule.per === 'user' ? 'user' : 'client address'}`
 
-type Middleware = MiddlewareHandler<any, any, any>
-type ResponseConfig = Exclude<RouteConfig['responses'][string], { $ref: string }>
-type AsList<M> = M extends readonly Middleware[] ? M : []
 type Config = Omit<RouteConfig, 'middleware'> & { middleware?: readonly Middleware[] }
 
 /**
@@ -70,7 +66,7 @@ type Config = Omit<RouteConfig, 'middleware'> & { middleware?: readonly Middlewa
  * handler calls `enforceRateLimit(c, rule)` itself, after validation (a malformed request costs no counter).
  */
 export function limitedRoute<const R extends Config, By extends 'middleware' | 'handler' = 'middleware'>(rule: NamedLimit, config: R, enforced?: By) {
-  const limited = `Over ${describeLimit(rule)}: \`${rule.message}\` (\`RATE_LIMITED\`)`
+  const limited = `over ${describeLimit(rule)}: \`${rule.message}\` (\`RATE_LIMITED\`)`
   const declared = config.responses as Record<string, ResponseConfig>
   const own = declared[429]
   const responses = Object.fromEntries(
@@ -82,12 +78,12 @@ export function limitedRoute<const R extends Config, By extends 'middleware' | '
     responses: {
       ...responses,
       429: {
-        description: own ? `${own.description}; or ${limited}` : limited,
+        description: own ? `${own.description}; or ${limited}` : `O${limited.slice(1)}`,
         headers: { ...RATE_LIMIT_HEADERS, 'Retry-After': seconds('Seconds to wait before retrying') },
         content: { 'application/json': { schema: ErrorSchema } },
       },
     },
   } as unknown as Omit<R, 'middleware'> & {
-    middleware: By extends 'handler' ? [...AsList<R['middleware']>] : [ReturnType<typeof rateLimit>, ...AsList<R['middleware']>]
+    middleware: By extends 'handler' ? [...MiddlewareList<R['middleware']>] : [ReturnType<typeof rateLimit>, ...MiddlewareList<R['middleware']>]
   }
 }

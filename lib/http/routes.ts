@@ -1,10 +1,6 @@
 import { createRoute, type RouteConfig } from '@hono/zod-openapi'
-import type { MiddlewareHandler } from 'hono'
 import { requireAdminSession, requireSession } from '../auth/session'
-import { errorResponse } from './openapi'
-
-type Middleware = MiddlewareHandler<any, any, any>
-type AsList<M> = M extends readonly Middleware[] ? M : []
+import { errorResponse, type Middleware, type MiddlewareList } from './openapi'
 
 /** A route's declaration without what `signedInRoute` adds. */
 export type SignedInConfig = Omit<RouteConfig, 'security' | 'middleware'> & { middleware?: readonly Middleware[] }
@@ -33,7 +29,7 @@ export function signedInRoute<const R extends SignedInConfig>(config: R, access:
     security: [{ session: [] }],
     responses: { ...defaults, ...config.responses },
   }) as unknown as Omit<R, 'middleware'> & {
-    middleware: [typeof requireSession, ...AsList<R['middleware']>]
+    middleware: [typeof requireSession, ...MiddlewareList<R['middleware']>]
     security: { session: string[] }[]
     getRoutingPath(): string
   }

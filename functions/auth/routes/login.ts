@@ -35,7 +35,7 @@ export const route = createRoute(limitedRoute(limits.login, {
   middleware: [requireCsrf],
   request: { body: jsonBody(LoginBody) },
   responses: {
-    200: ok(z.object({ ok: z.literal(true), user: z.object({ id: z.string(), name: z.string() }) }).openapi('LoginResponse')),
+    200: ok(z.object({ ok: z.literal(true), user: z.object({ id: z.string().max(255), name: z.string().max(256) }) }).openapi('LoginResponse')),
     400: errorResponse('Missing email or password'),
     401: errorResponse('Invalid credentials'),
     403: errorResponse('Invalid or missing CSRF token'),

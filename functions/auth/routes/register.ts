@@ -27,7 +27,7 @@ const RegisterBody = z
     password: newPasswordField(),
     name: z.string().trim().max(100, 'Name must be at most 100 characters').optional(),
     referralCode: z
-      .string({ error: 'Invalid referral code' })
+      .string({ error: 'Invalid referral code' }).max(1024)
       .regex(/^[A-Za-z0-9-]{1,20}$/, 'Invalid referral code')
       .optional(),
     token: inviteTokenField().optional().openapi({ description: 'An invite token (64 hex) to redeem with this sign-up' }),
@@ -60,7 +60,7 @@ export const route = createRoute(limitedRoute(limits.register, {
   responses: {
     201: {
       description: 'Created',
-      content: { 'application/json': { schema: z.object({ id: z.string(), email: z.string(), name: z.string() }) } },
+      content: { 'application/json': { schema: z.object({ id: z.string().max(255), email: z.string().max(254), name: z.string().max(256) }) } },
     },
     400: errorResponse(
       'Missing or invalid email, short password, invalid referral code, malformed (`VALIDATION`) or unknown `Invalid invite token`; ' +

@@ -10,9 +10,9 @@ const DAY_MS = 24 * 60 * 60 * 1000
 const TrialSchema = z
   .object({
     active: z.boolean(),
-    startedAt: z.string().nullable(),
-    endsAt: z.string().nullable(),
-    daysRemaining: z.number().int().openapi({ description: 'Whole days left, rounded up; 0 once ended' }),
+    startedAt: z.string().max(64).nullable(),
+    endsAt: z.string().max(64).nullable(),
+    daysRemaining: z.number().int().min(0).max(2_147_483_647).openapi({ format: 'int32', description: 'Whole days left, rounded up; 0 once ended' }),
   })
   .openapi('Trial')
 

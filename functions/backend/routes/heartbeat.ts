@@ -30,10 +30,10 @@ export const route = createRoute(limitedRoute(limits.backend, {
     // A plain schema, not zod: documented but never validated, since a heartbeat must not be refused.
     body: {
       required: false,
-      content: { 'application/json': { schema: { type: 'object', properties: { userId: { type: 'string' } } } } },
+      content: { 'application/json': { schema: { type: 'object', properties: { userId: { type: 'string', maxLength: 256 } } } } },
     },
   },
-  responses: { 200: ok(z.object({ success: z.literal(true), timestamp: z.string().openapi({ format: 'date-time' }) }).openapi('Heartbeat')) },
+  responses: { 200: ok(z.object({ success: z.literal(true), timestamp: z.string().max(64).openapi({ format: 'date-time' }) }).openapi('Heartbeat')) },
 }))
 
 /** The body's `userId` if it is a non-empty string; anything else (no body, bad JSON) is no claim. */

@@ -15,10 +15,10 @@ export const INACTIVE_AFTER_MINUTES = 10
 
 const InstallationSchema = z
   .object({
-    user_id: z.string(),
+    user_id: z.string().max(255),
     mode: z.enum(INSTALLATION_MODES),
-    registered_at: z.string().openapi({ format: 'date-time' }),
-    last_seen: z.string().openapi({ format: 'date-time' }),
+    registered_at: z.string().max(64).openapi({ format: 'date-time' }),
+    last_seen: z.string().max(64).openapi({ format: 'date-time' }),
     status: z.enum(['active', 'inactive']).openapi({ description: `\`inactive\` when unseen for more than ${INACTIVE_AFTER_MINUTES} minutes` }),
   })
   .openapi('Installation')
@@ -34,7 +34,7 @@ export const route = createRoute(limitedRoute(limits.backend, {
   middleware: [identityOrKey],
   ...identityOrKeyDocs,
   responses: {
-    200: ok(z.object({ success: z.literal(true), count: z.number().int(), installations: z.array(InstallationSchema) }).openapi('Installations')),
+    200: ok(z.object({ success: z.literal(true), count: z.number().int().min(0).max(2_147_483_647).openapi({ format: 'int32' }), installations: z.array(InstallationSchema) }).openapi('Installations')),
     401: errorResponse('`Invalid API key`, or identity headers unsigned (`SIGNATURE_REQUIRED`) or badly signed (`INVALID_SIGNATURE`)'),
     500: errorResponse('Internal server error'),
   },

@@ -11,7 +11,7 @@ import { installations } from '../../../schema'
 
 const Query = z.object({
   userId: z
-    .string({ error: 'userId required' })
+    .string({ error: 'userId required' }).max(255)
     .trim()
     .min(1, 'userId required')
     .openapi({ param: { name: 'userId', in: 'query' }, description: 'The user whose gateway token to read' }),
@@ -30,7 +30,7 @@ export const route = createRoute(limitedRoute(limits.backend, {
   security: [{ sharedKey: [] }],
   request: { query: Query },
   responses: {
-    200: ok(z.object({ gateway_token: z.string().nullable() }).openapi('RegistrationToken')),
+    200: ok(z.object({ gateway_token: z.string().max(8192).nullable() }).openapi('RegistrationToken')),
     400: errorResponse('`userId required` (`VALIDATION`)'),
     401: errorResponse('`Unauthorized`: no Bearer token'),
     403: errorResponse('`Forbidden`: not the shared key'),

@@ -24,9 +24,9 @@ export const route = createRoute(limitedRoute(limits.backend, {
       z
         .object({
           valid: z.literal(true),
-          userId: z.string(),
+          userId: z.string().max(255),
           plan: z.enum(PLAN_NAMES as [PlanName, ...PlanName[]]),
-          features: z.array(z.string()),
+          features: z.array(z.string().max(1024)).max(64),
         })
         .openapi('ValidatedKey'),
     ),

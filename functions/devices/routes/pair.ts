@@ -18,10 +18,10 @@ const PairedSchema = z
   .object({
     success: z.literal(true),
     device: z.object({
-      id: z.string(),
-      name: z.string(),
+      id: z.string().max(255),
+      name: z.string().max(256),
       status: z.literal('approved'),
-      pairedAt: z.string().openapi({ format: 'date-time' }),
+      pairedAt: z.string().max(64).openapi({ format: 'date-time' }),
     }),
   })
   .openapi('DevicePaired')

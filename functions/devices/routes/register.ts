@@ -14,9 +14,9 @@ const RegisterQuery = z.object({ name: deviceNameField(DEFAULT_DEVICE_NAME) })
 const RegisteredSchema = z
   .object({
     success: z.literal(true),
-    deviceId: z.string(),
-    pairingCode: z.string().openapi({ description: `${PAIRING_CODE_LENGTH} characters of [A-Z0-9]`, example: 'K7Q2ZD' }),
-    pairingUrl: z.string().openapi({ example: '/dashboard/devices?pair=K7Q2ZD&id=0b0e…' }),
+    deviceId: z.string().max(255),
+    pairingCode: z.string().max(1024).openapi({ description: `${PAIRING_CODE_LENGTH} characters of [A-Z0-9]`, example: 'K7Q2ZD' }),
+    pairingUrl: z.string().max(2048).openapi({ example: '/dashboard/devices?pair=K7Q2ZD&id=0b0e…' }),
   })
   .openapi('DeviceRegistered')
 

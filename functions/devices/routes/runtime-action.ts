@@ -14,6 +14,7 @@ const RuntimeActionBody = z
       deviceId: z
         .string({ error: (iss) => (iss.input === undefined ? 'Missing deviceId' : 'deviceId must be a string') })
         .min(1, 'Missing deviceId')
+        .max(255, 'Device not found')
         .optional()
         .openapi({ description: 'Required for `unpair` and `test-push`' }),
     },

@@ -16,7 +16,7 @@ const absent = (input: unknown) => input === undefined || input === null || inpu
 const TransitionBody = z
   .object(
     {
-      deviceId: z.string({ error: (iss) => (absent(iss.input) ? MISSING : 'deviceId must be a string') }).min(1, MISSING),
+      deviceId: z.string({ error: (iss) => (absent(iss.input) ? MISSING : 'deviceId must be a string') }).max(255).min(1, MISSING),
       action: z.enum(DEVICE_ACTIONS, { error: (iss) => (absent(iss.input) ? MISSING : 'Invalid action') }),
     },
     { error: 'Request body must be a JSON object' },

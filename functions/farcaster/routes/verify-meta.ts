@@ -17,7 +17,7 @@ export const route = createRoute({
     'gate `POST` applies when it is given an `address`. Needs no store or secret.',
   responses: {
     200: ok(
-      z.object({ issuer: z.string(), domain: z.string(), tokenGating: TokenGatingMetaSchema }).openapi('FarcasterVerifyMeta'),
+      z.object({ issuer: z.string().max(1024), domain: z.string().max(1024), tokenGating: TokenGatingMetaSchema }).openapi('FarcasterVerifyMeta'),
     ),
   },
 })

@@ -21,6 +21,7 @@ const VerifyBody = z
     address: AddressField.optional(),
     addressSignature: z
       .string()
+      .max(2 + 2 * 4096) // `0x` and at most 4096 bytes, as the pattern says
       .regex(/^0x(?:[0-9a-fA-F]{2}){64,4096}$/, 'Invalid address signature')
       .optional()
       .openapi({ description: `\`address\`'s EIP-191 signature of: ${ADDRESS_PROOF_TEMPLATE}` }),
@@ -28,7 +29,7 @@ const VerifyBody = z
   .openapi('FarcasterVerifyRequest')
 
 const TokenGateSchema = z
-  .object({ passed: z.boolean(), balance: z.string(), balanceRaw: z.string(), minBalance: z.string(), contractAddress: z.string() })
+  .object({ passed: z.boolean(), balance: z.string().max(1024), balanceRaw: z.string().max(1024), minBalance: z.string().max(1024), contractAddress: z.string().max(1024) })
   .openapi('FarcasterTokenGate')
 
 export const route = createRoute({
@@ -58,10 +59,10 @@ export const route = createRoute({
       z
         .object({
           ok: z.literal(true),
-          user: z.object({ id: z.string(), name: z.string() }),
-          fid: z.number().int(),
-          sessionToken: z.string(),
-          expiresAt: z.string(),
+          user: z.object({ id: z.string().max(255), name: z.string().max(256) }),
+          fid: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).openapi({ format: 'int64' }),
+          sessionToken: z.string().max(8192),
+          expiresAt: z.string().max(64),
           tokenGate: TokenGateSchema.optional(),
         })
         .openapi('FarcasterVerifyResponse'),

@@ -11,9 +11,9 @@ const AdminHealthSchema = z
     cpu: z.number().nullable().openapi({ description: 'Percent; null on workerd' }),
     memory: z.number().nullable().openapi({ description: 'Percent; null on workerd' }),
     uptime: z.number().nullable().openapi({ description: 'Seconds; null on workerd' }),
-    runtime: z.string(),
-    adapters: z.object({ db: z.string(), kv: z.string(), queue: z.string(), storage: z.string() }),
-    timestamp: z.string(),
+    runtime: z.string().max(1024),
+    adapters: z.object({ db: z.string().max(1024), kv: z.string().max(1024), queue: z.string().max(1024), storage: z.string().max(1024) }),
+    timestamp: z.string().max(64),
   })
   .openapi('AdminHealth')
 

@@ -13,7 +13,7 @@ export const route = createRoute({
   tags: ['Health'],
   summary: 'Platform version',
   description: '`APP_VERSION`, else `v0.0.0`. Cached for an hour.',
-  responses: { 200: ok(z.object({ version: z.string() }).openapi('Version')) },
+  responses: { 200: ok(z.object({ version: z.string().max(1024) }).openapi('Version')) },
 })
 
 export const handler: RouteHandler<typeof route, AppEnv> = (c) => {

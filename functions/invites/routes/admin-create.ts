@@ -16,6 +16,7 @@ const AdminCreateBody = z
       audience: z.enum(AUDIENCES, { error: 'Invalid audience' }).default('headliner'),
       expiresAt: z
         .iso.datetime({ offset: true, error: 'Invalid expiresAt: expected an ISO 8601 date-time' })
+        .max(64, 'Invalid expiresAt: expected an ISO 8601 date-time')
         .transform((s) => new Date(s))
         .refine((d) => d.getTime() > Date.now(), 'expiresAt must be in the future')
         .optional()
@@ -29,10 +30,10 @@ const AdminCreatedSchema = z
   .object({
     success: z.literal(true),
     invite: InviteItemSchema,
-    code: z.string(),
-    email: z.string(),
+    code: z.string().max(1024),
+    email: z.string().max(254),
     audience: z.enum(AUDIENCES),
-    inviteUrl: z.string().openapi({ description: '`{base_url}/invite?token=<code>` (no `&name=`: admin invites carry an email, not a name)' }),
+    inviteUrl: z.string().max(2048).openapi({ description: '`{base_url}/invite?token=<code>` (no `&name=`: admin invites carry an email, not a name)' }),
   })
   .openapi('AdminCreatedInvite')
 

@@ -11,9 +11,9 @@ export const LIST_LIMIT = 200
 
 const InviteListSchema = z
   .object({
-    invites: z.array(InviteItemSchema),
-    total: z.number().int().openapi({ description: 'All invites, not just those returned' }),
-    active: z.number().int().openapi({ description: 'Invites neither used nor expired' }),
+    invites: z.array(InviteItemSchema).max(LIST_LIMIT),
+    total: z.number().int().min(0).max(2_147_483_647).openapi({ format: 'int32', description: 'All invites, not just those returned' }),
+    active: z.number().int().min(0).max(2_147_483_647).openapi({ format: 'int32', description: 'Invites neither used nor expired' }),
   })
   .openapi('InviteList')
 

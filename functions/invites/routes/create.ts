@@ -38,8 +38,8 @@ const CreateInviteBody = z.object({ name: InviteName }, { error: 'Request body m
 const CreatedInviteSchema = z
   .object({
     success: z.literal(true),
-    inviteUrl: z.string().openapi({ example: 'https://app.example.com/invite?token=…&name=Siobh%C3%A1n%20O\'Brien' }),
-    token: z.string().openapi({ description: '64 hex characters from 32 random bytes' }),
+    inviteUrl: z.string().max(2048).openapi({ example: 'https://app.example.com/invite?token=…&name=Siobh%C3%A1n%20O\'Brien' }),
+    token: z.string().max(8192).openapi({ description: '64 hex characters from 32 random bytes' }),
   })
   .openapi('CreatedInvite')
 

@@ -15,8 +15,8 @@ const VerifiedSchema = z
   .object({
     valid: z.literal(true),
     plan: z.enum(['headliner', 'solo']).openapi({ description: '`headliner` for headliner invites, else `solo`' }),
-    audience: z.string(),
-    email: z.string().nullable().openapi({ description: 'Who the invite is for; null when it names no email' }),
+    audience: z.string().max(1024),
+    email: z.string().max(254).nullable().openapi({ description: 'Who the invite is for; null when it names no email' }),
   })
   .openapi('VerifiedInvite')
 

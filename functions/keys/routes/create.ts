@@ -30,11 +30,11 @@ const CreateKeyBody = z
 
 const CreatedKeySchema = z
   .object({
-    id: z.string(),
-    name: z.string(),
-    key: z.string().openapi({ description: 'The raw key (`sk_` + 64 hex). Shown only in this response; store it now.' }),
-    prefix: z.string().openapi({ description: 'The first 10 characters of the key' }),
-    createdAt: z.string().openapi({ format: 'date-time' }),
+    id: z.string().max(255),
+    name: z.string().max(256),
+    key: z.string().max(8192).openapi({ description: 'The raw key (`sk_` + 64 hex). Shown only in this response; store it now.' }),
+    prefix: z.string().max(1024).openapi({ description: 'The first 10 characters of the key' }),
+    createdAt: z.string().max(64).openapi({ format: 'date-time' }),
   })
   .openapi('CreatedApiKey')
 

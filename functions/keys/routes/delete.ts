@@ -15,7 +15,7 @@ export const route = signedInRoute({
   summary: 'Revoke one of the caller’s API keys',
   request: { params: KeyIdParams },
   responses: {
-    200: ok(z.object({ success: z.literal(true), id: z.string() }).openapi('ApiKeyDeleted')),
+    200: ok(z.object({ success: z.literal(true), id: z.string().max(255) }).openapi('ApiKeyDeleted')),
     403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     404: errorResponse('No such key, or not the caller’s'),
     500: errorResponse('Internal server error'),

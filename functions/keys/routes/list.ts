@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { desc, eq } from 'drizzle-orm'
+import { MAX_KEYS_PER_USER } from '../../../lib/auth/api-keys'
 import { readAsUser } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
@@ -14,7 +15,7 @@ export const route = signedInRoute({
   tags: ['API keys'],
   summary: "The caller's API keys, newest first",
   responses: {
-    200: ok(z.object({ keys: z.array(ApiKeyItemSchema) }).openapi('ApiKeyList')),
+    200: ok(z.object({ keys: z.array(ApiKeyItemSchema).max(MAX_KEYS_PER_USER) }).openapi('ApiKeyList')),
     500: errorResponse('Internal server error'),
   },
 })

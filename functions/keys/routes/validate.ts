@@ -16,7 +16,7 @@ const ValidateBody = z
   .object(
     {
       apiKey: z
-        .string({ error: (iss) => (iss.input === undefined ? 'apiKey is required' : 'apiKey must be a string') })
+        .string({ error: (iss) => (iss.input === undefined ? 'apiKey is required' : 'apiKey must be a string') }).max(8192)
         .openapi({ description: 'The raw key, `sk_...`', example: `${API_KEY_PREFIX}…` }),
     },
     { error: 'Request body must be a JSON object' },
@@ -26,11 +26,11 @@ const ValidateBody = z
 const ValidResultSchema = z
   .object({
     valid: z.literal(true),
-    userId: z.string(),
-    email: z.string(),
+    userId: z.string().max(255),
+    email: z.string().max(254),
     plan: z.enum(PLAN_NAMES as [PlanName, ...PlanName[]]).openapi({ description: 'Normalised: unset, unknown or legacy plans read as one of the four' }),
-    subscriptionStatus: z.string(),
-    features: z.array(z.string()).openapi({ description: "The plan's features" }),
+    subscriptionStatus: z.string().max(1024),
+    features: z.array(z.string().max(1024)).max(64).openapi({ description: "The plan's features" }),
   })
   .openapi('ApiKeyValidation')
 

@@ -22,7 +22,7 @@ export const route = createRoute({
   middleware: [requireQueueSignature] as const,
   request: { body: jsonBody(z.object({ jti: z.string().min(1).max(256) })) },
   responses: {
-    200: ok(z.object({ processed: z.boolean(), outcome: z.string().optional() }), 'Processed, or already processed'),
+    200: ok(z.object({ processed: z.boolean(), outcome: z.string().max(1024).optional() }), 'Processed, or already processed'),
     401: errorResponse('Missing or invalid queue signature'),
   },
 })

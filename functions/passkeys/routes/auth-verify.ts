@@ -34,7 +34,7 @@ export const route = createRoute(limitedRoute(limits.passkeySignIn, {
     'per minute per IP, shared with `/api/passkey/auth/options`.',
   request: { body: jsonBody(AuthVerifyBody) },
   responses: {
-    200: ok(z.object({ ok: z.literal(true), user: z.object({ id: z.string(), name: z.string() }) }).openapi('PasskeyAuthResult')),
+    200: ok(z.object({ ok: z.literal(true), user: z.object({ id: z.string().max(1400), name: z.string().max(256) }) }).openapi('PasskeyAuthResult')),
     400: errorResponse(
       'Missing credential or challenge (`VALIDATION`); challenge unknown, expired or used (`CHALLENGE_INVALID`); ' +
         'the credential signed another challenge (`CHALLENGE_MISMATCH`)',

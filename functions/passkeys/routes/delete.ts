@@ -19,7 +19,7 @@ export const route = signedInRoute({
     "Another user's passkey answers exactly like an unknown one (404), so ids reveal nothing.",
   request: { params: PasskeyIdParams },
   responses: {
-    200: ok(z.object({ success: z.literal(true), id: z.string() }).openapi('PasskeyDeleted')),
+    200: ok(z.object({ success: z.literal(true), id: z.string().max(1400) }).openapi('PasskeyDeleted')),
     400: errorResponse('An id that is not a credential id (`VALIDATION`)'),
     403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     404: errorResponse('`Passkey not found`: no such passkey, or not the caller’s'),

@@ -18,7 +18,7 @@ import { expireCachedSessions } from '../../../lib/auth/session-cache'
 
 const ChangePasswordBody = z
   .object({
-    currentPassword: z.string({ error: 'Current password is required' }).min(1, 'Current password is required'),
+    currentPassword: z.string({ error: 'Current password is required' }).max(1024).min(1, 'Current password is required'),
     newPassword: newPasswordField('New password'),
   })
   .openapi('ChangePasswordRequest')

@@ -19,7 +19,7 @@ import { expireCachedSessions } from '../../../lib/auth/session-cache'
 
 const ResetPasswordBody = z
   .object({
-    token: z.string({ error: 'Token is required' }).min(1, 'Token is required'),
+    token: z.string({ error: 'Token is required' }).max(8192).min(1, 'Token is required'),
     password: newPasswordField('Password'),
   })
   .openapi('ResetPasswordRequest')

@@ -7,7 +7,7 @@ import { limitedRoute } from '../../../lib/http/rate-limit'
 import { issueNonce } from '../nonce'
 
 const NonceResponse = z
-  .object({ nonce: z.string().openapi({ example: '3f1c9a0b7e2d4c6f8a1b2c3d4e5f6a7b' }) })
+  .object({ nonce: z.string().max(1024).openapi({ example: '3f1c9a0b7e2d4c6f8a1b2c3d4e5f6a7b' }) })
   .openapi('WalletNonce')
 
 const spec = (method: 'get' | 'post') =>

@@ -14,7 +14,7 @@ import { verifyBase, verifyTempo } from '../verify'
 
 const WalletAuthBody = z
   .object({
-    address: z.string({ error: 'Address required' }).regex(/^0x[0-9a-fA-F]{40}$/, 'Invalid address'),
+    address: z.string({ error: 'Address required' }).max(1024).regex(/^0x[0-9a-fA-F]{40}$/, 'Invalid address'),
     message: z.string({ error: 'Message required' }).min(1, 'Message required').max(8192, 'Message too long'),
     // ERC-6492 wraps the owner's signature with factory calldata: far longer than 65 bytes.
     signature: z
@@ -26,7 +26,7 @@ const WalletAuthBody = z
   .openapi('WalletAuthRequest')
 
 const WalletAuthResponse = z
-  .object({ ok: z.literal(true), user: z.object({ id: z.string(), name: z.string() }) })
+  .object({ ok: z.literal(true), user: z.object({ id: z.string().max(255), name: z.string().max(256) }) })
   .openapi('WalletAuthResponse')
 
 // Cookie-setting POST: a browser on a foreign page is refused outright (clients without Origin pass).
