@@ -5,13 +5,14 @@ import { getAddress, isAddress } from 'viem'
 import { ADDRESS_RE } from './token-gate'
 
 export const AddressField = z
-  .string({ error: 'Invalid address' }).max(1024)
+  .string({ error: 'Invalid address' })
+  .max(42, 'Invalid address')
   .regex(ADDRESS_RE, 'Invalid address')
   .openapi({ example: '0x1111111111111111111111111111111111111111', description: '`0x` + 40 hex characters, any case' })
 
 export const TokenGateResultSchema = z
   .object({
-    address: z.string().max(1024).describe('The holder, checksummed'),
+    address: z.string().max(42).describe('The holder, checksummed'),
     hasAccess: z.boolean().describe('`balance` ≥ `minBalance`'),
     balance: z.string().max(1024).describe('Token units (scaled by `decimals`), decimal string'),
     balanceRaw: z.string().max(1024).describe('Base units, integer string'),

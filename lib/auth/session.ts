@@ -111,25 +111,20 @@ export function assertTrustedOrigin(c: Context<AppEnv>) {
   }
 }
 
-// Typed as handing on a `SignedInEnv`: they call `next()` only once `readSession` has set `user`.
-const signedIn = (gate: MiddlewareHandler<AppEnv>) => gate as unknown as MiddlewareHandler<SignedInEnv>
+// Both are typed as handing on a `SignedInEnv`: they call `next()` only once `readSession` has set `user`.
 
 /** 401 `Unauthorized` without a valid session; sets `c.var.user`, which the handlers after it read unchecked. */
-export const requireSession = signedIn(
-  createMiddleware<AppEnv>(async (c, next) => {
-    if (!(await readSession(c))) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
-    assertTrustedOrigin(c)
-    await next()
-  }),
-)
+export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
+  if (!(await readSession(c))) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
+  assertTrustedOrigin(c)
+  await next()
+}) as unknown as MiddlewareHandler<SignedInEnv>
 
 /** Session whose verified email is in `ADMIN_EMAILS`: 401 without a session, 403 `ADMIN_REQUIRED` otherwise. */
-export const requireAdminSession = signedIn(
-  createMiddleware<AppEnv>(async (c, next) => {
-    const user = await readSession(c)
-    if (!user) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
-    assertTrustedOrigin(c)
-    if (!user.isAdmin) throw new ApiError(403, 'Admin access required', { code: 'ADMIN_REQUIRED' })
-    await next()
-  }),
-)
+export const requireAdminSession = createMiddleware<AppEnv>(async (c, next) => {
+  const user = await readSession(c)
+  if (!user) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
+  assertTrustedOrigin(c)
+  if (!user.isAdmin) throw new ApiError(403, 'Admin access required', { code: 'ADMIN_REQUIRED' })
+  await next()
+}) as unknown as MiddlewareHandler<SignedInEnv>

@@ -4,6 +4,7 @@ import { readAsUser } from '../../../lib/db/rls'
 import { ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
 import { users } from '../../../schema'
+import { countField } from '../../../lib/http/fields'
 
 const DAY_MS = 24 * 60 * 60 * 1000
 
@@ -12,7 +13,7 @@ const TrialSchema = z
     active: z.boolean(),
     startedAt: z.string().max(64).nullable(),
     endsAt: z.string().max(64).nullable(),
-    daysRemaining: z.number().int().min(0).max(2_147_483_647).openapi({ format: 'int32', description: 'Whole days left, rounded up; 0 once ended' }),
+    daysRemaining: countField().openapi({ description: 'Whole days left, rounded up; 0 once ended' }),
   })
   .openapi('Trial')
 

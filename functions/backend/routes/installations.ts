@@ -9,6 +9,7 @@ import { limitedRoute } from '../../../lib/http/rate-limit'
 import { installations } from '../../../schema'
 import { IDENTITY_OR_KEY_NOTE, identityOrKey, identityOrKeyDocs } from '../identity-or-key'
 import { INSTALLATION_MODES } from './registration'
+import { countField } from '../../../lib/http/fields'
 
 /** A registration unseen for longer than this reads as `inactive`. */
 export const INACTIVE_AFTER_MINUTES = 10
@@ -34,7 +35,7 @@ export const route = createRoute(limitedRoute(limits.backend, {
   middleware: [identityOrKey],
   ...identityOrKeyDocs,
   responses: {
-    200: ok(z.object({ success: z.literal(true), count: z.number().int().min(0).max(2_147_483_647).openapi({ format: 'int32' }), installations: z.array(InstallationSchema) }).openapi('Installations')),
+    200: ok(z.object({ success: z.literal(true), count: countField(), installations: z.array(InstallationSchema) }).openapi('Installations')),
     401: errorResponse('`Invalid API key`, or identity headers unsigned (`SIGNATURE_REQUIRED`) or badly signed (`INVALID_SIGNATURE`)'),
     500: errorResponse('Internal server error'),
   },

@@ -14,7 +14,7 @@ export const route = createRoute({
   responses: {
     200: ok(
       z
-        .object({ method: z.literal('POST'), body: z.object({ sessionToken: z.string().max(8192) }), ttlSeconds: z.number().int().min(0).max(2_147_483_647).openapi({ format: 'int32' }), algorithm: z.literal('HMAC-SHA256') })
+        .object({ method: z.literal('POST'), body: z.object({ sessionToken: z.string().max(8192) }), ttlSeconds: z.literal(SESSION_TOKEN_TTL_SEC), algorithm: z.literal('HMAC-SHA256') })
         .openapi('FarcasterRefreshMeta'),
     ),
   },

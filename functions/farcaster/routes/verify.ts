@@ -9,7 +9,7 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { ADDRESS_PROOF_TEMPLATE, assertAddressProof } from '../address-proof'
 import { verifyFarcasterToken } from '../id-token'
-import { AddressField } from '../schemas'
+import { AddressField, TokenGateResultSchema } from '../schemas'
 import { issueSessionToken, sessionTokenSecret } from '../session-token'
 import { checkHolding, gateSettings } from '../token-gate'
 import { errorFields, log } from '../../../lib/log'
@@ -28,8 +28,9 @@ const VerifyBody = z
   })
   .openapi('FarcasterVerifyRequest')
 
-const TokenGateSchema = z
-  .object({ passed: z.boolean(), balance: z.string().max(1024), balanceRaw: z.string().max(1024), minBalance: z.string().max(1024), contractAddress: z.string().max(1024) })
+// The gate's figures as `GET /api/token-gating` reports them, and whether this sign-in passed it.
+const TokenGateSchema = TokenGateResultSchema.pick({ balance: true, balanceRaw: true, minBalance: true, contractAddress: true })
+  .extend({ passed: z.boolean() })
   .openapi('FarcasterTokenGate')
 
 export const route = createRoute({
@@ -60,7 +61,7 @@ export const route = createRoute({
         .object({
           ok: z.literal(true),
           user: z.object({ id: z.string().max(255), name: z.string().max(256) }),
-          fid: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).openapi({ format: 'int64' }),
+          fid: z.number().int().min(0).max(2 ** 53 - 1).openapi({ format: 'int64' }),
           sessionToken: z.string().max(8192),
           expiresAt: z.string().max(64),
           tokenGate: TokenGateSchema.optional(),

@@ -6,14 +6,15 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
 import { invites } from '../../../schema'
 import { InviteItemSchema, inviteActive, itemColumns, toItem } from '../schemas'
+import { countField } from '../../../lib/http/fields'
 
 export const LIST_LIMIT = 200
 
 const InviteListSchema = z
   .object({
     invites: z.array(InviteItemSchema).max(LIST_LIMIT),
-    total: z.number().int().min(0).max(2_147_483_647).openapi({ format: 'int32', description: 'All invites, not just those returned' }),
-    active: z.number().int().min(0).max(2_147_483_647).openapi({ format: 'int32', description: 'Invites neither used nor expired' }),
+    total: countField().openapi({ description: 'All invites, not just those returned' }),
+    active: countField().openapi({ description: 'Invites neither used nor expired' }),
   })
   .openapi('InviteList')
 
