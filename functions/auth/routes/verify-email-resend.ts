@@ -24,7 +24,6 @@ export const route = signedInRoute(limitedRoute(limits.verifyEmailResend, {
     '`GET /api/user` (`emailVerified`), so the answer reveals nothing. Limited to 3 per hour per user.',
   responses: {
     200: ok(z.object({ success: z.literal(true) }).openapi('VerifyEmailResendResponse'), 'A new link was mailed'),
-    403: errorResponse('Sent from a foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     409: errorResponse('`Email already verified` (`EMAIL_ALREADY_VERIFIED`)'),
     500: errorResponse('`Verification email could not be sent`'),
   },

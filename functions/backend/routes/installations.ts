@@ -37,7 +37,6 @@ export const route = createRoute(limitedRoute(limits.backend, {
   responses: {
     200: ok(z.object({ success: z.literal(true), count: countField(), installations: z.array(InstallationSchema) }).openapi('Installations')),
     401: errorResponse('`Invalid API key`, or identity headers unsigned (`SIGNATURE_REQUIRED`) or badly signed (`INVALID_SIGNATURE`)'),
-    500: errorResponse('Internal server error'),
   },
 }))
 

@@ -31,7 +31,6 @@ export const route = createRoute(limitedRoute(limits.backend, {
         .openapi('ValidatedKey'),
     ),
     401: errorResponse('Missing or invalid API key: `{error: "Invalid API key"}`'),
-    500: errorResponse('Internal server error'),
     503: errorResponse('Database not configured'),
   },
 }))

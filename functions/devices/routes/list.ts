@@ -1,6 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi'
 import { asUser } from '../../../lib/db/rls'
-import { errorResponse, ok } from '../../../lib/http/openapi'
+import { ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
 import { DeviceListsSchema, deviceLists } from '../schemas'
 
@@ -13,7 +13,6 @@ export const route = signedInRoute({
   description: 'Newest first. Denied and revoked devices are not listed.',
   responses: {
     200: ok(DeviceListsSchema.openapi('DeviceLists')),
-    500: errorResponse('Internal server error'),
   },
 })
 

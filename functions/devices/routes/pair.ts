@@ -38,9 +38,7 @@ export const route = signedInRoute({
   responses: {
     200: ok(PairedSchema),
     400: errorResponse('`name` invalid (`VALIDATION`), or invalid JSON'),
-    403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     415: errorResponse('A body that is not JSON'),
-    500: errorResponse('Internal server error'),
   },
 })
 

@@ -33,8 +33,6 @@ export const route = signedInRoute({
   responses: {
     200: ok(RegisteredSchema),
     400: errorResponse('`name` empty after trimming, longer than 64 characters or repeated (`VALIDATION`)'),
-    403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
-    500: errorResponse('Internal server error'),
   },
 })
 

@@ -37,9 +37,7 @@ export const route = signedInRoute({
   request: { body: jsonBody(RuntimeActionBody) },
   responses: {
     400: errorResponse('`Missing action`, `Invalid action` or `Missing deviceId` (`VALIDATION`); or invalid JSON'),
-    403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     404: errorResponse('`No agent found`'),
-    500: errorResponse('Internal server error'),
   },
 })
 

@@ -15,7 +15,6 @@ export const route = signedInRoute({
   deprecated: true,
   responses: {
     404: errorResponse('`No agent found`'),
-    500: errorResponse('Internal server error'),
   },
 })
 

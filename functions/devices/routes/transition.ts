@@ -40,9 +40,7 @@ export const route = signedInRoute({
       '`Missing deviceId or action` or `Invalid action` (`VALIDATION`); `Device is not pending` (approve or deny); ' +
         '`Device is not approved` (revoke); `Invalid JSON body`',
     ),
-    403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     404: errorResponse('`Device not found`: unknown, or not the caller’s'),
-    500: errorResponse('Internal server error'),
   },
 })
 

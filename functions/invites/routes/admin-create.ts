@@ -49,7 +49,6 @@ export const route = signedInRoute({
     201: ok(AdminCreatedSchema, 'Created'),
     400: errorResponse('Missing or invalid email, unknown audience, malformed or past `expiresAt` (`VALIDATION`); or invalid JSON'),
     403: errorResponse('Not an admin (`ADMIN_REQUIRED`) or foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
-    500: errorResponse('Internal server error'),
   },
 }, 'admin')
 

@@ -28,7 +28,6 @@ export const route = signedInRoute({
   responses: {
     200: ok(InviteListSchema),
     403: errorResponse('Not an admin (`ADMIN_REQUIRED`)'),
-    500: errorResponse('Internal server error'),
   },
 }, 'admin')
 

@@ -56,9 +56,7 @@ export const route = signedInRoute({
   responses: {
     200: ok(CreatedInviteSchema, 'Saved'),
     400: errorResponse('Name missing, not a string, empty, over 64 characters or with disallowed characters (`VALIDATION`); or invalid JSON'),
-    403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     404: errorResponse('User not found'),
-    500: errorResponse('Internal server error'),
   },
 })
 

@@ -34,7 +34,6 @@ export const route = createRoute({
     400: errorResponse('`Invalid invite token`: not 64 hex characters (`VALIDATION`); or invalid JSON'),
     404: errorResponse('`Invite not found`'),
     410: errorResponse('`Invite already used` or `Invite expired`'),
-    500: errorResponse('Internal server error'),
   },
 })
 

@@ -52,9 +52,7 @@ export const route = signedInRoute(limitedRoute(limits.apiKeyCreate, {
   responses: {
     201: ok(CreatedKeySchema, 'Created; the raw key is in `key` and is never shown again'),
     400: errorResponse('Name missing, empty, not a string or longer than 64 characters (`VALIDATION`); or invalid JSON'),
-    403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     429: errorResponse(`The account already has ${MAX_KEYS_PER_USER} keys (\`KEY_LIMIT\`)`),
-    500: errorResponse('Internal server error'),
   },
 }, 'handler'))
 

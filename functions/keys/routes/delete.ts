@@ -16,9 +16,7 @@ export const route = signedInRoute({
   request: { params: KeyIdParams },
   responses: {
     200: ok(z.object({ success: z.literal(true), id: z.string().max(255) }).openapi('ApiKeyDeleted')),
-    403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     404: errorResponse('No such key, or not the caller’s'),
-    500: errorResponse('Internal server error'),
   },
 })
 

@@ -16,7 +16,6 @@ export const route = signedInRoute({
   responses: {
     200: ok(ApiKeyItemSchema),
     404: errorResponse('No such key, or not the caller’s'),
-    500: errorResponse('Internal server error'),
   },
 })
 

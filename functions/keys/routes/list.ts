@@ -3,7 +3,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import { desc, eq } from 'drizzle-orm'
 import { MAX_KEYS_PER_USER } from '../../../lib/auth/api-keys'
 import { readAsUser } from '../../../lib/db/rls'
-import { errorResponse, ok } from '../../../lib/http/openapi'
+import { ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
 import { apiKeys } from '../../../schema'
 import { ApiKeyItemSchema, toItem } from '../schemas'
@@ -16,7 +16,6 @@ export const route = signedInRoute({
   summary: "The caller's API keys, newest first",
   responses: {
     200: ok(z.object({ keys: z.array(ApiKeyItemSchema).max(MAX_KEYS_PER_USER) }).openapi('ApiKeyList')),
-    500: errorResponse('Internal server error'),
   },
 })
 

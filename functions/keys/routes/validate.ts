@@ -47,7 +47,6 @@ export const route = createRoute(limitedRoute(limits.apiKeyValidate, {
     200: ok(ValidResultSchema, 'The key is valid'),
     400: errorResponse('`apiKey` missing or not a string (`VALIDATION`); or invalid JSON'),
     401: errorResponse('`Invalid API key`: wrong prefix, unknown, revoked or not matching'),
-    500: errorResponse('Internal server error'),
   },
 }))
 

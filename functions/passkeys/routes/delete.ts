@@ -21,7 +21,6 @@ export const route = signedInRoute({
   responses: {
     200: ok(z.object({ success: z.literal(true), id: z.string().max(1400) }).openapi('PasskeyDeleted')),
     400: errorResponse('An id that is not a credential id (`VALIDATION`)'),
-    403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     404: errorResponse('`Passkey not found`: no such passkey, or not the caller’s'),
   },
 })

@@ -44,7 +44,6 @@ export const route = signedInRoute(limitedRoute(limits.passwordChange, {
   responses: {
     200: ok(OkSchema),
     400: errorResponse('`Current password is incorrect`, or a missing or invalid field (`VALIDATION`)'),
-    403: errorResponse('Sent from a foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
   },
 }))
 

@@ -34,7 +34,6 @@ const updateRoute = <M extends 'post' | 'patch'>(method: M) =>
     responses: {
       200: ok(UserSchema, 'The updated user'),
       400: errorResponse('Missing, empty or too long `name` (`VALIDATION`)'),
-      403: errorResponse('Sent from a foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     },
   })
 
