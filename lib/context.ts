@@ -76,6 +76,12 @@ export type AppEnv = {
   }
 }
 
+/** The env after `requireSession` (lib/auth/session.ts): its handlers read `c.var.user` unchecked. */
+export type SignedInEnv = AppEnv & { Variables: { user: SessionUser } }
+
+/** A request's context before or after `requireSession`: what helpers that serve both take. */
+export type AppContext = Context<AppEnv> | Context<SignedInEnv>
+
 export type ServiceProvider = (c: Context<AppEnv>) => Services
 
 export const servicesMiddleware = (provide: ServiceProvider) =>

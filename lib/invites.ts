@@ -12,6 +12,7 @@ export type InviteStatus = (typeof STATUSES)[number]
 export const inviteTokenField = () =>
   z
     .string({ error: 'Invalid invite token' })
+    .max(64, 'Invalid invite token')
     .regex(/^[0-9a-fA-F]{64}$/, 'Invalid invite token')
     .transform((t) => t.toLowerCase())
     .openapi({ description: '64 hex characters', example: 'a'.repeat(64) })

@@ -1,6 +1,4 @@
 import { createRouter } from '../../lib/app'
-import { limits } from '../../lib/http/limits'
-import { rateLimit } from '../../lib/http/rate-limit'
 import * as csrf from './routes/csrf'
 import * as login from './routes/login'
 import * as register from './routes/register'
@@ -10,11 +8,7 @@ import * as trial from './routes/trial'
 import * as verifyEmail from './routes/verify-email'
 import * as verifyEmailResend from './routes/verify-email-resend'
 
-const routes = createRouter()
-// Per IP, before the body is read or a password hashed.
-routes.use('/api/register', rateLimit(limits.register))
-
-export const app = routes
+export const app = createRouter()
   .openapi(register.route, register.handler)
   .openapi(csrf.route, csrf.handler)
   .openapi(login.route, login.handler)

@@ -1,8 +1,6 @@
 import { createPlatformApp, createRouter } from '../../lib/app'
 import type { ServiceProvider } from '../../lib/context'
-import { limits } from '../../lib/http/limits'
 import { openApiDocument, serveDocument } from '../../lib/http/openapi-docs'
-import { rateLimit } from '../../lib/http/rate-limit'
 import * as health from './routes/health'
 import * as heartbeat from './routes/heartbeat'
 import * as install from './routes/install'
@@ -14,8 +12,6 @@ import * as registrationToken from './routes/registration-token'
 import * as validateKey from './routes/validate-key'
 
 const routes = createRouter()
-routes.use('/api/*', rateLimit(limits.backend))
-routes.use('/api/ai/*', rateLimit(limits.backendAi))
 // One chain, so the route types reach `BackendApp` (and the typed client) intact.
 const api = routes
   .openapi(health.route, health.handler)
@@ -30,7 +26,8 @@ const api = routes
 
 /** The backend API: its own listener locally, its own Worker deployed; documents itself at /openapi.json, docs page at /docs. */
 const title = 'Platform backend API'
-export const app = serveDocument(createRouter(), () => openApiDocument(api, title), { title, docPath: '/openapi.json', pagePath: '/docs' }).route('/', api)
+export const backendApiDocument = () => openApiDocument(api, title)
+export const app = serveDocument(createRouter(), backendApiDocument, { title, docPath: '/openapi.json', pagePath: '/docs' }).route('/', api)
 
 /** The backend API on the shared stack, as `npm start` and the tests serve it (its Worker: ./index.ts). */
 export const createBackendApp = (provide: ServiceProvider) => createPlatformApp(provide).route('/', app)

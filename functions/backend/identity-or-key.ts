@@ -35,11 +35,11 @@ export const identityOrKey = createMiddleware<AppEnv>(async (c, next) => {
 export const identityOrKeyDocs: Pick<RouteConfig, 'security' | 'parameters'> = {
   security: [{ apiKey: [] }, { identityHeaders: [] }],
   parameters: [
-    { name: 'x-user-id', in: 'header', required: false, schema: { type: 'string' }, description: 'Identity from the web tier (default `anonymous`); ignored when a `sk_` key is sent' },
-    { name: 'x-user-email', in: 'header', required: false, schema: { type: 'string' } },
-    { name: 'x-user-role', in: 'header', required: false, schema: { type: 'string' }, description: 'Default `user`' },
-    { name: IDENTITY_TIMESTAMP_HEADER, in: 'header', required: false, schema: { type: 'string', pattern: '^[0-9]{1,12}$' }, description: 'Unix seconds when the headers were signed; within 5 minutes of the server clock' },
-    { name: 'x-user-signature', in: 'header', required: false, schema: { type: 'string' }, description: IDENTITY_SCHEME_DESCRIPTION },
+    { name: 'x-user-id', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'Identity from the web tier (default `anonymous`); ignored when a `sk_` key is sent' },
+    { name: 'x-user-email', in: 'header', required: false, schema: { type: 'string', maxLength: 254 } },
+    { name: 'x-user-role', in: 'header', required: false, schema: { type: 'string', maxLength: 64 }, description: 'Default `user`' },
+    { name: IDENTITY_TIMESTAMP_HEADER, in: 'header', required: false, schema: { type: 'string', pattern: '^[0-9]{1,12}$', maxLength: 12 }, description: 'Unix seconds when the headers were signed; within 5 minutes of the server clock' },
+    { name: 'x-user-signature', in: 'header', required: false, schema: { type: 'string', maxLength: 256 }, description: IDENTITY_SCHEME_DESCRIPTION },
   ],
 }
 

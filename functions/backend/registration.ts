@@ -30,8 +30,8 @@ export const gatewayTokenField = z
 export const RegisteredSchema = z
   .object({
     success: z.literal(true),
-    message: z.string(),
-    dashboardUrl: z.string().openapi({ example: 'https://app.example.com/dashboard' }),
+    message: z.string().max(1024),
+    dashboardUrl: z.string().max(2048).openapi({ example: 'https://app.example.com/dashboard' }),
   })
   .openapi('InstallationRegistered')
 

@@ -17,11 +17,11 @@ export const deviceNameField = (fallback: string) =>
 
 export const DeviceSchema = z
   .object({
-    id: z.string(),
-    name: z.string(),
-    ip: z.string().nullable().openapi({ description: 'Client address that registered the device' }),
-    firstSeen: z.string().openapi({ format: 'date-time' }),
-    lastSeen: z.string().openapi({ format: 'date-time', description: 'Updated on every state change' }),
+    id: z.string().max(255),
+    name: z.string().max(256),
+    ip: z.string().max(1024).nullable().openapi({ description: 'Client address that registered the device' }),
+    firstSeen: z.string().max(64).openapi({ format: 'date-time' }),
+    lastSeen: z.string().max(64).openapi({ format: 'date-time', description: 'Updated on every state change' }),
     status: z.enum(DEVICE_STATUSES),
   })
   .openapi('Device')

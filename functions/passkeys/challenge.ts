@@ -1,6 +1,5 @@
 import { isoBase64URL } from '@simplewebauthn/server/helpers'
-import type { Context } from 'hono'
-import type { AppEnv } from '../../lib/context'
+import type { AppContext } from '../../lib/context'
 import { toHex } from '../../lib/crypto'
 import { ApiError } from '../../lib/http/errors'
 
@@ -19,7 +18,7 @@ export interface ChallengeBinding {
 
 export const invalidChallenge = () => new ApiError(400, 'Invalid or expired challenge', { code: 'CHALLENGE_INVALID' })
 
-export async function issueChallenge(c: Context<AppEnv>, binding: ChallengeBinding) {
+export async function issueChallenge(c: AppContext, binding: ChallengeBinding) {
   const { kv, config } = c.var.services
   const bytes = crypto.getRandomValues(new Uint8Array(32))
   const hex = toHex(bytes)
@@ -33,7 +32,7 @@ export async function issueChallenge(c: Context<AppEnv>, binding: ChallengeBindi
  * by its owner; `take` is then the single-use step (of two concurrent uses, one gets null).
  * Returns the binding and the base64url form the authenticator signed.
  */
-export async function consumeChallenge(c: Context<AppEnv>, presented: string, accepts: (b: ChallengeBinding) => boolean) {
+export async function consumeChallenge(c: AppContext, presented: string, accepts: (b: ChallengeBinding) => boolean) {
   if (!HEX.test(presented)) throw invalidChallenge()
   const hex = presented.slice(2).toLowerCase()
   const { kv } = c.var.services

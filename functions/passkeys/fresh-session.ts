@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm'
 import { getCookie } from 'hono/cookie'
 import { createMiddleware } from 'hono/factory'
 import { hashSessionToken, SESSION_COOKIE } from '../../lib/auth/session'
-import type { AppEnv } from '../../lib/context'
+import type { SignedInEnv } from '../../lib/context'
 import { asUser } from '../../lib/db/rls'
 import { ApiError } from '../../lib/http/errors'
 import { sessions } from '../../schema'
@@ -20,7 +20,7 @@ export const reauthRequired = () =>
  * `FRESH_SESSION_MINUTES`, so a stolen, older cookie cannot turn itself into a permanent credential. Compared
  * on the database clock, the one that stamped `created_at`.
  */
-export const requireFreshSession = createMiddleware<AppEnv>(async (c, next) => {
+export const requireFreshSession = createMiddleware<SignedInEnv>(async (c, next) => {
   // requireSession has read this cookie, so it is present and resolved to a live session.
   const tokenHash = await hashSessionToken(getCookie(c, SESSION_COOKIE)!)
   const [row] = await asUser(c, (tx) =>

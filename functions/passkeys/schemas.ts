@@ -1,19 +1,6 @@
 import { z } from '@hono/zod-openapi'
-import type { Context } from 'hono'
-import type { AppEnv } from '../../lib/context'
-import type { NamedLimit } from '../../lib/http/limits'
-import { enforceRateLimit } from '../../lib/http/rate-limit'
 
-/** Sign-in without a session: per IP, options and verify together (a sign-in is two requests). */
-export const passkeySignInLimit: NamedLimit = { name: 'passkey-auth', limit: 20, windowSec: 60, message: 'Too many requests' }
-
-/**
- * Applied by the handlers after validation, so a malformed request is refused without touching the
- * store (and a Worker with no store configured still answers 400).
- */
-export const limitSignIn = (c: Context<AppEnv>) => enforceRateLimit(c, passkeySignInLimit)
-
-export const ChallengeSchema = z.string().openapi({
+export const ChallengeSchema = z.string().max(1024).openapi({
   description: '`0x` + 64 hex: 32 random bytes, valid for `PASSKEY_CHALLENGE_TTL_MS` (5 minutes) and usable once',
   example: `0x${'ab'.repeat(32)}`,
 })
@@ -24,7 +11,7 @@ export const CredentialField = z
   .looseObject(
     {
       id: z.string({ error: invalid }).min(1, invalid).max(1400, invalid),
-      response: z.looseObject({ clientDataJSON: z.string({ error: invalid }) }, { error: invalid }),
+      response: z.looseObject({ clientDataJSON: z.string({ error: invalid }).max(8192) }, { error: invalid }),
     },
     { error: (iss) => (iss.input === undefined ? 'Credential is required' : 'Credential must be an object') },
   )
@@ -50,10 +37,10 @@ export const WEBAUTHN_TIMEOUT_MS = 60_000
 /** A passkey as its owner sees it: never the public key or the counter. */
 export const PasskeyItemSchema = z
   .object({
-    id: z.string().openapi({ description: 'The credential id (base64url)' }),
-    label: z.string().openapi({ example: 'Laptop' }),
-    createdAt: z.string().openapi({ format: 'date-time' }),
-    lastUsedAt: z.string().nullable().openapi({ format: 'date-time', description: 'Last sign-in with it; null if never used' }),
+    id: z.string().max(1400).openapi({ description: 'The credential id (base64url)' }),
+    label: z.string().max(256).openapi({ example: 'Laptop' }),
+    createdAt: z.string().max(64).openapi({ format: 'date-time' }),
+    lastUsedAt: z.string().max(64).nullable().openapi({ format: 'date-time', description: 'Last sign-in with it; null if never used' }),
   })
   .openapi('Passkey')
 

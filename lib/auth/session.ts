@@ -1,9 +1,9 @@
 import { and, eq, lt } from 'drizzle-orm'
-import type { Context } from 'hono'
+import type { Context, MiddlewareHandler } from 'hono'
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie'
 import { createMiddleware } from 'hono/factory'
 import { sessions, users } from '../../schema'
-import type { AppEnv, SessionUser } from '../context'
+import type { AppEnv, SignedInEnv } from '../context'
 import { randomHex, sha256Hex } from '../crypto'
 import { ApiError } from '../http/errors'
 import { type CachedUser, expireCachedSessions, readStamp } from './session-cache'
@@ -111,12 +111,14 @@ export function assertTrustedOrigin(c: Context<AppEnv>) {
   }
 }
 
-/** 401 `Unauthorized` without a valid session; sets `c.var.user`. */
+// Both are typed as handing on a `SignedInEnv`: they call `next()` only once `readSession` has set `user`.
+
+/** 401 `Unauthorized` without a valid session; sets `c.var.user`, which the handlers after it read unchecked. */
 export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
   if (!(await readSession(c))) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
   assertTrustedOrigin(c)
   await next()
-})
+}) as unknown as MiddlewareHandler<SignedInEnv>
 
 /** Session whose verified email is in `ADMIN_EMAILS`: 401 without a session, 403 `ADMIN_REQUIRED` otherwise. */
 export const requireAdminSession = createMiddleware<AppEnv>(async (c, next) => {
@@ -125,4 +127,4 @@ export const requireAdminSession = createMiddleware<AppEnv>(async (c, next) => {
   assertTrustedOrigin(c)
   if (!user.isAdmin) throw new ApiError(403, 'Admin access required', { code: 'ADMIN_REQUIRED' })
   await next()
-})
+}) as unknown as MiddlewareHandler<SignedInEnv>

@@ -32,12 +32,9 @@ export function asService<T>(db: Db, _purpose: CrossUserPurpose, fn: (tx: Db) =>
   })
 }
 
-/** `withUser` for the signed-in caller of a route behind `requireSession`. */
-export const asUser = <T>(c: { var: { services: { db: Db }; user?: { id: string } } }, fn: (tx: Db) => Promise<T>) => {
-  const user = c.var.user
-  if (!user) throw new Error('asUser needs a signed-in user (requireSession)')
-  return withUser(c.var.services.db, user.id, fn)
-}
+/** `withUser` for the signed-in caller of a route behind `requireSession` (its `SignedInEnv` has `user`). */
+export const asUser = <T>(c: { var: { services: { db: Db }; user: { id: string } } }, fn: (tx: Db) => Promise<T>) =>
+  withUser(c.var.services.db, c.var.user.id, fn)
 
 /** A drizzle statement not yet run: what a `Reader` sends (awaitable alone, batchable on Neon's HTTP endpoint). */
 export type Statement<T> = PromiseLike<T> & BatchItem<'pg'>
@@ -75,8 +72,5 @@ export const transactionReader = (db: Db): Reader => ({
 })
 
 /** `Reader.asUser` for the signed-in caller of a route behind `requireSession`. */
-export const readAsUser = <T>(c: { var: { services: { reader: Reader }; user?: { id: string } } }, build: (db: Db) => Statements<T>) => {
-  const user = c.var.user
-  if (!user) throw new Error('readAsUser needs a signed-in user (requireSession)')
-  return c.var.services.reader.asUser(user.id, build)
-}
+export const readAsUser = <T>(c: { var: { services: { reader: Reader }; user: { id: string } } }, build: (db: Db) => Statements<T>) =>
+  c.var.services.reader.asUser(c.var.user.id, build)

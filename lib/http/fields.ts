@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi'
 
-/** Request fields more than one family validates, with the spec's messages. */
+/** Fields more than one family declares: request fields with the spec's messages, and bounded counts. */
 export const emailField = () =>
   z
     .string({ error: 'Email is required' })
@@ -15,3 +15,6 @@ export const newPasswordField = (label = 'Password') =>
     .string({ error: `${label} is required` })
     .min(8, `${label} must be at least 8 characters`)
     .max(256, `${label} must be at most 256 characters`)
+
+/** A count or number of days or seconds (a 32-bit column or less), documented with its bounds. */
+export const countField = () => z.number().int().min(0).max(2_147_483_647).openapi({ format: 'int32' })

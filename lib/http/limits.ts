@@ -2,25 +2,33 @@ import type { LimitRule } from '../kv/types'
 
 export interface NamedLimit extends LimitRule {
   message: string
+  /** What a request is counted against: the client address unless `user` (the signed-in caller). */
+  per?: 'user'
 }
 
-/** Rate limits from the spec's tables ("Limits" in both documents); messages exact where the spec gives one. */
+/**
+ * Every rate limit of every family, in one table (the spec's "Limits" where it has them; messages exact
+ * where the spec gives one). Routes apply and document them with `limitedRoute` (lib/http/rate-limit.ts).
+ */
 export const limits = {
+  // Every backend `/api` route, per IP.
   backend: { name: 'backend', limit: 120, windowSec: 60, message: 'Too many requests, please slow down.' },
-  backendAi: { name: 'backend-ai', limit: 30, windowSec: 60, message: 'AI rate limit exceeded.' },
-  deployments: { name: 'deployments', limit: 5, windowSec: 60, message: 'Deployment rate limit exceeded.' },
-  gateway: { name: 'gateway', limit: 100, windowSec: 60, message: 'Too many requests' },
-  agents: { name: 'agents', limit: 100, windowSec: 60, message: 'Too many requests' },
-  chat: { name: 'chat', limit: 60, windowSec: 60, message: 'Too many requests' },
-  instance: { name: 'instance', limit: 30, windowSec: 60, message: 'Too many requests' },
-  provision: { name: 'provision', limit: 5, windowSec: 60, message: 'Too many requests' },
   login: { name: 'login', limit: 5, windowSec: 15 * 60, message: 'Too many login attempts. Try again later.' },
   register: { name: 'register', limit: 10, windowSec: 60 * 60, message: 'Too many requests' },
+  // Forgot and reset per IP; change-password shares the name but counts per user (a stolen session guessing).
   passwordReset: { name: 'password-reset', limit: 5, windowSec: 15 * 60, message: 'Too many requests' },
+  passwordChange: { name: 'password-reset', limit: 5, windowSec: 15 * 60, message: 'Too many requests', per: 'user' },
   // Per user: each resend is a mail sent to an address that may not be the user's.
-  verifyEmailResend: { name: 'verify-email-resend', limit: 3, windowSec: 60 * 60, message: 'Too many verification emails. Try again later.' },
+  verifyEmailResend: { name: 'verify-email-resend', limit: 3, windowSec: 60 * 60, message: 'Too many verification emails. Try again later.', per: 'user' },
   // Per IP: tokens are 256-bit, this only keeps the endpoint from being a free database load.
   verifyEmail: { name: 'verify-email', limit: 20, windowSec: 15 * 60, message: 'Too many requests' },
   // Per user: each create is a bcrypt hash (~120 ms of CPU at cost 10); the 10-key cap is refused before it.
-  apiKeyCreate: { name: 'api-key-create', limit: 10, windowSec: 60, message: 'Too many requests' },
+  apiKeyCreate: { name: 'api-key-create', limit: 10, windowSec: 60, message: 'Too many requests', per: 'user' },
+  // Per IP: validation is a lookup and a bcrypt compare, and the endpoint needs no session.
+  apiKeyValidate: { name: 'keys-validate', limit: 60, windowSec: 60, message: 'Too many requests' },
+  // Per IP, options and verify together (a passkey sign-in is two requests).
+  passkeySignIn: { name: 'passkey-auth', limit: 20, windowSec: 60, message: 'Too many requests' },
+  // Per IP. A nonce costs one kv write; a sign-in may cost an RPC call and a user row.
+  walletNonce: { name: 'wallet-nonce', limit: 30, windowSec: 60, message: 'Too many requests' },
+  walletSignIn: { name: 'wallet-auth', limit: 10, windowSec: 60, message: 'Too many sign-in attempts. Try again later.' },
 } satisfies Record<string, NamedLimit>

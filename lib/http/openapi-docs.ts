@@ -8,7 +8,16 @@ const securitySchemes = {
   sharedKey: { type: 'http', scheme: 'bearer', description: '`INTERNAL_API_KEY`, compared in constant time' },
   apiKey: { type: 'http', scheme: 'bearer', description: 'A user API key (`sk_...`)' },
   identityHeaders: { type: 'apiKey', in: 'header', name: 'x-user-signature', description: IDENTITY_SCHEME_DESCRIPTION },
+  queueSignature: { type: 'apiKey', in: 'header', name: 'Upstash-Signature', description: 'QStash signature of the body for this URL (queue and cron receivers)' },
 } as const
+
+// The document is built once for every deployment: it names the origin that serves it, whichever that is.
+const servers = [{ url: '/', description: 'The deployment serving this document (production, staging or local)', 'x-internal': false }]
+
+/** What the platform's error handler answers for any route (lib/http/errors.ts `onError`). */
+const internalError = { description: 'Internal server error (`INTERNAL`)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }
+
+type Operation = { responses?: Record<string, unknown>; security?: Record<string, string[]>[] }
 
 export type OpenApiDocument = ReturnType<Router['getOpenAPI31Document']>
 
@@ -38,7 +47,18 @@ export function openApiDocument(documented: Router, title: string, version = 'v0
           .join('\n'),
     },
   })
-  doc.components = { ...doc.components, securitySchemes: securitySchemes as never }
+  const used = new Set<string>()
+  for (const operations of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(operations as Record<string, Operation>)) {
+      if (!op.responses) continue
+      op.responses[500] ??= internalError
+      for (const requirement of op.security ?? []) for (const scheme of Object.keys(requirement)) used.add(scheme)
+    }
+  }
+  // Only the schemes this document's operations use: each API lists its own.
+  const schemes = Object.fromEntries(Object.entries(securitySchemes).filter(([name]) => used.has(name)))
+  doc.components = { ...doc.components, securitySchemes: schemes as never }
+  doc.servers = servers
   return doc
 }
 

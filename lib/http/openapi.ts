@@ -1,10 +1,11 @@
-import { z } from '@hono/zod-openapi'
+import { type RouteConfig, z } from '@hono/zod-openapi'
+import type { MiddlewareHandler } from 'hono'
 import { ERROR_CODES } from './error-codes'
 
 /** The error envelope every route documents. */
 export const ErrorSchema = z
   .object({
-    error: z.string().openapi({ description: 'A human-readable message (the exact text where the contract gives one)' }),
+    error: z.string().max(1024).openapi({ description: 'A human-readable message (the exact text where the contract gives one)' }),
     code: z.enum(ERROR_CODES).openapi({ description: 'Stable and machine-readable: switch on it. The catalogue is in the API description.' }),
   })
   .openapi('Error', { description: 'Every error answer: `{error, code}`, some with documented extra fields (`issues`).' })
@@ -18,3 +19,10 @@ export const ok = <T extends z.ZodType>(schema: T, description = 'OK') => ({
   description,
   content: { 'application/json': { schema } },
 })
+
+/** Any route middleware; each entry of a route's `middleware` keeps its own env type. */
+export type Middleware = MiddlewareHandler<any, any, any>
+/** A route's `middleware` as a list (none: empty), for helpers that add to it. */
+export type MiddlewareList<M> = M extends readonly Middleware[] ? M : []
+/** A documented response written out (not a `$ref`). */
+export type ResponseConfig = Exclude<RouteConfig['responses'][string], { $ref: string }>

@@ -1,5 +1,4 @@
-import type { Context } from 'hono'
-import type { AppEnv } from '../context'
+import type { AppContext } from '../context'
 import type { MailMessage } from './types'
 import { errorFields, log, type LogFields } from '../log'
 
@@ -7,7 +6,7 @@ import { errorFields, log, type LogFields } from '../log'
  * Sends a mail the request does not depend on (a welcome, a verification link, a security notice) without failing the request that caused it:
  * the change stands either way. The logged error names the kind, never the body (it may hold links).
  */
-export async function sendNotice(c: Context<AppEnv>, msg: MailMessage, fields: LogFields = {}) {
+export async function sendNotice(c: AppContext, msg: MailMessage, fields: LogFields = {}) {
   try {
     await c.var.services.mail.send(msg)
   } catch (e) {

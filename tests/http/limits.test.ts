@@ -1,7 +1,6 @@
 import { serve, type ServerType } from '@hono/node-server'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { app as backend } from '../../functions/backend/app'
 import { createNodeServices, type NodeServices } from '../../infra/services'
 import { createPlatformApp, createRouter } from '../../lib/app'
 import { clientIpBehindProxies, normalizeIp, trustedProxyMatcher } from '../../lib/http/client-ip'
@@ -12,7 +11,6 @@ import { createHarness, type Harness } from '../support/harness'
 
 let h: Harness
 let app: ReturnType<typeof createPlatformApp>
-let backendWithPing: ReturnType<typeof createPlatformApp>
 let handled = 0
 
 const rule = { name: 't', limit: 3, windowSec: 60, message: 'Slow down' }
@@ -30,9 +28,6 @@ beforeAll(async () => {
     c.json({ ok: true }),
   )
   app = createPlatformApp(() => h.services).route('/', router)
-  // The backend has no /api route yet: mount a dummy one behind the backend's own `/api/*` limiter.
-  backendWithPing = createPlatformApp(() => h.services).route('/', backend)
-  backendWithPing.get('/api/ping', (c) => c.json({ pong: true }))
 })
 afterAll(() => h.close())
 
@@ -133,17 +128,20 @@ describe('limits: the rateLimit middleware', () => {
   })
 })
 
-describe('limits: the backend /api/* limiter (120 per minute per IP)', () => {
-  it('120 requests from one IP pass, the 121st is 429 "Too many requests, please slow down."', async () => {
+describe('limits: the backend /api routes\' limiter (120 per minute per IP)', () => {
+  // Without a key validate-key is refused after the limiter and before any query: the limiter alone is measured.
+  const validateKey = (ip: string) => h.backend.request('/api/validate-key', { method: 'POST', headers: { 'cf-connecting-ip': ip } })
+
+  it('120 requests from one IP pass the limiter, the 121st is 429 "Too many requests, please slow down."', async () => {
     await freshWindow(60, 15_000)
     const ip = freshIp()
     for (let i = 1; i <= 120; i++) {
-      const res = await backendWithPing.request('/api/ping', { headers: { 'cf-connecting-ip': ip } })
-      expect(res.status, `request ${i}`).toBe(200)
+      const res = await validateKey(ip)
+      expect(res.status, `request ${i}`).toBe(401)
       expect(res.headers.get('ratelimit-limit')).toBe('120')
       expect(res.headers.get('ratelimit-remaining')).toBe(String(120 - i))
     }
-    const refused = await backendWithPing.request('/api/ping', { headers: { 'cf-connecting-ip': ip } })
+    const refused = await validateKey(ip)
     expect(refused.status).toBe(429)
     expect(await refused.json()).toEqual({ error: 'Too many requests, please slow down.', code: 'RATE_LIMITED' })
     expect(refused.headers.get('ratelimit-limit')).toBe('120')
@@ -151,19 +149,37 @@ describe('limits: the backend /api/* limiter (120 per minute per IP)', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
     noLegacyHeaders(refused)
     // Another client is unaffected.
-    expect((await backendWithPing.request('/api/ping', { headers: { 'cf-connecting-ip': freshIp() } })).status).toBe(200)
+    expect((await validateKey(freshIp())).status).toBe(401)
   })
 
   it('the limit matches the spec table', () => {
     expect(limits.backend).toEqual({ name: 'backend', limit: 120, windowSec: 60, message: 'Too many requests, please slow down.' })
   })
 
-  it('the real backend app: an unknown /api path is 404 but has passed the limiter (headers present)', async () => {
+  it('every backend /api route is behind it, and documents it: 429 with Retry-After, RateLimit-* on its 2xx', async () => {
+    const doc = (await (await h.backend.request('/openapi.json')).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>>
+    }
+    const api = Object.entries(doc.paths).filter(([path]) => path.startsWith('/api/'))
+    expect(api.length).toBeGreaterThan(0)
+    for (const [path, ops] of api) {
+      for (const method of Object.keys(ops)) {
+        // Whatever the answer (no credentials, no body), it has passed the limiter first.
+        const res = await h.backend.request(path, { method: method.toUpperCase(), headers: { 'cf-connecting-ip': freshIp() } })
+        expect(res.headers.get('ratelimit-limit'), `${method} ${path}`).toBe('120')
+      }
+    }
+    for (const op of api.flatMap(([, ops]) => Object.values(ops))) {
+      expect(Object.keys(op.responses[429]?.headers ?? {})).toEqual(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'])
+      for (const [status, res] of Object.entries(op.responses)) if (status.startsWith('2')) expect(res.headers).toHaveProperty('RateLimit-Limit')
+    }
+  })
+
+  it('an unknown /api path is a plain 404: no route, so no limiter (there is nothing behind it to protect)', async () => {
     const res = await h.backend.request('/api/nothing-here', { headers: { 'cf-connecting-ip': freshIp() } })
     expect(res.status).toBe(404)
     expect(await res.json()).toEqual({ error: 'Not found', code: 'NOT_FOUND' })
-    expect(res.headers.get('ratelimit-limit')).toBe('120')
-    expect(res.headers.get('ratelimit-remaining')).toBe('119')
+    expect(res.headers.get('ratelimit-limit')).toBeNull()
   })
 
   it('backend GET /health is not behind the limiter: no RateLimit-* headers, never 429', async () => {

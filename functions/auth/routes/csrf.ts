@@ -7,13 +7,15 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 export const route = createRoute({
   method: 'get',
   path: '/api/auth/csrf',
+  operationId: 'getCsrfToken',
+  security: [],
   tags: ['Auth'],
   summary: 'Get a CSRF token',
   description:
     'Put `header` (`{token}:{signed}`) in `x-csrf-token` or `x-xsrf-token`. `signed` is the HMAC-SHA256 of `token` ' +
     'under `SESSION_SECRET`; `token` carries its issue time and is good for 2 hours.',
   responses: {
-    200: ok(z.object({ token: z.string(), signed: z.string(), header: z.string() }).openapi('CsrfToken')),
+    200: ok(z.object({ token: z.string().max(8192), signed: z.string().max(1024), header: z.string().max(1024) }).openapi('CsrfToken')),
     500: errorResponse('`SESSION_SECRET` not configured'),
   },
 })

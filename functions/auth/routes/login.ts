@@ -8,7 +8,7 @@ import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
-import { rateLimit } from '../../../lib/http/rate-limit'
+import { limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { users } from '../../../schema'
 import { errorFields, log } from '../../../lib/log'
@@ -21,26 +21,27 @@ const LoginBody = z
   })
   .openapi('LoginRequest')
 
-export const route = createRoute({
+export const route = createRoute(limitedRoute(limits.login, {
   method: 'post',
   path: '/api/auth/login',
+  operationId: 'signIn',
+  security: [],
   tags: ['Auth'],
   summary: 'Sign in with email and password',
   description:
     'Requires the CSRF header (`x-csrf-token` or `x-xsrf-token`, `{token}:{signed}` from `GET /api/auth/csrf`). ' +
     'Email is case-insensitive. Sets `service-session` (HttpOnly, SameSite=Lax, Path=/, 30 days; Secure over ' +
     'HTTPS), a new session at every sign-in. 5 attempts per 15 minutes per IP, shared across instances.',
-  middleware: [rateLimit(limits.login), requireCsrf] as const,
+  middleware: [requireCsrf],
   request: { body: jsonBody(LoginBody) },
   responses: {
-    200: ok(z.object({ ok: z.literal(true), user: z.object({ id: z.string(), name: z.string() }) }).openapi('LoginResponse')),
+    200: ok(z.object({ ok: z.literal(true), user: z.object({ id: z.string().max(255), name: z.string().max(256) }) }).openapi('LoginResponse')),
     400: errorResponse('Missing email or password'),
     401: errorResponse('Invalid credentials'),
     403: errorResponse('Invalid or missing CSRF token'),
-    429: errorResponse('Too many login attempts'),
     500: errorResponse('Login failed'),
   },
-})
+}))
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { email, password } = c.req.valid('json')

@@ -12,6 +12,8 @@ import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { emailField, newPasswordField } from '../../../lib/http/fields'
 import { errorResponse } from '../../../lib/http/openapi'
+import { limits } from '../../../lib/http/limits'
+import { limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { inviteTokenField, redeemInvite } from '../../../lib/invites'
 import { referrals, users } from '../../../schema'
@@ -25,7 +27,7 @@ const RegisterBody = z
     password: newPasswordField(),
     name: z.string().trim().max(100, 'Name must be at most 100 characters').optional(),
     referralCode: z
-      .string({ error: 'Invalid referral code' })
+      .string({ error: 'Invalid referral code' }).max(1024)
       .regex(/^[A-Za-z0-9-]{1,20}$/, 'Invalid referral code')
       .optional(),
     token: inviteTokenField().optional().openapi({ description: 'An invite token (64 hex) to redeem with this sign-up' }),
@@ -33,9 +35,11 @@ const RegisterBody = z
   })
   .openapi('RegisterRequest')
 
-export const route = createRoute({
+export const route = createRoute(limitedRoute(limits.register, {
   method: 'post',
   path: '/api/register',
+  operationId: 'registerUser',
+  security: [],
   tags: ['Auth'],
   summary: 'Sign up',
   description:
@@ -51,12 +55,12 @@ export const route = createRoute({
     'transaction (marked used by the new user): an unknown token is 400, a used or expired one 410, and an invite ' +
     'made for an email accepts only that email (case-insensitive), else 403. Any of these creates no user; of ' +
     'concurrent sign-ups with one token exactly one succeeds.',
-  middleware: [rejectScriptedAgents] as const,
+  middleware: [rejectScriptedAgents],
   request: { body: jsonBody(RegisterBody) },
   responses: {
     201: {
       description: 'Created',
-      content: { 'application/json': { schema: z.object({ id: z.string(), email: z.string(), name: z.string() }) } },
+      content: { 'application/json': { schema: z.object({ id: z.string().max(255), email: z.string().max(254), name: z.string().max(256) }) } },
     },
     400: errorResponse(
       'Missing or invalid email, short password, invalid referral code, malformed (`VALIDATION`) or unknown `Invalid invite token`; ' +
@@ -65,9 +69,8 @@ export const route = createRoute({
     403: errorResponse('Bot detection (`BOT_DETECTED`); or `Invite is for another email`'),
     409: errorResponse('User already exists'),
     410: errorResponse('`Invite already used` or `Invite expired`'),
-    429: errorResponse('Too many requests'),
   },
-})
+}))
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const body = c.req.valid('json')

@@ -6,14 +6,16 @@ import { ok } from '../../../lib/http/openapi'
 
 const SessionSchema = z
   .object({
-    user: z.object({ id: z.string(), email: z.string(), name: z.string(), isAdmin: z.boolean() }).nullable(),
-    expires: z.string().nullable().openapi({ description: 'ISO 8601; null without a session' }),
+    user: z.object({ id: z.string().max(255), email: z.string().max(254), name: z.string().max(256), isAdmin: z.boolean() }).nullable(),
+    expires: z.string().max(64).nullable().openapi({ description: 'ISO 8601; null without a session' }),
   })
   .openapi('Session')
 
 export const route = createRoute({
   method: 'get',
   path: '/api/auth/session',
+  operationId: 'getSession',
+  security: [],
   tags: ['Auth'],
   summary: 'The current session',
   description: 'Always 200; `user` is null when there is no session or it expired.',

@@ -8,6 +8,8 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 export const route = createRoute({
   method: 'post',
   path: '/api/auth/signout',
+  operationId: 'signOut',
+  security: [],
   tags: ['Auth'],
   summary: 'Sign out',
   description: 'Deletes the session and clears the cookie; 200 even without a session.',

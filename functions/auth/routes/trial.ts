@@ -1,33 +1,32 @@
-import { createRoute, z } from '@hono/zod-openapi'
+import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { requireSession } from '../../../lib/auth/session'
-import type { AppEnv } from '../../../lib/context'
 import { readAsUser } from '../../../lib/db/rls'
-import { errorResponse, ok } from '../../../lib/http/openapi'
+import { ok } from '../../../lib/http/openapi'
+import { signedInRoute } from '../../../lib/http/routes'
 import { users } from '../../../schema'
+import { countField } from '../../../lib/http/fields'
 
 const DAY_MS = 24 * 60 * 60 * 1000
 
 const TrialSchema = z
   .object({
     active: z.boolean(),
-    startedAt: z.string().nullable(),
-    endsAt: z.string().nullable(),
-    daysRemaining: z.number().int().openapi({ description: 'Whole days left, rounded up; 0 once ended' }),
+    startedAt: z.string().max(64).nullable(),
+    endsAt: z.string().max(64).nullable(),
+    daysRemaining: countField().openapi({ description: 'Whole days left, rounded up; 0 once ended' }),
   })
   .openapi('Trial')
 
-export const route = createRoute({
+export const route = signedInRoute({
   method: 'get',
   path: '/api/trial',
+  operationId: 'getTrial',
   tags: ['Account'],
   summary: "The signed-in user's 7-day trial",
-  middleware: [requireSession] as const,
-  security: [{ session: [] }],
-  responses: { 200: ok(TrialSchema), 401: errorResponse('No session') },
+  responses: { 200: ok(TrialSchema) },
 })
 
-export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+export const handler: RouteHandler<typeof route> = async (c) => {
   // RLS confines the read to the caller's own row.
   const [user] = await readAsUser(c, (tx) => tx.select({ startedAt: users.trialStartedAt, endsAt: users.trialEndsAt }).from(users))
   const now = Date.now()

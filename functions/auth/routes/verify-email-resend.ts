@@ -1,20 +1,20 @@
-import { createRoute, z } from '@hono/zod-openapi'
+import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import { createVerificationToken, verificationMail, VERIFY_TTL_HOURS } from '../../../lib/auth/email-verification'
-import { requireSession } from '../../../lib/auth/session'
-import type { AppEnv } from '../../../lib/context'
 import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
-import { rateLimit } from '../../../lib/http/rate-limit'
+import { signedInRoute } from '../../../lib/http/routes'
+import { limitedRoute } from '../../../lib/http/rate-limit'
 import { users } from '../../../schema'
 import { errorFields, log } from '../../../lib/log'
 
-export const route = createRoute({
+export const route = signedInRoute(limitedRoute(limits.verifyEmailResend, {
   method: 'post',
   path: '/api/auth/verify-email/resend',
+  operationId: 'resendVerificationEmail',
   tags: ['Auth'],
   summary: 'Mail a new verification link',
   description:
@@ -22,20 +22,15 @@ export const route = createRoute({
     `(${VERIFY_TTL_HOURS} hours, single use); earlier links stop working. An already verified address is 409 ` +
     '`Email already verified` (`EMAIL_ALREADY_VERIFIED`): the caller is signed in and can see its own state in ' +
     '`GET /api/user` (`emailVerified`), so the answer reveals nothing. Limited to 3 per hour per user.',
-  middleware: [requireSession, rateLimit(limits.verifyEmailResend, (c) => `user:${c.var.user!.id}`)] as const,
-  security: [{ session: [] }],
   responses: {
     200: ok(z.object({ success: z.literal(true) }).openapi('VerifyEmailResendResponse'), 'A new link was mailed'),
-    401: errorResponse('No session'),
-    403: errorResponse('Sent from a foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     409: errorResponse('`Email already verified` (`EMAIL_ALREADY_VERIFIED`)'),
-    429: errorResponse('Too many verification emails'),
     500: errorResponse('`Verification email could not be sent`'),
   },
-})
+}))
 
-export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const me = c.var.user!
+export const handler: RouteHandler<typeof route> = async (c) => {
+  const me = c.var.user
   const { db } = c.var.services
   // Token rows are written as the service: a user's own role may not mint verification tokens.
   const issued = await asService(db, 'emailVerification', async (tx) => {

@@ -7,7 +7,7 @@ import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
-import { rateLimit } from '../../../lib/http/rate-limit'
+import { limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { expireCachedSessions } from '../../../lib/auth/session-cache'
 
@@ -17,9 +17,11 @@ const VerifyEmailBody = z
 
 const invalidToken = () => new ApiError(400, 'Invalid or expired verification token', { code: 'INVALID_TOKEN' })
 
-export const route = createRoute({
+export const route = createRoute(limitedRoute(limits.verifyEmail, {
   method: 'post',
   path: '/api/auth/verify-email',
+  operationId: 'verifyEmail',
+  security: [],
   tags: ['Auth'],
   summary: 'Verify an email address with the mailed token',
   description:
@@ -30,14 +32,12 @@ export const route = createRoute({
     `is verified and, if it signed up with a referral code, both sides get ${REFERRAL_CREDITS} credits, once, unless ` +
     `the referrer already had ${REFERRAL_DAILY_CAP} referrals credited this UTC day (then the referral stays ` +
     'recorded, uncredited). Rate limited per IP: 20 per 15 minutes.',
-  middleware: [rateLimit(limits.verifyEmail)] as const,
   request: { body: jsonBody(VerifyEmailBody) },
   responses: {
     200: ok(z.object({ success: z.literal(true) }).openapi('VerifyEmailResponse')),
     400: errorResponse('`Invalid or expired verification token` (`INVALID_TOKEN`: unknown, used, expired or for another address), or a missing token (`VALIDATION`)'),
-    429: errorResponse('Too many requests'),
   },
-})
+}))
 
 // Runs before anyone is signed in: the token is looked up by its hash as the service (lib/auth/email-verification.ts).
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {

@@ -9,6 +9,8 @@ export const LEGACY_PROVIDER = 'docker'
 export const route = createRoute({
   method: 'get',
   path: '/health',
+  operationId: 'getBackendHealth',
+  security: [],
   tags: ['Health'],
   summary: 'Backend health',
   description:
@@ -19,10 +21,10 @@ export const route = createRoute({
       z
         .object({
           status: z.literal('ok'),
-          timestamp: z.string(),
+          timestamp: z.string().max(64),
           docker: z.enum(['available', 'unavailable']),
           provisioning: z.enum(['enabled', 'disabled']),
-          provider: z.string(),
+          provider: z.string().max(1024),
         })
         .openapi('BackendHealth'),
     ),

@@ -10,10 +10,14 @@ import { ok } from '../../../lib/http/openapi'
 import { installations } from '../../../schema'
 import { identityOrKeyDocs, resolveCaller } from '../identity-or-key'
 import { errorFields, log } from '../../../lib/log'
+import { limits } from '../../../lib/http/limits'
+import { limitedRoute } from '../../../lib/http/rate-limit'
 
-export const route = createRoute({
+export const route = createRoute(limitedRoute(limits.backend, {
   method: 'post',
   path: '/api/heartbeat',
+  operationId: 'recordHeartbeat',
+  security: [],
   tags: ['Installations'],
   summary: 'Installation heartbeat',
   description:
@@ -26,11 +30,11 @@ export const route = createRoute({
     // A plain schema, not zod: documented but never validated, since a heartbeat must not be refused.
     body: {
       required: false,
-      content: { 'application/json': { schema: { type: 'object', properties: { userId: { type: 'string' } } } } },
+      content: { 'application/json': { schema: { type: 'object', properties: { userId: { type: 'string', maxLength: 256 } } } } },
     },
   },
-  responses: { 200: ok(z.object({ success: z.literal(true), timestamp: z.string().openapi({ format: 'date-time' }) }).openapi('Heartbeat')) },
-})
+  responses: { 200: ok(z.object({ success: z.literal(true), timestamp: z.string().max(64).openapi({ format: 'date-time' }) }).openapi('Heartbeat')) },
+}))
 
 /** The body's `userId` if it is a non-empty string; anything else (no body, bad JSON) is no claim. */
 async function claimedUserId(c: Context<AppEnv>) {

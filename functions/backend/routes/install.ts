@@ -34,7 +34,7 @@ export const serveScript = (c: Context<AppEnv>, script: string) =>
   })
 
 export const scriptResponses = (what: string) => ({
-  200: { description: what, content: { 'text/plain': { schema: z.string() } } },
+  200: { description: what, content: { 'text/plain': { schema: z.string().max(1_048_576) } } },
   400: errorResponse('`Invalid Host`: the request\'s origin is not a plain URL (it would be pasted into a shell script)'),
   500: errorResponse('`Server misconfigured`: `BACKEND_URL` is not a plain URL'),
 })
@@ -42,6 +42,8 @@ export const scriptResponses = (what: string) => ({
 export const route = createRoute({
   method: 'get',
   path: '/install',
+  operationId: 'getHomeInstallScript',
+  security: [],
   tags: ['Installations'],
   summary: 'Setup script, home mode',
   description:

@@ -7,6 +7,8 @@ import { scriptResponses, serveScript } from './install'
 export const route = createRoute({
   method: 'get',
   path: '/link',
+  operationId: 'getLinkInstallScript',
+  security: [],
   tags: ['Installations'],
   summary: 'Setup script, link mode',
   description:

@@ -2,6 +2,8 @@ import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
 import { jsonBody } from '../../../lib/http/validation'
+import { limits } from '../../../lib/http/limits'
+import { limitedRoute } from '../../../lib/http/rate-limit'
 import { IDENTITY_OR_KEY_NOTE, identityOrKey, identityOrKeyDocs } from '../identity-or-key'
 import { gatewayTokenField, REGISTER_RULES, registerInstallation, registerResponses, userIdField } from '../registration'
 
@@ -19,17 +21,19 @@ const RegisterHomeBody = z
   )
   .openapi('RegisterHome')
 
-export const route = createRoute({
+export const route = createRoute(limitedRoute(limits.backend, {
   method: 'post',
   path: '/api/register-home',
+  operationId: 'registerHomeInstallation',
+  security: [],
   tags: ['Installations'],
   summary: 'Register a self-hosted (home) installation',
   description: `${REGISTER_RULES} ${IDENTITY_OR_KEY_NOTE}`,
-  middleware: [identityOrKey] as const,
+  middleware: [identityOrKey],
   ...identityOrKeyDocs,
   request: { body: jsonBody(RegisterHomeBody) },
   responses: registerResponses,
-})
+}))
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const body = c.req.valid('json')

@@ -7,10 +7,13 @@ import { PLAN_NAMES, type PlanName, userPlan } from '../../../lib/billing/plans'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
+import { limits } from '../../../lib/http/limits'
+import { limitedRoute } from '../../../lib/http/rate-limit'
 
-export const route = createRoute({
+export const route = createRoute(limitedRoute(limits.backend, {
   method: 'post',
   path: '/api/validate-key',
+  operationId: 'validateUserApiKey',
   tags: ['Keys'],
   summary: 'Validate a user API key',
   description:
@@ -25,17 +28,16 @@ export const route = createRoute({
       z
         .object({
           valid: z.literal(true),
-          userId: z.string(),
+          userId: z.string().max(255),
           plan: z.enum(PLAN_NAMES as [PlanName, ...PlanName[]]),
-          features: z.array(z.string()),
+          features: z.array(z.string().max(1024)).max(64),
         })
         .openapi('ValidatedKey'),
     ),
     401: errorResponse('No bearer key: `API key required: send Authorization: Bearer sk_...` (`API_KEY_REQUIRED`); a wrong, unknown or revoked key: `Invalid API key` (`INVALID_API_KEY`)'),
-    500: errorResponse('Internal server error'),
     503: errorResponse('Database not configured'),
   },
-})
+}))
 
 const REQUIRED = 'API key required: send Authorization: Bearer sk_...'
 

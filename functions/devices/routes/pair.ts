@@ -1,10 +1,9 @@
-import { createRoute, z } from '@hono/zod-openapi'
+import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { sql } from 'drizzle-orm'
-import { requireSession } from '../../../lib/auth/session'
-import type { AppEnv } from '../../../lib/context'
 import { asUser } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
+import { signedInRoute } from '../../../lib/http/routes'
 import { devices } from '../../../schema'
 import { blankJsonBodyIsEmptyObject } from '../body'
 import { deviceNameField } from '../schemas'
@@ -19,40 +18,37 @@ const PairedSchema = z
   .object({
     success: z.literal(true),
     device: z.object({
-      id: z.string(),
-      name: z.string(),
+      id: z.string().max(255),
+      name: z.string().max(256),
       status: z.literal('approved'),
-      pairedAt: z.string().openapi({ format: 'date-time' }),
+      pairedAt: z.string().max(64).openapi({ format: 'date-time' }),
     }),
   })
   .openapi('DevicePaired')
 
-export const route = createRoute({
+export const route = signedInRoute({
   method: 'post',
   path: '/api/devices/pair',
+  operationId: 'pairDevice',
   tags: ['Devices'],
   summary: 'Pair a device directly (approved at once)',
   description: 'The body is optional: none, an empty one or `{}` pairs a device named `My iPhone`. Records the client IP.',
-  middleware: [requireSession, blankJsonBodyIsEmptyObject] as const,
-  security: [{ session: [] }],
+  middleware: [blankJsonBodyIsEmptyObject],
   request: { body: { required: false, content: { 'application/json': { schema: PairBody } } } },
   responses: {
     200: ok(PairedSchema),
     400: errorResponse('`name` invalid (`VALIDATION`), or invalid JSON'),
-    401: errorResponse('No session'),
-    403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     415: errorResponse('A body that is not JSON'),
-    500: errorResponse('Internal server error'),
   },
 })
 
-export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+export const handler: RouteHandler<typeof route> = async (c) => {
   // Without a Content-Type zod-openapi hands over `{}` unparsed, so the default is applied here too.
   const name = (c.req.valid('json') as { name?: string }).name ?? DEFAULT_PAIRED_NAME
   const [device] = await asUser(c, (tx) =>
     tx
       .insert(devices)
-      .values({ userId: c.var.user!.id, name, status: 'approved', ip: c.var.services.clientIp(c), pairedAt: sql`now()` })
+      .values({ userId: c.var.user.id, name, status: 'approved', ip: c.var.services.clientIp(c), pairedAt: sql`now()` })
       .returning(),
   )
   return c.json(

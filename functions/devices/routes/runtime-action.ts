@@ -1,8 +1,7 @@
-import { createRoute, z } from '@hono/zod-openapi'
+import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { requireSession } from '../../../lib/auth/session'
-import type { AppEnv } from '../../../lib/context'
 import { errorResponse } from '../../../lib/http/openapi'
+import { signedInRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
 import { noAgent, RUNTIME_ACTION_TIMEOUT_MS } from '../runtime'
 
@@ -15,6 +14,7 @@ const RuntimeActionBody = z
       deviceId: z
         .string({ error: (iss) => (iss.input === undefined ? 'Missing deviceId' : 'deviceId must be a string') })
         .min(1, 'Missing deviceId')
+        .max(255, 'Device not found')
         .optional()
         .openapi({ description: 'Required for `unpair` and `test-push`' }),
     },
@@ -23,9 +23,10 @@ const RuntimeActionBody = z
   .refine((b) => b.action === 'pair' || b.deviceId !== undefined, { message: 'Missing deviceId', path: ['deviceId'] })
   .openapi('RuntimeDeviceAction')
 
-export const route = createRoute({
+export const route = signedInRoute({
   method: 'post',
   path: '/api/runtime/devices',
+  operationId: 'runRuntimeDeviceAction',
   tags: ['Devices'],
   summary: 'Pair, unpair or test-push through the caller’s agent runtime (deprecated proxy)',
   description:
@@ -33,18 +34,13 @@ export const route = createRoute({
     `${RUNTIME_ACTION_TIMEOUT_MS / 1000} s. The body is validated first; agents do not exist yet, so a valid ` +
     'request answers 404 `No agent found`.',
   deprecated: true,
-  middleware: [requireSession] as const,
-  security: [{ session: [] }],
   request: { body: jsonBody(RuntimeActionBody) },
   responses: {
     400: errorResponse('`Missing action`, `Invalid action` or `Missing deviceId` (`VALIDATION`); or invalid JSON'),
-    401: errorResponse('No session'),
-    403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     404: errorResponse('`No agent found`'),
-    500: errorResponse('Internal server error'),
   },
 })
 
-export const handler: RouteHandler<typeof route, AppEnv> = async () => {
+export const handler: RouteHandler<typeof route> = async () => {
   throw noAgent()
 }

@@ -7,12 +7,14 @@ import { SESSION_TOKEN_TTL_SEC } from '../session-token'
 export const route = createRoute({
   method: 'get',
   path: '/api/auth/farcaster/refresh',
+  operationId: 'getFarcasterRefreshInfo',
+  security: [],
   tags: ['Farcaster'],
   summary: 'How Farcaster session tokens are refreshed',
   responses: {
     200: ok(
       z
-        .object({ method: z.literal('POST'), body: z.object({ sessionToken: z.string() }), ttlSeconds: z.number().int(), algorithm: z.literal('HMAC-SHA256') })
+        .object({ method: z.literal('POST'), body: z.object({ sessionToken: z.string().max(8192) }), ttlSeconds: z.literal(SESSION_TOKEN_TTL_SEC), algorithm: z.literal('HMAC-SHA256') })
         .openapi('FarcasterRefreshMeta'),
     ),
   },

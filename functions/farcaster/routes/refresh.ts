@@ -17,6 +17,8 @@ const RefreshBody = z
 export const route = createRoute({
   method: 'post',
   path: '/api/auth/farcaster/refresh',
+  operationId: 'refreshFarcasterSession',
+  security: [],
   tags: ['Farcaster'],
   summary: 'Re-sign a Farcaster session token',
   description:
@@ -26,7 +28,7 @@ export const route = createRoute({
     'per-process secret (tokens then die with the process).',
   request: { body: jsonBody(RefreshBody) },
   responses: {
-    200: ok(z.object({ sessionToken: z.string(), expiresAt: z.string() }).openapi('FarcasterRefreshResponse')),
+    200: ok(z.object({ sessionToken: z.string().max(8192), expiresAt: z.string().max(64) }).openapi('FarcasterRefreshResponse')),
     400: errorResponse('Session token required'),
     401: errorResponse('Invalid session token'),
     500: errorResponse('Farcaster session secret not configured (production)'),

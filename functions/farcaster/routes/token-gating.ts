@@ -21,6 +21,8 @@ const responses = {
 export const postRoute = createRoute({
   method: 'post',
   path: '/api/token-gating',
+  operationId: 'checkTokenGate',
+  security: [],
   tags: ['Token gating'],
   summary: 'Does a wallet hold the gating token?',
   description,
@@ -31,6 +33,8 @@ export const postRoute = createRoute({
 export const getRoute = createRoute({
   method: 'get',
   path: '/api/token-gating',
+  operationId: 'getTokenGate',
+  security: [],
   tags: ['Token gating'],
   summary: 'Does a wallet hold the gating token?',
   description,

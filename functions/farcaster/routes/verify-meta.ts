@@ -9,6 +9,8 @@ import { tokenGatingMeta } from '../token-gate'
 export const route = createRoute({
   method: 'get',
   path: '/api/auth/farcaster/verify',
+  operationId: 'getFarcasterSignInInfo',
+  security: [],
   tags: ['Farcaster'],
   summary: 'What Farcaster sign-in expects',
   description:
@@ -16,7 +18,7 @@ export const route = createRoute({
     'gate `POST` applies when it is given an `address`. Needs no store or secret.',
   responses: {
     200: ok(
-      z.object({ issuer: z.string(), domain: z.string(), tokenGating: TokenGatingMetaSchema }).openapi('FarcasterVerifyMeta'),
+      z.object({ issuer: z.string().max(1024), domain: z.string().max(1024), tokenGating: TokenGatingMetaSchema }).openapi('FarcasterVerifyMeta'),
     ),
   },
 })

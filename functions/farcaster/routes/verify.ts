@@ -9,7 +9,7 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { ADDRESS_PROOF_TEMPLATE, assertAddressProof } from '../address-proof'
 import { verifyFarcasterToken } from '../id-token'
-import { AddressField } from '../schemas'
+import { AddressField, TokenGateResultSchema } from '../schemas'
 import { issueSessionToken, sessionTokenSecret } from '../session-token'
 import { checkHolding, gateSettings } from '../token-gate'
 import { errorFields, log } from '../../../lib/log'
@@ -21,19 +21,23 @@ const VerifyBody = z
     address: AddressField.optional(),
     addressSignature: z
       .string()
+      .max(2 + 2 * 4096) // `0x` and at most 4096 bytes, as the pattern says
       .regex(/^0x(?:[0-9a-fA-F]{2}){64,4096}$/, 'Invalid address signature')
       .optional()
       .openapi({ description: `\`address\`'s EIP-191 signature of: ${ADDRESS_PROOF_TEMPLATE}` }),
   })
   .openapi('FarcasterVerifyRequest')
 
-const TokenGateSchema = z
-  .object({ passed: z.boolean(), balance: z.string(), balanceRaw: z.string(), minBalance: z.string(), contractAddress: z.string() })
+// The gate's figures as `GET /api/token-gating` reports them, and whether this sign-in passed it.
+const TokenGateSchema = TokenGateResultSchema.pick({ balance: true, balanceRaw: true, minBalance: true, contractAddress: true })
+  .extend({ passed: z.boolean() })
   .openapi('FarcasterTokenGate')
 
 export const route = createRoute({
   method: 'post',
   path: '/api/auth/farcaster/verify',
+  operationId: 'signInWithFarcaster',
+  security: [],
   tags: ['Farcaster'],
   summary: 'Sign in with a Farcaster Quick Auth ID token',
   description:
@@ -56,10 +60,10 @@ export const route = createRoute({
       z
         .object({
           ok: z.literal(true),
-          user: z.object({ id: z.string(), name: z.string() }),
-          fid: z.number().int(),
-          sessionToken: z.string(),
-          expiresAt: z.string(),
+          user: z.object({ id: z.string().max(255), name: z.string().max(256) }),
+          fid: z.number().int().min(0).max(2 ** 53 - 1).openapi({ format: 'int64' }),
+          sessionToken: z.string().max(8192),
+          expiresAt: z.string().max(64),
           tokenGate: TokenGateSchema.optional(),
         })
         .openapi('FarcasterVerifyResponse'),

@@ -1,8 +1,7 @@
-import { createRoute, z } from '@hono/zod-openapi'
+import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { requireAdminSession } from '../../../lib/auth/session'
-import type { AppEnv } from '../../../lib/context'
 import { errorResponse, ok } from '../../../lib/http/openapi'
+import { signedInRoute } from '../../../lib/http/routes'
 import { classifyHealth } from './health'
 
 const AdminHealthSchema = z
@@ -12,27 +11,25 @@ const AdminHealthSchema = z
     cpu: z.number().nullable().openapi({ description: 'Percent; null on workerd' }),
     memory: z.number().nullable().openapi({ description: 'Percent; null on workerd' }),
     uptime: z.number().nullable().openapi({ description: 'Seconds; null on workerd' }),
-    runtime: z.string(),
-    adapters: z.object({ db: z.string(), kv: z.string(), queue: z.string(), storage: z.string() }),
-    timestamp: z.string(),
+    runtime: z.string().max(1024),
+    adapters: z.object({ db: z.string().max(1024), kv: z.string().max(1024), queue: z.string().max(1024), storage: z.string().max(1024) }),
+    timestamp: z.string().max(64),
   })
   .openapi('AdminHealth')
 
-export const route = createRoute({
+export const route = signedInRoute({
   method: 'get',
   path: '/api/admin/health',
+  operationId: 'getAdminHealth',
   tags: ['Health'],
   summary: 'Health with CPU, memory and uptime (admin session)',
-  middleware: [requireAdminSession] as const,
-  security: [{ session: [] }],
   responses: {
     200: ok(AdminHealthSchema),
-    401: errorResponse('No session'),
     403: errorResponse('Not an admin (`ADMIN_REQUIRED`)'),
   },
-})
+}, 'admin')
 
-export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+export const handler: RouteHandler<typeof route> = async (c) => {
   const { metrics, adapters } = c.var.services
   const m = await metrics()
   return c.json(

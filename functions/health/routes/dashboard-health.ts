@@ -8,22 +8,24 @@ const DashboardHealthSchema = z
   .object({
     services: z.array(
       z.object({
-        name: z.string(),
+        name: z.string().max(256),
         status: z.enum(['ok', 'degraded', 'down']),
-        detail: z.string().openapi({
+        detail: z.string().max(1024).openapi({
           description:
             'ok: the `active`, `ready`, `status` or `build` field of the body (else `ok`); degraded: the HTTP status; ' +
             'down: `timeout (8s)`, `dns error`, `connection refused`, `connection reset`, `socket error` or `unreachable`',
         }),
       }),
     ),
-    timestamp: z.string(),
+    timestamp: z.string().max(64),
   })
   .openapi('DashboardHealth')
 
 export const route = createRoute({
   method: 'get',
   path: '/api/dashboard/health',
+  operationId: 'getDashboardHealth',
+  security: [],
   tags: ['Health'],
   summary: 'Probe every configured service',
   description:

@@ -8,10 +8,12 @@ export const FALLBACK_VERSION = 'v0.0.0'
 export const route = createRoute({
   method: 'get',
   path: '/api/version',
+  operationId: 'getVersion',
+  security: [],
   tags: ['Health'],
   summary: 'Platform version',
   description: '`APP_VERSION`, else `v0.0.0`. Cached for an hour.',
-  responses: { 200: ok(z.object({ version: z.string() }).openapi('Version')) },
+  responses: { 200: ok(z.object({ version: z.string().max(1024) }).openapi('Version')) },
 })
 
 export const handler: RouteHandler<typeof route, AppEnv> = (c) => {

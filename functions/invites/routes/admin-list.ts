@@ -1,42 +1,39 @@
-import { createRoute, z } from '@hono/zod-openapi'
+import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { desc, sql } from 'drizzle-orm'
-import { requireAdminSession } from '../../../lib/auth/session'
-import type { AppEnv } from '../../../lib/context'
 import { asService } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
+import { signedInRoute } from '../../../lib/http/routes'
 import { invites } from '../../../schema'
 import { inviteActive } from '../../../lib/invites'
 import { itemColumns, toItem } from '../invite'
 import { InviteItemSchema } from '../schemas'
+import { countField } from '../../../lib/http/fields'
 
 export const LIST_LIMIT = 200
 
 const InviteListSchema = z
   .object({
-    invites: z.array(InviteItemSchema),
-    total: z.number().int().openapi({ description: 'All invites, not just those returned' }),
-    active: z.number().int().openapi({ description: 'Invites neither used nor expired' }),
+    invites: z.array(InviteItemSchema).max(LIST_LIMIT),
+    total: countField().openapi({ description: 'All invites, not just those returned' }),
+    active: countField().openapi({ description: 'Invites neither used nor expired' }),
   })
   .openapi('InviteList')
 
-export const route = createRoute({
+export const route = signedInRoute({
   method: 'get',
   path: '/api/admin/invites',
+  operationId: 'listInvites',
   tags: ['Invites'],
   summary: 'All invites, newest first',
   description: `At most ${LIST_LIMIT} invites; \`total\` and \`active\` count them all. \`usedAt\` and \`expiresAt\` are omitted when unset.`,
-  middleware: [requireAdminSession] as const,
-  security: [{ session: [] }],
   responses: {
     200: ok(InviteListSchema),
-    401: errorResponse('No session'),
     403: errorResponse('Not an admin (`ADMIN_REQUIRED`)'),
-    500: errorResponse('Internal server error'),
   },
-})
+}, 'admin')
 
-export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+export const handler: RouteHandler<typeof route> = async (c) => {
   const { db } = c.var.services
   // As the service: the creator policy would show an admin only their own invites.
   // One transaction holds one connection, so the two statements run one after the other.

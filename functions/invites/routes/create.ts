@@ -1,12 +1,11 @@
-import { createRoute, z } from '@hono/zod-openapi'
+import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
-import { requireSession } from '../../../lib/auth/session'
-import type { AppEnv } from '../../../lib/context'
 import { randomHex } from '../../../lib/crypto'
 import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
+import { signedInRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
 import { invites, users } from '../../../schema'
 import { inviteUrl } from '../invite'
@@ -39,35 +38,31 @@ const CreateInviteBody = z.object({ name: InviteName }, { error: 'Request body m
 const CreatedInviteSchema = z
   .object({
     success: z.literal(true),
-    inviteUrl: z.string().openapi({ example: 'https://app.example.com/invite?token=…&name=Siobh%C3%A1n%20O\'Brien' }),
-    token: z.string().openapi({ description: '64 hex characters from 32 random bytes' }),
+    inviteUrl: z.string().max(2048).openapi({ example: 'https://app.example.com/invite?token=…&name=Siobh%C3%A1n%20O\'Brien' }),
+    token: z.string().max(8192).openapi({ description: '64 hex characters from 32 random bytes' }),
   })
   .openapi('CreatedInvite')
 
-export const route = createRoute({
+export const route = signedInRoute({
   method: 'post',
   path: '/api/invite',
+  operationId: 'createInvite',
   tags: ['Invites'],
   summary: 'Invite someone by name',
   description:
     `Saves an invite made by the caller, audience \`${USER_INVITE_AUDIENCE}\` (so verify reports plan \`solo\`), no ` +
     'email and no expiry; `inviteUrl` is `{base_url}/invite?token=<token>&name=<name, URL-encoded>`.',
-  middleware: [requireSession] as const,
-  security: [{ session: [] }],
   request: { body: jsonBody(CreateInviteBody) },
   responses: {
     200: ok(CreatedInviteSchema, 'Saved'),
     400: errorResponse('Name missing, not a string, empty, over 64 characters or with disallowed characters (`VALIDATION`); or invalid JSON'),
-    401: errorResponse('No session'),
-    403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     404: errorResponse('User not found'),
-    500: errorResponse('Internal server error'),
   },
 })
 
-export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+export const handler: RouteHandler<typeof route> = async (c) => {
   const { name } = c.req.valid('json')
-  const me = c.var.user!.id
+  const me = c.var.user.id
   const token = randomHex(32)
   // As the service: users may not insert invites themselves, or they could pick any audience (plan).
   await asService(c.var.services.db, 'userInvites', async (tx) => {

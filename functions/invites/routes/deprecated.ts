@@ -5,10 +5,12 @@ import { errorResponse } from '../../../lib/http/openapi'
 
 /** A retired path: 410 for everyone (no auth, body ignored), naming its successor in the message and a `Link`. */
 // Generic in the path so the typed client sees the literal path, not `string`.
-function gone<P extends string>(path: P, successor: string) {
+function gone<P extends string>(path: P, successor: string, operationId: string) {
   const route = createRoute({
     method: 'post',
     path,
+    operationId,
+    security: [],
     tags: ['Invites'],
     summary: `Removed: use POST ${successor}`,
     description: `Always 410 \`{error: 'Gone: use POST ${successor}', code: 'DEPRECATED'}\` with \`Link: <${successor}>; rel="successor-version"\`.`,
@@ -22,5 +24,5 @@ function gone<P extends string>(path: P, successor: string) {
   return { route, handler }
 }
 
-export const generate = gone('/api/invite/generate', '/api/invite')
-export const validate = gone('/api/invite/validate', '/api/invites/verify')
+export const generate = gone('/api/invite/generate', '/api/invite', 'generateInviteRemoved')
+export const validate = gone('/api/invite/validate', '/api/invites/verify', 'validateInviteRemoved')

@@ -17,14 +17,16 @@ const VerifiedSchema = z
   .object({
     valid: z.literal(true),
     plan: z.enum(['headliner', 'solo']).openapi({ description: '`headliner` for headliner invites, else `solo`' }),
-    audience: z.string(),
-    email: z.string().nullable().openapi({ description: 'Who the invite is for; null when it names no email' }),
+    audience: z.string().max(1024),
+    email: z.string().max(254).nullable().openapi({ description: 'Who the invite is for; null when it names no email' }),
   })
   .openapi('VerifiedInvite')
 
 export const route = createRoute({
   method: 'post',
   path: '/api/invites/verify',
+  operationId: 'verifyInvite',
+  security: [],
   tags: ['Invites'],
   summary: 'Check an invite token',
   description: 'No authentication. Always checked against the stored invite, so `note` (token format alone) is never sent.',
@@ -34,7 +36,6 @@ export const route = createRoute({
     400: errorResponse('`Invalid invite token`: not 64 hex characters (`VALIDATION`); or invalid JSON'),
     404: errorResponse('`Invite not found`'),
     410: errorResponse('`Invite already used` or `Invite expired`'),
-    500: errorResponse('Internal server error'),
   },
 })
 

@@ -1,17 +1,16 @@
-import { createRoute, z } from '@hono/zod-openapi'
+import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { count, eq } from 'drizzle-orm'
 import { generateApiKey, lookupPrefix, MAX_KEYS_PER_USER } from '../../../lib/auth/api-keys'
 import { hashSecret } from '../../../lib/auth/password'
-import { requireSession } from '../../../lib/auth/session'
-import type { AppEnv } from '../../../lib/context'
 import { sha256Hex } from '../../../lib/crypto'
 import type { Db } from '../../../lib/db/client'
 import { asUser } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
-import { enforceRateLimit } from '../../../lib/http/rate-limit'
+import { signedInRoute } from '../../../lib/http/routes'
+import { enforceRateLimit, limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { apiKeys, users } from '../../../schema'
 
@@ -31,44 +30,40 @@ const CreateKeyBody = z
 
 const CreatedKeySchema = z
   .object({
-    id: z.string(),
-    name: z.string(),
-    key: z.string().openapi({ description: 'The raw key (`sk_` + 64 hex). Shown only in this response; store it now.' }),
-    prefix: z.string().openapi({ description: 'The first 10 characters of the key' }),
-    createdAt: z.string().openapi({ format: 'date-time' }),
+    id: z.string().max(255),
+    name: z.string().max(256),
+    key: z.string().max(8192).openapi({ description: 'The raw key (`sk_` + 64 hex). Shown only in this response; store it now.' }),
+    prefix: z.string().max(1024).openapi({ description: 'The first 10 characters of the key' }),
+    createdAt: z.string().max(64).openapi({ format: 'date-time' }),
   })
   .openapi('CreatedApiKey')
 
-export const route = createRoute({
+export const route = signedInRoute(limitedRoute(limits.apiKeyCreate, {
   method: 'post',
   path: '/api/keys',
+  operationId: 'createApiKey',
   tags: ['API keys'],
   summary: 'Create an API key',
   description:
     `At most ${MAX_KEYS_PER_USER} keys per account, enforced in the database so concurrent creates cannot exceed it. ` +
     'Every refusal (validation, the key limit) is decided before the key is hashed, so a refused create costs no ' +
     `bcrypt work. Rate limited to ${limits.apiKeyCreate.limit} creates per ${limits.apiKeyCreate.windowSec} s per user.`,
-  middleware: [requireSession] as const,
-  security: [{ session: [] }],
   request: { body: jsonBody(CreateKeyBody) },
   responses: {
     201: ok(CreatedKeySchema, 'Created; the raw key is in `key` and is never shown again'),
     400: errorResponse('Name missing, empty, not a string or longer than 64 characters (`VALIDATION`); or invalid JSON'),
-    401: errorResponse('No session'),
-    403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
-    429: errorResponse(`The account already has ${MAX_KEYS_PER_USER} keys (\`KEY_LIMIT\`); or \`Too many requests\` (rate limit)`),
-    500: errorResponse('Internal server error'),
+    429: errorResponse(`The account already has ${MAX_KEYS_PER_USER} keys (\`KEY_LIMIT\`)`),
   },
-})
+}, 'handler'))
 
 const keyLimit = () => new ApiError(429, `API key limit reached (${MAX_KEYS_PER_USER})`, { code: 'KEY_LIMIT' })
 const countKeys = (tx: Db, userId: string) => tx.select({ n: count() }).from(apiKeys).where(eq(apiKeys.userId, userId)).then(([r]) => r.n)
 
-export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+export const handler: RouteHandler<typeof route> = async (c) => {
   const { name } = c.req.valid('json')
-  const me = c.var.user!.id
+  const me = c.var.user.id
   // After validation, so a malformed request is refused without spending the user's budget.
-  await enforceRateLimit(c, limits.apiKeyCreate, () => `user:${me}`)
+  await enforceRateLimit(c, limits.apiKeyCreate)
   // The cheap refusal before the expensive hash: a user at the limit costs one count, not a bcrypt run.
   if ((await asUser(c, (tx) => countKeys(tx, me))) >= MAX_KEYS_PER_USER) throw keyLimit()
   const key = generateApiKey()

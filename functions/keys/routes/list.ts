@@ -1,31 +1,28 @@
-import { createRoute, z } from '@hono/zod-openapi'
+import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { desc, eq } from 'drizzle-orm'
-import { requireSession } from '../../../lib/auth/session'
-import type { AppEnv } from '../../../lib/context'
+import { MAX_KEYS_PER_USER } from '../../../lib/auth/api-keys'
 import { readAsUser } from '../../../lib/db/rls'
-import { errorResponse, ok } from '../../../lib/http/openapi'
+import { ok } from '../../../lib/http/openapi'
+import { signedInRoute } from '../../../lib/http/routes'
 import { apiKeys } from '../../../schema'
 import { toItem } from '../item'
 import { ApiKeyItemSchema } from '../schemas'
 
-export const route = createRoute({
+export const route = signedInRoute({
   method: 'get',
   path: '/api/keys',
+  operationId: 'listApiKeys',
   tags: ['API keys'],
   summary: "The caller's API keys, newest first",
-  middleware: [requireSession] as const,
-  security: [{ session: [] }],
   responses: {
-    200: ok(z.object({ keys: z.array(ApiKeyItemSchema) }).openapi('ApiKeyList')),
-    401: errorResponse('No session'),
-    500: errorResponse('Internal server error'),
+    200: ok(z.object({ keys: z.array(ApiKeyItemSchema).max(MAX_KEYS_PER_USER) }).openapi('ApiKeyList')),
   },
 })
 
-export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+export const handler: RouteHandler<typeof route> = async (c) => {
   const rows = await readAsUser(c, (tx) =>
-    tx.select().from(apiKeys).where(eq(apiKeys.userId, c.var.user!.id)).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)),
+    tx.select().from(apiKeys).where(eq(apiKeys.userId, c.var.user.id)).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)),
   )
   return c.json({ keys: rows.map(toItem) }, 200)
 }

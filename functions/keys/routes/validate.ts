@@ -5,19 +5,18 @@ import { verifySecret } from '../../../lib/auth/password'
 import { PLAN_NAMES, type PlanName, userPlan } from '../../../lib/billing/plans'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
-import type { NamedLimit } from '../../../lib/http/limits'
+import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
-import { rateLimit } from '../../../lib/http/rate-limit'
+import { describeLimit, limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 
 /** Per client IP: enough for a service checking keys, too few to guess one. */
-export const validateLimit: NamedLimit = { name: 'keys-validate', limit: 60, windowSec: 60, message: 'Too many requests' }
 
 const ValidateBody = z
   .object(
     {
       apiKey: z
-        .string({ error: (iss) => (iss.input === undefined ? 'apiKey is required' : 'apiKey must be a string') })
+        .string({ error: (iss) => (iss.input === undefined ? 'apiKey is required' : 'apiKey must be a string') }).max(8192)
         .openapi({ description: 'The raw key, `sk_...`', example: `${API_KEY_PREFIX}…` }),
     },
     { error: 'Request body must be a JSON object' },
@@ -27,32 +26,31 @@ const ValidateBody = z
 const ValidResultSchema = z
   .object({
     valid: z.literal(true),
-    userId: z.string(),
-    email: z.string(),
+    userId: z.string().max(255),
+    email: z.string().max(254),
     plan: z.enum(PLAN_NAMES as [PlanName, ...PlanName[]]).openapi({
       description: 'The plan the owner is on, as `GET /api/user` shows it: `solo` until a plan is bought; legacy names read as their plan',
     }),
-    subscriptionStatus: z.string(),
-    features: z.array(z.string()).openapi({ description: "The plan's features" }),
+    subscriptionStatus: z.string().max(1024),
+    features: z.array(z.string().max(1024)).max(64).openapi({ description: "The plan's features" }),
   })
   .openapi('ApiKeyValidation')
 
-export const route = createRoute({
+export const route = createRoute(limitedRoute(limits.apiKeyValidate, {
   method: 'post',
   path: '/api/keys/validate',
+  operationId: 'validateApiKey',
+  security: [],
   tags: ['API keys'],
   summary: 'Check an API key and say whose it is',
-  description: `No session needed. Rate-limited to ${validateLimit.limit} requests per ${validateLimit.windowSec} s per client IP.`,
-  middleware: [rateLimit(validateLimit)] as const,
+  description: `No session needed. Rate-limited to ${describeLimit(limits.apiKeyValidate)}.`,
   request: { body: jsonBody(ValidateBody) },
   responses: {
     200: ok(ValidResultSchema, 'The key is valid'),
     400: errorResponse('`apiKey` missing or not a string (`VALIDATION`); or invalid JSON'),
     401: errorResponse('`Invalid API key`: wrong prefix, unknown, revoked or not matching'),
-    429: errorResponse('`Too many requests`'),
-    500: errorResponse('Internal server error'),
   },
-})
+}))
 
 const invalid = () => new ApiError(401, 'Invalid API key', { code: 'INVALID_API_KEY' })
 

@@ -20,6 +20,8 @@ const Query = z.object({
 export const route = createRoute({
   method: 'get',
   path: '/api/auth/google/callback',
+  operationId: 'finishGoogleSignIn',
+  security: [],
   tags: ['Auth'],
   summary: 'Google sign-in callback',
   description:

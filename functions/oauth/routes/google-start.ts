@@ -10,6 +10,8 @@ import { errorFields, log } from '../../../lib/log'
 export const route = createRoute({
   method: 'get',
   path: '/api/auth/google',
+  operationId: 'startGoogleSignIn',
+  security: [],
   tags: ['Auth'],
   summary: 'Start Google sign-in',
   description:

@@ -6,6 +6,8 @@ import { ok } from '../../../lib/http/openapi'
 export const route = createRoute({
   method: 'get',
   path: '/api/security/risc',
+  operationId: 'getRiscReceiverHealth',
+  security: [],
   tags: ['Security'],
   summary: 'RISC receiver health',
   description: 'Always `{status: "ok"}`; touches no store.',

@@ -8,6 +8,8 @@ const successor = '/api/security/risc'
 export const route = createRoute({
   method: 'post',
   path: '/api/auth/google/risc',
+  operationId: 'receiveRiscEventLegacy',
+  security: [],
   tags: ['Security'],
   summary: `Removed: use POST ${successor}`,
   description: `Always 410 \`{error: 'Gone: use POST ${successor}', code: 'DEPRECATED'}\` with \`Link: <${successor}>; rel="successor-version"\`.`,

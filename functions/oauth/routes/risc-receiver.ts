@@ -10,6 +10,8 @@ import { expireCachedSessions } from '../../../lib/auth/session-cache'
 export const route = createRoute({
   method: 'post',
   path: RISC_QUEUE_PATH,
+  operationId: 'processRiscEvent',
+  security: [{ queueSignature: [] }],
   tags: ['Security'],
   summary: 'Queue receiver: act on a stored RISC event',
   description:
@@ -20,7 +22,7 @@ export const route = createRoute({
   middleware: [requireQueueSignature] as const,
   request: { body: jsonBody(z.object({ jti: z.string().min(1).max(256) })) },
   responses: {
-    200: ok(z.object({ processed: z.boolean(), outcome: z.string().optional() }), 'Processed, or already processed'),
+    200: ok(z.object({ processed: z.boolean(), outcome: z.string().max(1024).optional() }), 'Processed, or already processed'),
     401: errorResponse('Missing or invalid queue signature'),
   },
 })

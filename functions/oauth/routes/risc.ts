@@ -13,11 +13,14 @@ import { RISC_QUEUE_PATH, subjectOf } from '../risc-events'
 import { errorFields, log } from '../../../lib/log'
 
 const INVALID = 'Invalid security event token'
-const Jwt = z.string().openapi({ description: 'The security event token (compact JWS)' })
+// A SET is a couple of kilobytes; the bound keeps an oversized body from reaching the JWT parser.
+const Jwt = z.string().max(16_384).openapi({ description: 'The security event token (compact JWS)' })
 
 export const route = createRoute({
   method: 'post',
   path: '/api/security/risc',
+  operationId: 'receiveRiscEvent',
+  security: [],
   tags: ['Security'],
   summary: 'Receive a Google Cross-Account Protection (RISC) event',
   description:

@@ -4,11 +4,13 @@ import { generateAuthenticationOptions } from '@simplewebauthn/server'
 import { eq } from 'drizzle-orm'
 import type { AppEnv } from '../../../lib/context'
 import { errorResponse, ok } from '../../../lib/http/openapi'
+import { limits } from '../../../lib/http/limits'
+import { enforceRateLimit, limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { asService } from '../../../lib/db/rls'
 import { users } from '../../../schema'
 import { issueChallenge } from '../challenge'
-import { bodyError, limitSignIn, OptionsSchema, passkeySignInLimit, WEBAUTHN_TIMEOUT_MS } from '../schemas'
+import { bodyError, OptionsSchema, WEBAUTHN_TIMEOUT_MS } from '../schemas'
 
 const AuthOptionsBody = z
   .object(
@@ -24,9 +26,11 @@ const AuthOptionsBody = z
   )
   .openapi('PasskeyAuthOptionsRequest')
 
-export const route = createRoute({
+export const route = createRoute(limitedRoute(limits.passkeySignIn, {
   method: 'post',
   path: '/api/passkey/auth/options',
+  operationId: 'startPasskeySignIn',
+  security: [],
   tags: ['Passkeys'],
   summary: 'Start signing in with a passkey',
   description:
@@ -34,19 +38,19 @@ export const route = createRoute({
     'site), user verification required, and a challenge bound to the account the email names. Credential ids ' +
     'are never listed, and an unknown email gets the same answer from the same work (one lookup by email) with a ' +
     'challenge that signs no one in, so the answer says nothing about the account or whether it exists. ' +
-    `${passkeySignInLimit.limit} requests per minute per IP, ` +
+    `${limits.passkeySignIn.limit} requests per minute per IP, ` +
     'shared with `/api/passkey/auth/verify`.',
   request: { body: jsonBody(AuthOptionsBody) },
   responses: {
     200: ok(OptionsSchema('PasskeyAuthOptions', 'request'), 'Options and their challenge'),
     400: errorResponse('`Identifier is required` (`VALIDATION`); or invalid JSON'),
-    429: errorResponse('Too many requests'),
   },
-})
+}, 'handler'))
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { identifier } = c.req.valid('json')
-  await limitSignIn(c)
+  // After validation: a malformed request costs no store round trip (and a Worker without a store still answers 400).
+  await enforceRateLimit(c, limits.passkeySignIn)
   const { db, config } = c.var.services
   // No session yet: the service finds the account, for the challenge's binding only. Its passkeys are not
   // read: listing them would tell anyone with the email which credentials it has, and cost a query the

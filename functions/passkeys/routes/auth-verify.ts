@@ -8,29 +8,33 @@ import type { AppEnv } from '../../../lib/context'
 import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
+import { limits } from '../../../lib/http/limits'
+import { enforceRateLimit, limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { passkeys, users } from '../../../schema'
 import { assertSignedChallenge, consumeChallenge } from '../challenge'
-import { bodyError, ChallengeField, CredentialField, limitSignIn, passkeySignInLimit } from '../schemas'
+import { bodyError, ChallengeField, CredentialField } from '../schemas'
 
 const AuthVerifyBody = z.object({ credential: CredentialField, challenge: ChallengeField }, { error: bodyError }).openapi('PasskeyAuthentication')
 
 // One answer for every way the credential itself fails: it reveals nothing about which part was wrong.
 const failed = () => new ApiError(401, 'Passkey sign-in failed', { code: 'PASSKEY_AUTH_FAILED' })
 
-export const route = createRoute({
+export const route = createRoute(limitedRoute(limits.passkeySignIn, {
   method: 'post',
   path: '/api/passkey/auth/verify',
+  operationId: 'finishPasskeySignIn',
+  security: [],
   tags: ['Passkeys'],
   summary: 'Finish signing in with a passkey',
   description:
     'Verifies the assertion (user verification required; the signature counter must increase unless both it ' +
     'and the stored one are 0), stores the new counter, and sets `service-session` exactly as password login ' +
-    `does. The challenge is used up by this call, whatever its outcome. ${passkeySignInLimit.limit} requests ` +
+    `does. The challenge is used up by this call, whatever its outcome. ${limits.passkeySignIn.limit} requests ` +
     'per minute per IP, shared with `/api/passkey/auth/options`.',
   request: { body: jsonBody(AuthVerifyBody) },
   responses: {
-    200: ok(z.object({ ok: z.literal(true), user: z.object({ id: z.string(), name: z.string() }) }).openapi('PasskeyAuthResult')),
+    200: ok(z.object({ ok: z.literal(true), user: z.object({ id: z.string().max(1400), name: z.string().max(256) }) }).openapi('PasskeyAuthResult')),
     400: errorResponse(
       'Missing credential or challenge (`VALIDATION`); challenge unknown, expired or used (`CHALLENGE_INVALID`); ' +
         'the credential signed another challenge (`CHALLENGE_MISMATCH`)',
@@ -40,13 +44,13 @@ export const route = createRoute({
         'options were for, bad signature, user not verified, or a counter that did not increase',
     ),
     403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
-    429: errorResponse('Too many requests'),
   },
-})
+}, 'handler'))
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { credential, challenge } = c.req.valid('json')
-  await limitSignIn(c)
+  // After validation: a malformed request costs no store round trip (and a Worker without a store still answers 400).
+  await enforceRateLimit(c, limits.passkeySignIn)
   // A foreign page must not sign the browser into the attacker's account (login CSRF).
   assertTrustedOrigin(c)
   const { db, config } = c.var.services

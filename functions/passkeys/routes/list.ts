@@ -1,32 +1,29 @@
-import { createRoute, z } from '@hono/zod-openapi'
+import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { desc, eq } from 'drizzle-orm'
-import { requireSession } from '../../../lib/auth/session'
-import type { AppEnv } from '../../../lib/context'
 import { readAsUser } from '../../../lib/db/rls'
-import { errorResponse, ok } from '../../../lib/http/openapi'
+import { ok } from '../../../lib/http/openapi'
+import { signedInRoute } from '../../../lib/http/routes'
 import { passkeys } from '../../../schema'
 import { toPasskeyItem } from '../item'
 import { PasskeyItemSchema } from '../schemas'
 
-export const route = createRoute({
+export const route = signedInRoute({
   method: 'get',
   path: '/api/passkeys',
+  operationId: 'listPasskeys',
   tags: ['Passkeys'],
   summary: "The caller's passkeys, newest first",
   description:
     'Each passkey that can sign in to this account: its credential `id`, `label`, when it was added and last ' +
     'used. Never the public key or the signature counter. Remove one with `DELETE /api/passkeys/{id}`.',
-  middleware: [requireSession] as const,
-  security: [{ session: [] }],
   responses: {
     200: ok(z.object({ passkeys: z.array(PasskeyItemSchema) }).openapi('PasskeyList')),
-    401: errorResponse('No session'),
   },
 })
 
-export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const me = c.var.user!.id
+export const handler: RouteHandler<typeof route> = async (c) => {
+  const me = c.var.user.id
   const rows = await readAsUser(c, (tx) =>
     tx
       .select({ id: passkeys.id, label: passkeys.label, createdAt: passkeys.createdAt, lastUsedAt: passkeys.lastUsedAt })

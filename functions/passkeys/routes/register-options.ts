@@ -1,19 +1,18 @@
-import { createRoute } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { generateRegistrationOptions } from '@simplewebauthn/server'
 import { eq } from 'drizzle-orm'
-import { requireSession } from '../../../lib/auth/session'
-import type { AppEnv } from '../../../lib/context'
 import { asUser } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
+import { signedInRoute } from '../../../lib/http/routes'
 import { passkeys } from '../../../schema'
 import { issueChallenge } from '../challenge'
 import { FRESH_SESSION_MINUTES, requireFreshSession } from '../fresh-session'
 import { OptionsSchema, WEBAUTHN_TIMEOUT_MS } from '../schemas'
 
-export const route = createRoute({
+export const route = signedInRoute({
   method: 'post',
   path: '/api/passkey/register/options',
+  operationId: 'startPasskeyRegistration',
   tags: ['Passkeys'],
   summary: 'Start registering a passkey',
   description:
@@ -22,17 +21,15 @@ export const route = createRoute({
     "user's passkeys as `excludeCredentials`, and a discoverable (resident) key required, since sign-in lists no " +
     'credential ids. The challenge is bound to this user. Adding a passkey needs a recent sign-in: the session ' +
     `must be at most ${FRESH_SESSION_MINUTES} minutes old, else 403 \`REAUTH_REQUIRED\` (sign in again).`,
-  middleware: [requireSession, requireFreshSession] as const,
-  security: [{ session: [] }],
+  middleware: [requireFreshSession],
   responses: {
     200: ok(OptionsSchema('PasskeyRegistrationOptions', 'creation'), 'Options and their challenge'),
-    401: errorResponse('No session'),
     403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`); session older than 10 minutes (`REAUTH_REQUIRED`)'),
   },
 })
 
-export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const me = c.var.user!
+export const handler: RouteHandler<typeof route> = async (c) => {
+  const me = c.var.user
   const { config } = c.var.services
   const existing = await asUser(c, (tx) =>
     tx.select({ id: passkeys.id, transports: passkeys.transports }).from(passkeys).where(eq(passkeys.userId, me.id)),

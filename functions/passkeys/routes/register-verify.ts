@@ -1,12 +1,11 @@
-import { createRoute, z } from '@hono/zod-openapi'
+import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { type RegistrationResponseJSON, verifyRegistrationResponse } from '@simplewebauthn/server'
 import { isoBase64URL } from '@simplewebauthn/server/helpers'
-import { requireSession } from '../../../lib/auth/session'
-import type { AppEnv } from '../../../lib/context'
 import { asUser } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
+import { signedInRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
 import { passkeys } from '../../../schema'
 import { sendNotice } from '../../../lib/mail/notice'
@@ -31,9 +30,10 @@ const RegisterBody = z
   )
   .openapi('PasskeyRegistration')
 
-export const route = createRoute({
+export const route = signedInRoute({
   method: 'post',
   path: '/api/passkey/register/verify',
+  operationId: 'finishPasskeyRegistration',
   tags: ['Passkeys'],
   summary: 'Finish registering a passkey',
   description:
@@ -41,8 +41,7 @@ export const route = createRoute({
     'and stores it for the signed-in user, then mails the account\'s address that a passkey was added (`passkey-added`). ' +
     'The challenge is used up by this call, whatever its outcome. Needs a recent sign-in: the session must be at most ' +
     `${FRESH_SESSION_MINUTES} minutes old, else 403 \`REAUTH_REQUIRED\` (checked before the challenge is used).`,
-  middleware: [requireSession, requireFreshSession] as const,
-  security: [{ session: [] }],
+  middleware: [requireFreshSession],
   request: { body: jsonBody(RegisterBody) },
   responses: {
     200: ok(z.object({ ok: z.literal(true) }), 'Registered'),
@@ -51,14 +50,13 @@ export const route = createRoute({
         '(`CHALLENGE_INVALID`); the credential signed another challenge (`CHALLENGE_MISMATCH`); verification failed ' +
         '(`PASSKEY_VERIFICATION_FAILED`); `Passkey already registered` (`PASSKEY_EXISTS`)',
     ),
-    401: errorResponse('No session'),
     403: errorResponse('Foreign `Origin` (`ORIGIN_NOT_ALLOWED`); session older than 10 minutes (`REAUTH_REQUIRED`)'),
   },
 })
 
-export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+export const handler: RouteHandler<typeof route> = async (c) => {
   const { credential, challenge, label } = c.req.valid('json')
-  const me = c.var.user!.id
+  const me = c.var.user.id
   const { config } = c.var.services
   const { expected } = await consumeChallenge(c, challenge, (b) => b.purpose === 'register' && b.userId === me)
   assertSignedChallenge(credential, expected)
@@ -90,6 +88,6 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   )
   if (inserted.length === 0) throw new ApiError(400, 'Passkey already registered', { code: 'PASSKEY_EXISTS' })
   // The owner hears of every new credential: a passkey added by someone else is seen, not silent.
-  await sendNotice(c, passkeyAddedMail(c.var.user!.email, label || 'Passkey', config.baseUrl))
+  await sendNotice(c, passkeyAddedMail(c.var.user.email, label || 'Passkey', config.baseUrl))
   return c.json({ ok: true as const }, 200)
 }

@@ -1,15 +1,15 @@
-import { createRoute, z } from '@hono/zod-openapi'
+import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { and, eq, isNull, ne } from 'drizzle-orm'
 import { getCookie } from 'hono/cookie'
 import { hashSecret, verifySecretOrDecoy } from '../../../lib/auth/password'
 import { hashSessionToken, requireSession, SESSION_COOKIE } from '../../../lib/auth/session'
-import type { AppEnv } from '../../../lib/context'
 import { asService, asUser } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
-import { rateLimit } from '../../../lib/http/rate-limit'
+import { signedInRoute } from '../../../lib/http/routes'
+import { limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { passwordResets, sessions, users } from '../../../schema'
 import { newPasswordField } from '../../../lib/http/fields'
@@ -18,7 +18,7 @@ import { expireCachedSessions } from '../../../lib/auth/session-cache'
 
 const ChangePasswordBody = z
   .object({
-    currentPassword: z.string({ error: 'Current password is required' }).min(1, 'Current password is required'),
+    currentPassword: z.string({ error: 'Current password is required' }).max(1024).min(1, 'Current password is required'),
     newPassword: newPasswordField('New password'),
   })
   .openapi('ChangePasswordRequest')
@@ -26,9 +26,10 @@ const ChangePasswordBody = z
 // 400, not 401: a 401 would read as a lost session to the dashboard.
 const incorrect = () => new ApiError(400, 'Current password is incorrect', { code: 'CURRENT_PASSWORD_INCORRECT' })
 
-export const route = createRoute({
+export const route = signedInRoute(limitedRoute(limits.passwordChange, {
   method: 'post',
   path: '/api/user/password',
+  operationId: 'changePassword',
   tags: ['Users'],
   summary: 'Change password',
   description:
@@ -39,20 +40,15 @@ export const route = createRoute({
     'mailed to the owner and can be listed and removed (`/api/passkeys`); recovery from a lost account is ' +
     'forgot/reset-password, which removes every passkey. ' +
     'Limited to 5 attempts per 15 minutes per user, so a stolen session cannot guess the password.',
-  middleware: [requireSession, rateLimit(limits.passwordReset, (c) => `user:${c.var.user!.id}`)] as const,
-  security: [{ session: [] }],
   request: { body: jsonBody(ChangePasswordBody) },
   responses: {
     200: ok(OkSchema),
     400: errorResponse('`Current password is incorrect`, or a missing or invalid field (`VALIDATION`)'),
-    401: errorResponse('No session'),
-    403: errorResponse('Sent from a foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
-    429: errorResponse('Too many attempts'),
   },
-})
+}))
 
-export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const me = c.var.user!
+export const handler: RouteHandler<typeof route> = async (c) => {
+  const me = c.var.user
   const body = c.req.valid('json')
   const cost = c.var.services.config.PASSWORD_HASH_COST
   const [row] = await asUser(c, (tx) => tx.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, me.id)))

@@ -4,7 +4,7 @@ import type { AppEnv } from '../../../lib/context'
 import { emailField } from '../../../lib/http/fields'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
-import { rateLimit } from '../../../lib/http/rate-limit'
+import { limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { RESET_QUEUE_PATH, RESET_TTL_MINUTES } from '../reset-job'
 import { OkSchema } from '../schemas'
@@ -15,9 +15,11 @@ const ForgotPasswordBody = z
   })
   .openapi('ForgotPasswordRequest')
 
-export const route = createRoute({
+export const route = createRoute(limitedRoute(limits.passwordReset, {
   method: 'post',
   path: '/api/auth/forgot-password',
+  operationId: 'requestPasswordReset',
+  security: [],
   tags: ['Users'],
   summary: 'Forgot password: mail a reset link',
   description:
@@ -28,14 +30,12 @@ export const route = createRoute({
     "Only the token's SHA-256 is stored. A malformed email is 400 `VALIDATION` (that tells nothing about " +
     'accounts). Wallet-derived addresses get no mail. Rate limited per IP: 5 per 15 minutes, shared with ' +
     'reset-password.',
-  middleware: [rateLimit(limits.passwordReset)] as const,
   request: { body: jsonBody(ForgotPasswordBody) },
   responses: {
     200: ok(OkSchema, 'Accepted; a link is mailed if the account exists'),
     400: errorResponse('Missing or invalid email (`VALIDATION`)'),
-    429: errorResponse('Too many requests'),
   },
-})
+}))
 
 // Nothing here depends on whether the account exists: one publish, then the answer.
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {

@@ -1,19 +1,18 @@
-import { createRoute } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import { ensureReferralCode } from '../../../lib/auth/accounts'
-import { requireSession } from '../../../lib/auth/session'
-import type { AppEnv } from '../../../lib/context'
 import { readAsUser } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
-import { errorResponse, ok } from '../../../lib/http/openapi'
+import { ok } from '../../../lib/http/openapi'
+import { signedInRoute } from '../../../lib/http/routes'
 import { users } from '../../../schema'
 import { UserSchema } from '../schemas'
 import { toUserView, userColumns } from '../view'
 
-export const route = createRoute({
+export const route = signedInRoute({
   method: 'get',
   path: '/api/user',
+  operationId: 'getUser',
   tags: ['Users'],
   summary: 'Current user',
   description:
@@ -21,16 +20,13 @@ export const route = createRoute({
     'is bought), subscription status, credits, whether the email is verified (`emailVerified`), ' +
     'the user\'s own `referralCode` (an account created without one gets one here), and whether they are an admin ' +
     '(a verified email in `ADMIN_EMAILS`).',
-  middleware: [requireSession] as const,
-  security: [{ session: [] }],
   responses: {
     200: ok(UserSchema),
-    401: errorResponse('No session'),
   },
 })
 
-export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const me = c.var.user!
+export const handler: RouteHandler<typeof route> = async (c) => {
+  const me = c.var.user
   const [row] = await readAsUser(c, (tx) => tx.select(userColumns).from(users).where(eq(users.id, me.id)))
   // Deleted between reading the session and now: the session is as good as gone.
   if (!row) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })

@@ -9,6 +9,8 @@ import { RESET_QUEUE_PATH, sendResetMail } from '../reset-job'
 export const route = createRoute({
   method: 'post',
   path: RESET_QUEUE_PATH,
+  operationId: 'deliverPasswordResetMail',
+  security: [{ queueSignature: [] }],
   tags: ['Users'],
   summary: 'Queue receiver: mail a password reset link',
   description:

@@ -8,7 +8,7 @@ import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
-import { rateLimit } from '../../../lib/http/rate-limit'
+import { limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { sendNotice } from '../../../lib/mail/notice'
 import { apiKeys, passkeys, passwordResets, sessions, users } from '../../../schema'
@@ -19,16 +19,18 @@ import { expireCachedSessions } from '../../../lib/auth/session-cache'
 
 const ResetPasswordBody = z
   .object({
-    token: z.string({ error: 'Token is required' }).min(1, 'Token is required'),
+    token: z.string({ error: 'Token is required' }).max(8192).min(1, 'Token is required'),
     password: newPasswordField('Password'),
   })
   .openapi('ResetPasswordRequest')
 
 const invalidToken = () => new ApiError(400, 'Invalid or expired reset token', { code: 'INVALID_RESET_TOKEN' })
 
-export const route = createRoute({
+export const route = createRoute(limitedRoute(limits.passwordReset, {
   method: 'post',
   path: '/api/auth/reset-password',
+  operationId: 'resetPassword',
+  security: [],
   tags: ['Users'],
   summary: 'Reset password with a mailed token',
   description:
@@ -41,14 +43,12 @@ export const route = createRoute({
     'prefix, last use) with where to revoke them. A token works once, even under concurrent requests, and ' +
     "expires after 1 hour; the user's other unused tokens stop working too. An unknown or used token is refused " +
     'before the new password is hashed. Rate limited per IP: 5 per 15 minutes, shared with forgot-password.',
-  middleware: [rateLimit(limits.passwordReset)] as const,
   request: { body: jsonBody(ResetPasswordBody) },
   responses: {
     200: ok(OkSchema),
     400: errorResponse('`Invalid or expired reset token` (unknown, expired or used), or an invalid field (`VALIDATION`)'),
-    429: errorResponse('Too many requests'),
   },
-})
+}))
 
 const live = (tokenHash: string) => and(eq(passwordResets.tokenHash, tokenHash), isNull(passwordResets.usedAt), gt(passwordResets.expiresAt, sql`now()`))
 

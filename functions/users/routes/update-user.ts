@@ -1,12 +1,11 @@
-import { createRoute, z } from '@hono/zod-openapi'
+import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import { ensureReferralCode } from '../../../lib/auth/accounts'
-import { requireSession } from '../../../lib/auth/session'
-import type { AppEnv } from '../../../lib/context'
 import { asUser } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
+import { signedInRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
 import { users } from '../../../schema'
 import { UserSchema } from '../schemas'
@@ -25,28 +24,25 @@ const UpdateUserBody = z
   .openapi('UpdateUserRequest')
 
 const updateRoute = <M extends 'post' | 'patch'>(method: M) =>
-  createRoute({
+  signedInRoute({
     method,
     path: '/api/user',
+    operationId: method === 'post' ? 'updateUser' : 'patchUser',
     tags: ['Users'],
     summary: 'Update profile',
     description: 'Sets the display name (trimmed, 1 to 100 characters). `POST` and `PATCH` are the same operation.',
-    middleware: [requireSession] as const,
-    security: [{ session: [] }],
     request: { body: jsonBody(UpdateUserBody) },
     responses: {
       200: ok(UserSchema, 'The updated user'),
       400: errorResponse('Missing, empty or too long `name` (`VALIDATION`)'),
-      401: errorResponse('No session'),
-      403: errorResponse('Sent from a foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     },
   })
 
 export const route = updateRoute('post')
 export const patchRoute = updateRoute('patch')
 
-export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const me = c.var.user!
+export const handler: RouteHandler<typeof route> = async (c) => {
+  const me = c.var.user
   const { name } = c.req.valid('json')
   const [row] = await asUser(c, (tx) =>
     tx.update(users).set({ name, updatedAt: new Date() }).where(eq(users.id, me.id)).returning(userColumns),

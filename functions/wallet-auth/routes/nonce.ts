@@ -2,31 +2,31 @@ import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
 import { errorResponse, ok } from '../../../lib/http/openapi'
-import { rateLimit } from '../../../lib/http/rate-limit'
-import { walletLimits } from '../limits'
+import { limits } from '../../../lib/http/limits'
+import { limitedRoute } from '../../../lib/http/rate-limit'
 import { issueNonce } from '../nonce'
 
 const NonceResponse = z
-  .object({ nonce: z.string().openapi({ example: '3f1c9a0b7e2d4c6f8a1b2c3d4e5f6a7b' }) })
+  .object({ nonce: z.string().max(1024).openapi({ example: '3f1c9a0b7e2d4c6f8a1b2c3d4e5f6a7b' }) })
   .openapi('WalletNonce')
 
 const spec = (method: 'get' | 'post') =>
-  createRoute({
+  createRoute(limitedRoute(limits.walletNonce, {
     method,
     path: '/api/auth/nonce',
+    operationId: method === 'get' ? 'getWalletNonce' : 'createWalletNonce',
+    security: [],
     tags: ['Wallet auth'],
     summary: 'Issue a wallet sign-in nonce',
     description:
       'GET and POST answer alike: `{nonce}`, 32 alphanumeric characters for the `Nonce:` line of the message ' +
       'posted to `POST /api/wallet-auth`. Single use (spent by the first attempt, even a failed one) and valid ' +
       'for 10 minutes. Not cached. 30 per minute per IP.',
-    middleware: [rateLimit(walletLimits.nonce)] as const,
     responses: {
       200: ok(NonceResponse),
-      429: errorResponse('Too many requests'),
       503: errorResponse('Nonce store not configured'),
     },
-  })
+  }))
 
 export const route = spec('get')
 export const postRoute = spec('post')

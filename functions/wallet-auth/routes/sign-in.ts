@@ -6,15 +6,15 @@ import { walletEmail } from '../../../lib/auth/accounts'
 import { assertTrustedOrigin } from '../../../lib/auth/session'
 import { signInWithIdentity } from '../../../lib/auth/sign-in'
 import type { AppEnv } from '../../../lib/context'
+import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
-import { enforceRateLimit } from '../../../lib/http/rate-limit'
+import { enforceRateLimit, limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
-import { walletLimits } from '../limits'
 import { verifyBase, verifyTempo } from '../verify'
 
 const WalletAuthBody = z
   .object({
-    address: z.string({ error: 'Address required' }).regex(/^0x[0-9a-fA-F]{40}$/, 'Invalid address'),
+    address: z.string({ error: 'Address required' }).max(1024).regex(/^0x[0-9a-fA-F]{40}$/, 'Invalid address'),
     message: z.string({ error: 'Message required' }).min(1, 'Message required').max(8192, 'Message too long'),
     // ERC-6492 wraps the owner's signature with factory calldata: far longer than 65 bytes.
     signature: z
@@ -26,7 +26,7 @@ const WalletAuthBody = z
   .openapi('WalletAuthRequest')
 
 const WalletAuthResponse = z
-  .object({ ok: z.literal(true), user: z.object({ id: z.string(), name: z.string() }) })
+  .object({ ok: z.literal(true), user: z.object({ id: z.string().max(255), name: z.string().max(256) }) })
   .openapi('WalletAuthResponse')
 
 // Cookie-setting POST: a browser on a foreign page is refused outright (clients without Origin pass).
@@ -35,9 +35,11 @@ const trustedOrigin = createMiddleware<AppEnv>(async (c, next) => {
   await next()
 })
 
-export const route = createRoute({
+export const route = createRoute(limitedRoute(limits.walletSignIn, {
   method: 'post',
   path: '/api/wallet-auth',
+  operationId: 'signInWithWallet',
+  security: [],
   tags: ['Wallet auth'],
   summary: 'Sign in with a wallet (Base SIWE or Tempo)',
   description: [
@@ -62,21 +64,20 @@ export const route = createRoute({
     '503 `CHAIN_UNAVAILABLE` when a smart-wallet signature cannot be checked on Base.',
   ].join(''),
   // The limiter runs after body validation (in the handler): a malformed body costs no store round trip.
-  middleware: [trustedOrigin] as const,
+  middleware: [trustedOrigin],
   request: { body: jsonBody(WalletAuthBody) },
   responses: {
     200: ok(WalletAuthResponse, 'Signed in; sets `service-session`'),
     400: errorResponse('`VALIDATION` or `MESSAGE_MALFORMED`'),
     401: errorResponse('Nonce, message or signature refused (see `code`)'),
     403: errorResponse('Foreign origin'),
-    429: errorResponse('Too many sign-in attempts'),
     503: errorResponse('Store not configured or Base RPC unavailable'),
   },
-})
+}, 'handler'))
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const body = c.req.valid('json')
-  await enforceRateLimit(c, walletLimits.signIn) // after validation, before the nonce is spent or the chain called
+  await enforceRateLimit(c, limits.walletSignIn) // after validation, before the nonce is spent or the chain called
   const claim = { address: body.address as `0x${string}`, message: body.message, signature: body.signature as `0x${string}` }
   if (body.chain === 'tempo') await verifyTempo(c, claim)
   else await verifyBase(c, claim)

@@ -28,7 +28,7 @@ const appWithMetrics = (metrics: () => Promise<RuntimeMetrics>) =>
 const isIsoTimestamp = (v: unknown) => typeof v === 'string' && new Date(v).toISOString() === v
 
 describe('health: metrics collection fails', () => {
-  it('GET /api/health answers 500 {status:error, health:unhealthy, timestamp} and logs with the request id', async () => {
+  it('GET /api/health answers 500 {status:error, health:unhealthy, timestamp, error, code:INTERNAL} and logs with the request id', async () => {
     const logged = vi.spyOn(console, 'error').mockImplementation(() => {})
     const app = appWithMetrics(async () => {
       throw new Error('boom')
@@ -36,7 +36,7 @@ describe('health: metrics collection fails', () => {
     const res = await app.request('/api/health')
     expect(res.status).toBe(500)
     const body = await res.json()
-    expect(Object.keys(body).sort()).toEqual(['health', 'status', 'timestamp'])
+    expect(Object.keys(body).sort()).toEqual(['code', 'error', 'health', 'status', 'timestamp'])
     expect(body.status).toBe('error')
     expect(body.health).toBe('unhealthy')
     expect(isIsoTimestamp(body.timestamp)).toBe(true)
@@ -54,7 +54,7 @@ describe('health: metrics collection fails', () => {
     }) as unknown as () => Promise<RuntimeMetrics>)
     const res = await app.request('/api/health')
     expect(res.status).toBe(500)
-    expect(await res.json()).toMatchObject({ status: 'error', health: 'unhealthy' })
+    expect(await res.json()).toMatchObject({ status: 'error', health: 'unhealthy', error: 'Collecting metrics failed', code: 'INTERNAL' })
   })
 
   it('GET /api/admin/health with failing metrics is the generic 500 envelope, not the error text', async () => {
