@@ -1,87 +1,22 @@
 /**
- * Every `code` an error answer may carry: one catalogue, listed in both OpenAPI documents. Codes are
- * stable, upper snake case, and name the case, not the status (a client switches on `code`, shows
- * `error`). Add a code here before throwing it; never rename one that has shipped.
+ * Every `code` an error answer may carry: one catalogue, listed in both OpenAPI documents with what each means
+ * (./error-catalogue.ts). Codes are stable, upper snake case, and name the case, not the status (a client switches
+ * on `code`, shows `error`). Add a code here (and its meaning there) before throwing it; never rename one that has
+ * shipped.
  */
-export const errorCodes = {
-  // Request shape (any route)
-  VALIDATION: 'A body field, path or query parameter or header failed validation; `issues` lists each one.',
-  INVALID_JSON: 'The body is not valid JSON.',
-  INVALID_INPUT: 'The database refused a value (out of range, malformed, too large for an index).',
-  PAYLOAD_TOO_LARGE: 'The body is over 1 MB.',
-  UNSUPPORTED_MEDIA_TYPE: 'A JSON route was sent another `Content-Type`.',
-  INVALID_HOST: 'The `Host` header is not one this server answers for.',
-  NOT_FOUND: 'No such route, or no such resource visible to the caller (another user\'s ids read as absent).',
-  METHOD_NOT_ALLOWED: 'The path exists but not with this method; `Allow` lists the methods it takes.',
-  CONFLICT: 'A duplicate, or a write that conflicts with related records.',
-  RATE_LIMITED: 'Over a rate limit; `Retry-After` and `RateLimit-*` headers say when to retry.',
-  INTERNAL: 'An unexpected failure; the request id in the logs identifies it.',
-  NOT_CONFIGURED: 'A store or provider this route needs is not configured on this deployment.',
-  MISCONFIGURED: 'A secret this route needs is missing or invalid on this deployment.',
+export const ERROR_CODES = [
+  'VALIDATION', 'INVALID_JSON', 'INVALID_INPUT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'INVALID_HOST',
+  'NOT_FOUND', 'METHOD_NOT_ALLOWED', 'CONFLICT', 'RATE_LIMITED', 'INTERNAL', 'NOT_CONFIGURED', 'MISCONFIGURED',
+  'UNAUTHORIZED', 'INVALID_CREDENTIALS', 'INVALID_API_KEY', 'API_KEY_REQUIRED', 'INVALID_TOKEN', 'INVALID_SIGNATURE',
+  'SIGNATURE_REQUIRED', 'FORBIDDEN', 'ORIGIN_NOT_ALLOWED', 'CSRF_INVALID', 'ADMIN_REQUIRED', 'REAUTH_REQUIRED',
+  'BOT_DETECTED', 'RESERVED_EMAIL_DOMAIN', 'ACCOUNT_LINK_REFUSED', 'ACCOUNT_DISABLED', 'TOKEN_GATE', 'USER_EXISTS',
+  'USER_NOT_FOUND', 'CURRENT_PASSWORD_INCORRECT', 'INVALID_RESET_TOKEN', 'EMAIL_ALREADY_VERIFIED',
+  'INVALID_REFERRAL', 'INVALID_INVITE', 'INVITE_EMAIL_MISMATCH', 'INVITE_USED', 'INVITE_EXPIRED', 'KEY_LIMIT',
+  'PASSKEY_EXISTS', 'PASSKEY_VERIFICATION_FAILED', 'PASSKEY_AUTH_FAILED', 'CHALLENGE_INVALID', 'CHALLENGE_MISMATCH',
+  'NONCE_INVALID', 'SIGNATURE_INVALID', 'ADDRESS_MISMATCH', 'DOMAIN_MISMATCH', 'URI_MISMATCH', 'CHAIN_MISMATCH',
+  'MESSAGE_EXPIRED', 'MESSAGE_NOT_YET_VALID', 'MESSAGE_MALFORMED', 'ADDRESS_NOT_PROVEN', 'INVALID_TRANSITION',
+  'PLAN_REQUIRED', 'SUBSCRIPTION_MISMATCH', 'DEPRECATED', 'CHAIN_UNAVAILABLE', 'PROVIDER_UNAVAILABLE',
+  'MAIL_UNAVAILABLE',
+] as const
 
-  // Authentication and authorization
-  UNAUTHORIZED: 'No valid session, key or signed identity.',
-  INVALID_CREDENTIALS: 'Email and password do not match an account.',
-  INVALID_API_KEY: 'The API key is unknown or revoked.',
-  API_KEY_REQUIRED: 'No API key in `Authorization: Bearer`.',
-  INVALID_TOKEN: 'A token (verification, Farcaster, session) is invalid or expired.',
-  INVALID_SIGNATURE: 'A signature (identity headers, queue, wallet, webhook) does not verify.',
-  SIGNATURE_REQUIRED: 'A signature the route requires is missing.',
-  FORBIDDEN: 'Signed in, but not allowed to do this.',
-  ORIGIN_NOT_ALLOWED: 'A cookie-authenticated write came from an `Origin` outside the dashboard\'s.',
-  CSRF_INVALID: 'The CSRF token is missing or does not match.',
-  ADMIN_REQUIRED: 'Needs a verified email listed as an administrator.',
-  REAUTH_REQUIRED: 'Needs a recent sign-in.',
-  BOT_DETECTED: 'The request looks automated (no browser-like `User-Agent`, or the bot check failed).',
-  RESERVED_EMAIL_DOMAIN: 'The email domain is reserved for wallet and Farcaster accounts.',
-  ACCOUNT_LINK_REFUSED: 'The provider does not vouch for the email of an existing account.',
-  ACCOUNT_DISABLED: 'Sign-in with this provider is disabled for the account (for example after a provider security event).',
-  TOKEN_GATE: 'The wallet does not hold the token this sign-in requires.',
-
-  // Accounts
-  USER_EXISTS: 'An account with this email already exists.',
-  USER_NOT_FOUND: 'No such user.',
-  CURRENT_PASSWORD_INCORRECT: 'The current password given does not match.',
-  INVALID_RESET_TOKEN: 'The password reset token is invalid, used or expired.',
-  EMAIL_ALREADY_VERIFIED: 'The email is already verified.',
-  INVALID_REFERRAL: 'The referral code is unknown.',
-
-  // Invites
-  INVALID_INVITE: 'The invite token is malformed or unknown.',
-  INVITE_EMAIL_MISMATCH: 'The invite is for another email.',
-  INVITE_USED: 'The invite has been redeemed.',
-  INVITE_EXPIRED: 'The invite has expired.',
-
-  // API keys, passkeys, wallets, devices
-  KEY_LIMIT: 'The account already has the maximum number of API keys.',
-  PASSKEY_EXISTS: 'This passkey is already registered.',
-  PASSKEY_VERIFICATION_FAILED: 'The passkey registration did not verify.',
-  PASSKEY_AUTH_FAILED: 'The passkey assertion did not verify.',
-  CHALLENGE_INVALID: 'The challenge is unknown, used or expired.',
-  CHALLENGE_MISMATCH: 'The response answers another challenge.',
-  // Wallet sign-in (SIWE and Tempo messages)
-  NONCE_INVALID: 'The sign-in nonce is unknown, used or expired.',
-  SIGNATURE_INVALID: 'The wallet signature does not verify for the message\'s address.',
-  ADDRESS_MISMATCH: 'The message\'s address is not the one the request claims.',
-  DOMAIN_MISMATCH: 'The message was written for another domain.',
-  URI_MISMATCH: 'The message\'s URI is outside the dashboard\'s origins.',
-  CHAIN_MISMATCH: 'The message names another chain.',
-  MESSAGE_EXPIRED: 'The message has expired.',
-  MESSAGE_NOT_YET_VALID: 'The message is not valid yet (issued in the future or before `Not Before`).',
-  MESSAGE_MALFORMED: 'The signed message is not in the expected format.',
-  ADDRESS_NOT_PROVEN: 'The address was not shown to belong to the signer.',
-  INVALID_TRANSITION: 'The resource is not in a state that allows this change.',
-
-  // Plans
-  PLAN_REQUIRED: 'The caller\'s plan does not include this.',
-  SUBSCRIPTION_MISMATCH: 'The plan headers disagree with the caller\'s subscription.',
-  DEPRECATED: 'The route or value is deprecated; the message names the replacement.',
-
-  // Upstreams
-  CHAIN_UNAVAILABLE: 'The chain RPC did not answer.',
-  PROVIDER_UNAVAILABLE: 'An identity provider did not answer.',
-  MAIL_UNAVAILABLE: 'The mail provider did not accept the message.',
-} as const satisfies Record<string, string>
-
-export type ErrorCode = keyof typeof errorCodes
-export const ERROR_CODES = Object.keys(errorCodes) as [ErrorCode, ...ErrorCode[]]
+export type ErrorCode = (typeof ERROR_CODES)[number]

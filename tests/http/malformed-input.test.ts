@@ -3,7 +3,7 @@ import { afterAll, describe, expect, vi } from 'vitest'
 import { signIdentity } from '../../lib/auth/identity'
 import { BROWSER, createHarness } from '../support/harness'
 import { bodyArb, headerValue, type Operation, operations, urlArb } from './openapi-requests'
-import { errorCodes } from '../../lib/http/error-codes'
+import { errorCodes } from '../../lib/http/error-catalogue'
 
 /**
  * The malformed-input run (issue #9): requests generated from both OpenAPI documents, anonymous and signed

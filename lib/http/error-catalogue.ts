@@ -1,0 +1,86 @@
+import type { ErrorCode } from './error-codes'
+
+/**
+ * What each error `code` means, listed in both OpenAPI documents (lib/http/openapi-docs.ts). Kept apart from the
+ * codes themselves so the functions' bundles carry the names only (~2 KB gz); the type makes every code have
+ * its line here.
+ */
+export const errorCodes = {
+  // Request shape (any route)
+  VALIDATION: 'A body field, path or query parameter or header failed validation; `issues` lists each one.',
+  INVALID_JSON: 'The body is not valid JSON.',
+  INVALID_INPUT: 'The database refused a value (out of range, malformed, too large for an index).',
+  PAYLOAD_TOO_LARGE: 'The body is over 1 MB.',
+  UNSUPPORTED_MEDIA_TYPE: 'A JSON route was sent another `Content-Type`.',
+  INVALID_HOST: 'The `Host` header is not one this server answers for.',
+  NOT_FOUND: 'No such route, or no such resource visible to the caller (another user\'s ids read as absent).',
+  METHOD_NOT_ALLOWED: 'The path exists but not with this method; `Allow` lists the methods it takes.',
+  CONFLICT: 'A duplicate, or a write that conflicts with related records.',
+  RATE_LIMITED: 'Over a rate limit; `Retry-After` and `RateLimit-*` headers say when to retry.',
+  INTERNAL: 'An unexpected failure; the request id in the logs identifies it.',
+  NOT_CONFIGURED: 'A store or provider this route needs is not configured on this deployment.',
+  MISCONFIGURED: 'A secret this route needs is missing or invalid on this deployment.',
+
+  // Authentication and authorization
+  UNAUTHORIZED: 'No valid session, key or signed identity.',
+  INVALID_CREDENTIALS: 'Email and password do not match an account.',
+  INVALID_API_KEY: 'The API key is unknown or revoked.',
+  API_KEY_REQUIRED: 'No API key in `Authorization: Bearer`.',
+  INVALID_TOKEN: 'A token (verification, Farcaster, session) is invalid or expired.',
+  INVALID_SIGNATURE: 'A signature (identity headers, queue, wallet, webhook) does not verify.',
+  SIGNATURE_REQUIRED: 'A signature the route requires is missing.',
+  FORBIDDEN: 'Signed in, but not allowed to do this.',
+  ORIGIN_NOT_ALLOWED: 'A cookie-authenticated write came from an `Origin` outside the dashboard\'s.',
+  CSRF_INVALID: 'The CSRF token is missing or does not match.',
+  ADMIN_REQUIRED: 'Needs a verified email listed as an administrator.',
+  REAUTH_REQUIRED: 'Needs a recent sign-in.',
+  BOT_DETECTED: 'The request looks automated (no browser-like `User-Agent`, or the bot check failed).',
+  RESERVED_EMAIL_DOMAIN: 'The email domain is reserved for wallet and Farcaster accounts.',
+  ACCOUNT_LINK_REFUSED: 'The provider does not vouch for the email of an existing account.',
+  ACCOUNT_DISABLED: 'Sign-in with this provider is disabled for the account (for example after a provider security event).',
+  TOKEN_GATE: 'The wallet does not hold the token this sign-in requires.',
+
+  // Accounts
+  USER_EXISTS: 'An account with this email already exists.',
+  USER_NOT_FOUND: 'No such user.',
+  CURRENT_PASSWORD_INCORRECT: 'The current password given does not match.',
+  INVALID_RESET_TOKEN: 'The password reset token is invalid, used or expired.',
+  EMAIL_ALREADY_VERIFIED: 'The email is already verified.',
+  INVALID_REFERRAL: 'The referral code is unknown.',
+
+  // Invites
+  INVALID_INVITE: 'The invite token is malformed or unknown.',
+  INVITE_EMAIL_MISMATCH: 'The invite is for another email.',
+  INVITE_USED: 'The invite has been redeemed.',
+  INVITE_EXPIRED: 'The invite has expired.',
+
+  // API keys, passkeys, wallets, devices
+  KEY_LIMIT: 'The account already has the maximum number of API keys.',
+  PASSKEY_EXISTS: 'This passkey is already registered.',
+  PASSKEY_VERIFICATION_FAILED: 'The passkey registration did not verify.',
+  PASSKEY_AUTH_FAILED: 'The passkey assertion did not verify.',
+  CHALLENGE_INVALID: 'The challenge is unknown, used or expired.',
+  CHALLENGE_MISMATCH: 'The response answers another challenge.',
+  // Wallet sign-in (SIWE and Tempo messages)
+  NONCE_INVALID: 'The sign-in nonce is unknown, used or expired.',
+  SIGNATURE_INVALID: 'The wallet signature does not verify for the message\'s address.',
+  ADDRESS_MISMATCH: 'The message\'s address is not the one the request claims.',
+  DOMAIN_MISMATCH: 'The message was written for another domain.',
+  URI_MISMATCH: 'The message\'s URI is outside the dashboard\'s origins.',
+  CHAIN_MISMATCH: 'The message names another chain.',
+  MESSAGE_EXPIRED: 'The message has expired.',
+  MESSAGE_NOT_YET_VALID: 'The message is not valid yet (issued in the future or before `Not Before`).',
+  MESSAGE_MALFORMED: 'The signed message is not in the expected format.',
+  ADDRESS_NOT_PROVEN: 'The address was not shown to belong to the signer.',
+  INVALID_TRANSITION: 'The resource is not in a state that allows this change.',
+
+  // Plans
+  PLAN_REQUIRED: 'The caller\'s plan does not include this.',
+  SUBSCRIPTION_MISMATCH: 'The plan headers disagree with the caller\'s subscription.',
+  DEPRECATED: 'The route or value is deprecated; the message names the replacement.',
+
+  // Upstreams
+  CHAIN_UNAVAILABLE: 'The chain RPC did not answer.',
+  PROVIDER_UNAVAILABLE: 'An identity provider did not answer.',
+  MAIL_UNAVAILABLE: 'The mail provider did not accept the message.',
+} as const satisfies Record<ErrorCode, string>
