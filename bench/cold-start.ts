@@ -11,7 +11,7 @@ async function firstAnswerMs(code: string) {
   const mf = new Miniflare({
     modules: [{ type: 'ESModule', path: 'index.mjs', contents: code }],
     compatibilityDate: '2026-04-01',
-    bindings: { APP_ORIGIN: 'http://localhost:3000', SESSION_SECRET: 'bench' },
+    bindings: { APP_ORIGIN: 'http://localhost:3000', SESSION_SECRET: 'bench', LOG_REQUESTS: '0' },
   })
   await (await mf.dispatchFetch('http://localhost/__cold-start')).arrayBuffer()
   const ms = performance.now() - started
