@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import type { Db } from '../lib/db/client'
 import * as schema from '../schema'
-import { APP_ROLE, type Reader, SERVICE_ROLE, type Statements, statementList } from '../lib/db/rls'
+import { APP_ROLE, type Reader, runInOrder, runStatements, SERVICE_ROLE, type Statements, statementList } from '../lib/db/rls'
 import { errorFields, log } from '../lib/log'
 import { is } from 'drizzle-orm'
 import { PgSelectBase } from 'drizzle-orm/pg-core'
@@ -93,9 +93,7 @@ export function pgliteReader(client: PGlite): Reader {
   const run = <T>(settings: string, build: (db: Db) => Statements<T>) =>
     client.transaction(async (tx) => {
       await tx.exec(settings)
-      let last: unknown
-      for (const statement of statementList(build(drizzlePglite({ client: tx as unknown as PGlite }) as unknown as Db))) last = await statement
-      return last as T
+      return runInOrder(drizzlePglite({ client: tx as unknown as PGlite }) as unknown as Db, build)
     })
   return {
     asUser: async (userId, build) => run(userSettingsQuery(userId), build),
@@ -126,12 +124,11 @@ export function pgReader(pool: pg.Pool): Reader {
       const statements = statementList(build(drizzlePg({ client }) as unknown as Db))
       const readOnly = statements.every((st) => is(st, PgSelectBase))
       await client.query(`begin${readOnly ? ' read only' : ''}; ${settings}`)
-      let last: unknown
-      for (const statement of statements) last = await statement
+      const last = await runStatements<T>(statements)
       const committed = finish('commit')
       if (!readOnly) await committed
       else committed.catch((e) => log.error('db.read_commit_failed', errorFields(e)))
-      return last as T
+      return last
     } catch (e) {
       if (!finished) await finish('rollback')
       throw e

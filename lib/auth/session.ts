@@ -101,30 +101,36 @@ export async function readSession(c: Context<AppEnv>): Promise<CachedUser | null
   return user
 }
 
-const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+/** The methods `assertTrustedOrigin` checks (signedInRoute documents its 403 from the same set). */
+export const UNSAFE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
 /** Cookie-authenticated unsafe requests must not come from a foreign page (`Origin` outside APP_ORIGIN). */
 export function assertTrustedOrigin(c: Context<AppEnv>) {
   const origin = c.req.header('origin')
-  if (UNSAFE.has(c.req.method) && origin !== undefined && !c.var.services.config.APP_ORIGIN.includes(origin)) {
+  if (UNSAFE_METHODS.has(c.req.method) && origin !== undefined && !c.var.services.config.APP_ORIGIN.includes(origin)) {
     throw new ApiError(403, 'Forbidden origin', { code: 'ORIGIN_NOT_ALLOWED' })
   }
+}
+
+/** The session's user, or 401 `Unauthorized`; a cookie-authenticated write must also come from a trusted Origin. */
+async function signedIn(c: Context<AppEnv>) {
+  const user = await readSession(c)
+  if (!user) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
+  assertTrustedOrigin(c)
+  return user
 }
 
 // Both are typed as handing on a `SignedInEnv`: they call `next()` only once `readSession` has set `user`.
 
 /** 401 `Unauthorized` without a valid session; sets `c.var.user`, which the handlers after it read unchecked. */
 export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
-  if (!(await readSession(c))) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
-  assertTrustedOrigin(c)
+  await signedIn(c)
   await next()
 }) as unknown as MiddlewareHandler<SignedInEnv>
 
 /** Session whose verified email is in `ADMIN_EMAILS`: 401 without a session, 403 `ADMIN_REQUIRED` otherwise. */
 export const requireAdminSession = createMiddleware<AppEnv>(async (c, next) => {
-  const user = await readSession(c)
-  if (!user) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
-  assertTrustedOrigin(c)
+  const user = await signedIn(c)
   if (!user.isAdmin) throw new ApiError(403, 'Admin access required', { code: 'ADMIN_REQUIRED' })
   await next()
 }) as unknown as MiddlewareHandler<SignedInEnv>

@@ -5,6 +5,15 @@ import type { CrossUserPurpose } from './cross-user'
 
 /** The non-superuser role every signed-in user's queries run as; RLS policies are written for it. */
 export const APP_ROLE = 'app_user'
+/** The role the listed cross-user queries run as (lib/db/cross-user.ts). */
+export const SERVICE_ROLE = 'app_service'
+
+/**
+ * The row-isolation settings of `withUser` and `asService`, each one statement (one round trip: `role` is a
+ * setting too). `set_config(..., true)` is SET LOCAL: it lasts the transaction (or the Neon batch).
+ */
+export const userSettings = (userId: string) => sql`select set_config('app.user_id', ${userId}, true), set_config('role', ${APP_ROLE}, true)`
+export const serviceSettings = () => sql`select set_config('role', ${SERVICE_ROLE}, true)`
 
 /**
  * Runs `fn` in one transaction as `APP_ROLE` with `app.user_id` set, so the tables' row-level-security
@@ -12,14 +21,10 @@ export const APP_ROLE = 'app_user'
  */
 export function withUser<T>(db: Db, userId: string, fn: (tx: Db) => Promise<T>): Promise<T> {
   return db.transaction(async (tx) => {
-    // One round trip: `role` is a setting too, and set_config(..., true) is SET LOCAL.
-    await tx.execute(sql`select set_config('app.user_id', ${userId}, true), set_config('role', ${APP_ROLE}, true)`)
+    await tx.execute(userSettings(userId))
     return fn(tx as unknown as Db)
   })
 }
-
-/** The role the listed cross-user queries run as (lib/db/cross-user.ts). */
-export const SERVICE_ROLE = 'app_service'
 
 /**
  * Runs `fn` in one transaction as `SERVICE_ROLE`: the only way to read or write across users. `purpose`
@@ -27,7 +32,7 @@ export const SERVICE_ROLE = 'app_service'
  */
 export function asService<T>(db: Db, _purpose: CrossUserPurpose, fn: (tx: Db) => Promise<T>): Promise<T> {
   return db.transaction(async (tx) => {
-    await tx.execute(sql`select set_config('role', ${SERVICE_ROLE}, true)`)
+    await tx.execute(serviceSettings())
     return fn(tx as unknown as Db)
   })
 }
@@ -55,15 +60,16 @@ export interface Reader {
 /** The statements `build` returns, as a list. */
 export const statementList = <T>(built: Statements<T>): Statement<unknown>[] => (Array.isArray(built) ? [...built] : [built as Statement<T>])
 
-async function runInOrder<T>(tx: Db, build: (db: Db) => Statements<T>): Promise<T> {
+/** Runs `statements` one after another in the caller's transaction; answers the last one's result. */
+export async function runStatements<T>(statements: Statement<unknown>[]): Promise<T> {
   let last: unknown
-  for (const statement of statementList(build(tx))) last = await statement
+  for (const statement of statements) last = await statement
   return last as T
 }
 
-/** The settings `withUser` and `asService` make, as one statement (they are SET LOCAL: the batch's transaction). */
-export const userSettings = (userId: string) => sql`select set_config('app.user_id', ${userId}, true), set_config('role', ${APP_ROLE}, true)`
-export const serviceSettings = () => sql`select set_config('role', ${SERVICE_ROLE}, true)`
+/** The statements `build` makes on `tx`, run in order (`runStatements`). */
+export const runInOrder = <T>(tx: Db, build: (db: Db) => Statements<T>) => runStatements<T>(statementList(build(tx)))
+
 
 /** The `Reader` for drivers with interactive transactions only (PGlite, node-postgres). */
 export const transactionReader = (db: Db): Reader => ({

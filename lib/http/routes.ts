@@ -1,11 +1,9 @@
 import { createRoute, type RouteConfig } from '@hono/zod-openapi'
-import { requireAdminSession, requireSession } from '../auth/session'
+import { requireAdminSession, requireSession, UNSAFE_METHODS } from '../auth/session'
 import { errorResponse, type Middleware, type MiddlewareList } from './openapi'
 
 /** A route's declaration without what `signedInRoute` adds. */
 export type SignedInConfig = Omit<RouteConfig, 'security' | 'middleware'> & { middleware?: readonly Middleware[] }
-
-const UNSAFE = new Set(['post', 'put', 'patch', 'delete'])
 
 /**
  * `createRoute` for a route that needs a session (an admin's with `access: 'admin'`): `requireSession` runs
@@ -16,7 +14,7 @@ const UNSAFE = new Set(['post', 'put', 'patch', 'delete'])
 export function signedInRoute<const R extends SignedInConfig>(config: R, access: 'user' | 'admin' = 'user') {
   const gate = access === 'admin' ? requireAdminSession : requireSession
   const forbidden = [
-    ...(UNSAFE.has(config.method) ? ['Sent from a foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'] : []),
+    ...(UNSAFE_METHODS.has(config.method.toUpperCase()) ? ['Sent from a foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'] : []),
     ...(access === 'admin' ? ['Not an admin (`ADMIN_REQUIRED`)'] : []),
   ]
   const defaults = {
