@@ -45,6 +45,23 @@ export const configSchema = z.object({
   PROVISIONING_ENABLED: bool,
   PROVISIONING_KILL_SWITCH: bool,
   RUNTIME_PROVIDER_TOKEN: z.string().optional(),
+  // secrets at rest (lib/secret-box.ts): `id:base64-32-bytes`, comma-separated, the first seals; else from SESSION_SECRET
+  ENCRYPTION_KEYS: z.string().optional(),
+  // billing (Stripe): price ids per plan and credit pack, and the one-time expert setup
+  STRIPE_SECRET_KEY: z.string().optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().optional(),
+  // tests point the SDK at a local fake: `http://127.0.0.1:12111`
+  STRIPE_API_URL: z.string().optional(),
+  STRIPE_PRICE_SOLO: z.string().optional(),
+  STRIPE_PRICE_COLLECTIVE: z.string().optional(),
+  STRIPE_PRICE_LABEL: z.string().optional(),
+  STRIPE_PRICE_NETWORK: z.string().optional(),
+  STRIPE_PRICE_CREDITS_50: z.string().optional(),
+  STRIPE_PRICE_CREDITS_200: z.string().optional(),
+  STRIPE_PRICE_CREDITS_500: z.string().optional(),
+  STRIPE_PRICE_EXPERT_SETUP: z.string().optional(),
+  // Google Calendar (OAuth with GOOGLE_CLIENT_ID/SECRET; endpoints from GOOGLE_DISCOVERY_URL or GOOGLE_ISSUER)
+  GOOGLE_CALENDAR_API_URL: z.string().default('https://www.googleapis.com/calendar/v3'),
   // bcrypt work factor for passwords and API keys (tests use 4; see README "Password hashing")
   PASSWORD_HASH_COST: z.coerce.number().int().min(4).max(15).default(10),
   TURNSTILE_SECRET_KEY: z.string().optional(),

@@ -20,6 +20,12 @@ export const users = pgTable(
     plan: text('plan'),
     subscriptionStatus: text('subscription_status').notNull().default('inactive'),
     subscriptionId: text('subscription_id'),
+    // the card processor's customer (Stripe `cus_...`), set by the first completed checkout
+    stripeCustomerId: text('stripe_customer_id').unique(),
+    // end of the paid period (`nextBilling` of checkout verify); null when unknown or canceled
+    subscriptionPeriodEnd: timestamp('subscription_period_end', { withTimezone: true }),
+    // the newest payment event applied to plan and status: an older event arriving late changes nothing
+    subscriptionEventAt: timestamp('subscription_event_at', { withTimezone: true }),
     // set when the welcome email for an OAuth, wallet or Farcaster sign-up went out: it is sent once
     welcomeSentAt: timestamp('welcome_sent_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),

@@ -1,20 +1,30 @@
-/** Plans from the spec ("Plans"): agents (-1 unlimited), memory, monthly GBP price, and what they unlock. */
+/**
+ * Plans from the spec ("Plans"): agents (-1 unlimited), memory, monthly GBP price, and what they unlock.
+ * `dailyUnits` is the daily usage allowance: the spec's sample plan (solo) shows 600; the others are chosen
+ * roughly in proportion to price (29 : 69 : 149 : 499 GBP) and rounded, and documented in the OpenAPI document.
+ * `cpus` is the runtime's share (subscription deploy, runtimes): solo 1, collective 2, label 4, network 4.
+ */
 export const PLANS = {
-  solo: { agents: 1, memoryGb: 2, monthlyGbp: 29, features: ['agents', 'channels:1', 'gateway', 'skills'] },
-  collective: { agents: 3, memoryGb: 4, monthlyGbp: 69, features: ['agents', 'channels', 'gateway', 'skills'] },
-  label: { agents: 10, memoryGb: 8, monthlyGbp: 149, features: ['agents', 'channels', 'gateway', 'skills', 'white-label-emails'] },
-  network: { agents: -1, memoryGb: 16, monthlyGbp: 499, features: ['agents', 'channels', 'gateway', 'skills', 'white-label-emails', 'white-label-reselling'] },
+  solo: { agents: 1, memoryGb: 2, cpus: 1, monthlyGbp: 29, dailyUnits: 600, features: ['agents', 'channels:1', 'gateway', 'skills'] },
+  collective: { agents: 3, memoryGb: 4, cpus: 2, monthlyGbp: 69, dailyUnits: 1500, features: ['agents', 'channels', 'gateway', 'skills'] },
+  label: { agents: 10, memoryGb: 8, cpus: 4, monthlyGbp: 149, dailyUnits: 3000, features: ['agents', 'channels', 'gateway', 'skills', 'white-label-emails'] },
+  network: { agents: -1, memoryGb: 16, cpus: 4, monthlyGbp: 499, dailyUnits: 10000, features: ['agents', 'channels', 'gateway', 'skills', 'white-label-emails', 'white-label-reselling'] },
 } as const
 
 export type PlanName = keyof typeof PLANS
-export const PLAN_NAMES = Object.keys(PLANS) as PlanName[]
+export const PLAN_NAMES = Object.keys(PLANS) as [PlanName, ...PlanName[]]
 
-const LEGACY: Record<string, PlanName> = { starter: 'solo', pro: 'collective', scale: 'label' }
+/** Names the spec's billing responses map onto today's plans. */
+export const LEGACY_PLANS: Record<string, PlanName> = { starter: 'solo', pro: 'collective', scale: 'label' }
+
+/** Subscription statuses the spec names; Stripe's others are mapped onto these (lib/billing/subscription.ts). */
+export const SUBSCRIPTION_STATUSES = ['active', 'inactive', 'past_due', 'canceled'] as const
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number]
 
 /** A stored or legacy plan name as one of the four plans; unknown, unset and the deprecated `free` read as `solo`. */
 export function normalizePlan(plan: string | null | undefined): PlanName {
   if (plan && plan in PLANS) return plan as PlanName
-  if (plan && plan in LEGACY) return LEGACY[plan]
+  if (plan && plan in LEGACY_PLANS) return LEGACY_PLANS[plan]
   return 'solo'
 }
 
@@ -26,4 +36,22 @@ export function normalizePlan(plan: string | null | undefined): PlanName {
 export function userPlan(stored: string | null | undefined): { plan: PlanName; features: string[] } {
   const plan = normalizePlan(stored)
   return { plan, features: [...PLANS[plan].features] }
+}
+
+/** The stored fields that decide whether a user may use paid features. */
+export interface PlanRecord {
+  plan: string | null
+  subscriptionStatus: string
+  trialEndsAt: Date | null
+}
+
+/**
+ * Whether a user may use what a paid plan unlocks (spec: "a paid plan (minimum `solo`) is required"; new
+ * accounts get a 7-day trial): a plan other than the deprecated `free` whose subscription is `active` (Stripe's
+ * own trial reads as active) or `past_due` (Stripe is still retrying the card), or a live account trial.
+ * Admins bypass this check where they bypass payment; callers decide that.
+ */
+export function hasPaidAccess(record: PlanRecord, now = Date.now()): boolean {
+  const paid = !!record.plan && record.plan !== 'free' && (record.subscriptionStatus === 'active' || record.subscriptionStatus === 'past_due')
+  return paid || (!!record.trialEndsAt && record.trialEndsAt.getTime() > now)
 }

@@ -83,4 +83,10 @@ export const errorCodes = {
   CHAIN_UNAVAILABLE: 'The chain RPC did not answer.',
   PROVIDER_UNAVAILABLE: 'An identity provider did not answer.',
   MAIL_UNAVAILABLE: 'The mail provider did not accept the message.',
+  USAGE_LIMIT: "Today's usage units are spent; `resetsAt` says when the allowance returns (midnight UTC).",
+  INVALID_ACTION: 'The `action` is not one this route knows.',
+  INVALID_PLAN: 'The plan is not one of solo, collective, label, network.',
+  INVALID_PACK: 'The credit pack is not one of 50, 200, 500.',
+  PAYMENT_INCOMPLETE: 'The checkout has not been paid (yet).',
+  PAYMENT_PROVIDER_UNAVAILABLE: 'The card processor could not be reached or refused the call; nothing was changed.',
 } as const satisfies Record<ErrorCode, string>

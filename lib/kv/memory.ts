@@ -64,6 +64,13 @@ export class MemoryKv implements Kv, RateLimiter {
     this.entries.delete(key)
   }
 
+  async incr(key: string, by: number, ttlMs: number) {
+    const e = this.live(key)
+    const value = (e ? Number(e.value) : 0) + by
+    this.write(key, String(value), e ? e.expiresAt : this.now() + ttlMs)
+    return value
+  }
+
   async limit(rule: LimitRule, identifier: string): Promise<LimitResult> {
     const windowMs = rule.windowSec * 1000
     const bucket = Math.floor(this.now() / windowMs)

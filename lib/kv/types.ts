@@ -6,6 +6,11 @@ export interface Kv {
   /** Reads and deletes in one step: single-use values. */
   take<T = unknown>(key: string): Promise<T | null>
   del(key: string): Promise<void>
+  /**
+   * Adds `by` to the integer at `key` (absent counts as 0) and returns the new value, atomically, in one round
+   * trip. The expiry is set when the counter has none (its first increment): `ttlMs` later.
+   */
+  incr(key: string, by: number, ttlMs: number): Promise<number>
 }
 
 export interface LimitRule {

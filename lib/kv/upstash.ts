@@ -2,6 +2,11 @@ import { Ratelimit } from '@upstash/ratelimit'
 import { Redis } from '@upstash/redis/cloudflare' // the Workers entry: fetch only, no Node fallbacks
 import type { Kv, LimitResult, LimitRule, RateLimiter } from './types'
 
+// INCRBY, then an expiry if the counter has none: one script, so one round trip and no window without a TTL.
+const INCR_WITH_EXPIRY = `local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return n`
+
 /** Upstash Redis over REST: one client per request (no module-global connections). */
 export class UpstashKv implements Kv, RateLimiter {
   private redis: Redis
@@ -34,6 +39,10 @@ export class UpstashKv implements Kv, RateLimiter {
 
   async del(key: string) {
     await this.redis.del(key)
+  }
+
+  async incr(key: string, by: number, ttlMs: number) {
+    return Number(await this.redis.eval(INCR_WITH_EXPIRY, [key], [String(by), String(ttlMs)]))
   }
 
   async limit(rule: LimitRule, identifier: string): Promise<LimitResult> {

@@ -101,4 +101,28 @@ export function kvContract(make: () => Kv & RateLimiter, root = 'kvtest:') {
     expect(await kv.limit(login, 'b')).toMatchObject({ success: true, remaining: 4 })
     expect(await kv.limit(rule(p, 'signup'), 'a')).toMatchObject({ success: true, remaining: 4 })
   })
+
+  it('incr counts 200 concurrent increments exactly, and reads back through get', async () => {
+    const kv = make()
+    const p = prefix()
+    const values = await Promise.all(Array.from({ length: 200 }, () => kv.incr(`${p}n`, 1, 60_000)))
+    // Every increment saw a distinct value: none was lost or doubled.
+    expect(new Set(values).size).toBe(200)
+    expect(Math.max(...values)).toBe(200)
+    expect(await kv.get(`${p}n`)).toBe(200)
+    expect(await kv.incr(`${p}n`, 5, 60_000)).toBe(205)
+    expect(await kv.incr(`${p}n`, -5, 60_000)).toBe(200)
+  })
+
+  it('incr sets the expiry on the first increment only', async () => {
+    const kv = make()
+    const p = prefix()
+    expect(await kv.incr(`${p}t`, 2, 150)).toBe(2)
+    await sleep(80)
+    // A later increment with a longer ttl does not push the expiry out.
+    expect(await kv.incr(`${p}t`, 1, 60_000)).toBe(3)
+    await sleep(150)
+    expect(await kv.get(`${p}t`)).toBeNull()
+    expect(await kv.incr(`${p}t`, 1, 60_000)).toBe(1)
+  })
 }

@@ -63,7 +63,7 @@ function countPglite(client: PGlite, traffic: StoreTraffic) {
 
 /** Counts every call on the in-process kv store. */
 function countKv(kv: MemoryKv, traffic: StoreTraffic) {
-  for (const method of ['get', 'set', 'take', 'del', 'limit'] as const) {
+  for (const method of ['get', 'set', 'take', 'del', 'incr', 'limit'] as const) {
     const original = (kv[method] as (...a: unknown[]) => unknown).bind(kv)
     Object.assign(kv, { [method]: (...args: unknown[]) => (traffic.kvRoundTrips++, original(...args)) })
   }

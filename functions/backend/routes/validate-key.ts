@@ -3,7 +3,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { findApiKey } from '../../../lib/auth/api-keys'
 import { bearerToken } from '../../../lib/auth/shared-key'
-import { PLAN_NAMES, type PlanName, userPlan } from '../../../lib/billing/plans'
+import { PLAN_NAMES, userPlan } from '../../../lib/billing/plans'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
@@ -29,7 +29,7 @@ export const route = createRoute(limitedRoute(limits.backend, {
         .object({
           valid: z.literal(true),
           userId: z.string().max(255),
-          plan: z.enum(PLAN_NAMES as [PlanName, ...PlanName[]]),
+          plan: z.enum(PLAN_NAMES),
           features: z.array(z.string().max(1024)).max(64),
         })
         .openapi('ValidatedKey'),

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { API_KEY_PREFIX, findApiKey } from '../../../lib/auth/api-keys'
 import { verifySecret } from '../../../lib/auth/password'
-import { PLAN_NAMES, type PlanName, userPlan } from '../../../lib/billing/plans'
+import { PLAN_NAMES, userPlan } from '../../../lib/billing/plans'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
@@ -28,7 +28,7 @@ const ValidResultSchema = z
     valid: z.literal(true),
     userId: z.string().max(255),
     email: z.string().max(254),
-    plan: z.enum(PLAN_NAMES as [PlanName, ...PlanName[]]).openapi({
+    plan: z.enum(PLAN_NAMES).openapi({
       description: 'The plan the owner is on, as `GET /api/user` shows it: `solo` until a plan is bought; legacy names read as their plan',
     }),
     subscriptionStatus: z.string().max(1024),

@@ -1,0 +1,93 @@
+import Stripe from 'stripe'
+import type { Config } from '../config'
+import { PLANS, type PlanName } from './plans'
+
+/**
+ * The Stripe SDK as it runs on Workers: fetch for HTTP, SubtleCrypto for webhook signatures. One client per
+ * request (no module-global connection); null when `STRIPE_SECRET_KEY` is unset, so callers answer "not
+ * configured". `STRIPE_API_URL` points it elsewhere (tests: a local fake of the calls used).
+ */
+export function stripeClient(config: Config): Stripe | null {
+  if (!config.STRIPE_SECRET_KEY) return null
+  const api = config.STRIPE_API_URL ? new URL(config.STRIPE_API_URL) : null
+  return new Stripe(config.STRIPE_SECRET_KEY, {
+    httpClient: Stripe.createFetchHttpClient(),
+    maxNetworkRetries: 1,
+    timeout: 10_000,
+    ...(api && { host: api.hostname, port: Number(api.port || (api.protocol === 'https:' ? 443 : 80)), protocol: api.protocol === 'http:' ? 'http' : 'https' }),
+  })
+}
+
+/** Verifies webhook signatures with Web Crypto (the SDK's default provider is Node's crypto). */
+export const webhookCrypto = () => Stripe.createSubtleCryptoProvider()
+
+/** Monthly plan prices: Stripe price ids from configuration, never amounts from a request. */
+export function planPriceId(config: Config, plan: PlanName): string | undefined {
+  return {
+    solo: config.STRIPE_PRICE_SOLO,
+    collective: config.STRIPE_PRICE_COLLECTIVE,
+    label: config.STRIPE_PRICE_LABEL,
+    network: config.STRIPE_PRICE_NETWORK,
+  }[plan]
+}
+
+/** Credit packs (spec "Credit packs"): pack -> credits, and each pack's price id from configuration. */
+export const CREDIT_PACKS = { 50: 5, 200: 15, 500: 30 } as const
+export type CreditPack = keyof typeof CREDIT_PACKS
+
+export function creditPriceId(config: Config, pack: CreditPack): string | undefined {
+  return { 50: config.STRIPE_PRICE_CREDITS_50, 200: config.STRIPE_PRICE_CREDITS_200, 500: config.STRIPE_PRICE_CREDITS_500 }[pack]
+}
+
+/** Days of Stripe trial every plan checkout carries (spec: "redirects 303 to the payment page with a 7-day trial"). */
+export const CHECKOUT_TRIAL_DAYS = 7
+
+/** The buyer a checkout is for: the signed-in user, and their Stripe customer once they have one. */
+export interface Buyer {
+  id: string
+  email: string
+  stripeCustomerId: string | null
+}
+
+/** `metadata.kind` on every Checkout Session this service creates: the webhook dispatches on it. */
+export type CheckoutKind = 'plan' | 'credits' | 'expert-setup'
+
+/** A subscription checkout for `plan` with the 7-day trial; the webhook and verify bind it to the buyer by `client_reference_id`. */
+export function createPlanCheckout(stripe: Stripe, config: Config, buyer: Buyer, plan: PlanName, priceId: string) {
+  return stripe.checkout.sessions.create({
+    mode: 'subscription',
+    line_items: [{ price: priceId, quantity: 1 }],
+    subscription_data: { trial_period_days: CHECKOUT_TRIAL_DAYS, metadata: { userId: buyer.id, plan } },
+    client_reference_id: buyer.id,
+    ...(buyer.stripeCustomerId ? { customer: buyer.stripeCustomerId } : { customer_email: buyer.email }),
+    metadata: { kind: 'plan' satisfies CheckoutKind, userId: buyer.id, plan },
+    success_url: `${config.baseUrl}/checkout/success?session_id={CHECKOUT_SESSION_ID}&plan=${plan}`,
+    cancel_url: `${config.baseUrl}/pricing?cancelled=1`,
+  })
+}
+
+/** A one-time payment for a credit pack; credits are granted by the webhook once the payment is confirmed. */
+export function createCreditsCheckout(stripe: Stripe, config: Config, buyer: Buyer, pack: CreditPack, priceId: string) {
+  return stripe.checkout.sessions.create({
+    mode: 'payment',
+    line_items: [{ price: priceId, quantity: 1 }],
+    client_reference_id: buyer.id,
+    ...(buyer.stripeCustomerId ? { customer: buyer.stripeCustomerId } : { customer_email: buyer.email }),
+    metadata: { kind: 'credits' satisfies CheckoutKind, userId: buyer.id, pack: String(pack), credits: String(CREDIT_PACKS[pack]) },
+    success_url: `${config.baseUrl}/dashboard/billing?credits=success&session_id={CHECKOUT_SESSION_ID}`,
+    cancel_url: `${config.baseUrl}/dashboard/billing?credits=cancelled`,
+  })
+}
+
+/** How a price shows to a person: `£5.00` (minor units and ISO currency, as Stripe reports them). */
+export function formatPrice(amountMinor: number | null | undefined, currency: string | null | undefined): string {
+  const code = (currency ?? 'gbp').toUpperCase()
+  try {
+    return new Intl.NumberFormat('en-GB', { style: 'currency', currency: code }).format((amountMinor ?? 0) / 100)
+  } catch {
+    return `${((amountMinor ?? 0) / 100).toFixed(2)} ${code}`
+  }
+}
+
+/** The plan's monthly price as the catalogue states it (GBP). */
+export const monthlyPrice = (plan: PlanName) => formatPrice(PLANS[plan].monthlyGbp * 100, 'gbp')

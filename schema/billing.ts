@@ -1,0 +1,85 @@
+import { boolean, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
+import { ownedBy, serviceAccess } from './rls'
+import { users } from './users'
+
+/**
+ * A user's own AI-provider key (BYOK), sealed with AES-GCM (lib/secret-box.ts): `keyId` names the
+ * encryption key so keys can rotate. Only `provider` and the row's existence are ever shown.
+ */
+export const providerKeys = pgTable(
+  'provider_keys',
+  {
+    userId: text('user_id').primaryKey().references(() => users.id, { onDelete: 'cascade' }),
+    provider: text('provider').notNull(),
+    keyId: text('key_id').notNull(),
+    sealed: text('sealed').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [ownedBy('provider_keys_owner', t.userId), serviceAccess('provider_keys')],
+).enableRLS()
+
+/** Credit packs paid for: one row per payment (the Checkout Session id), so a payment grants credits once. */
+export const creditPurchases = pgTable(
+  'credit_purchases',
+  {
+    paymentId: text('payment_id').primaryKey(),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    pack: integer('pack').notNull(),
+    credits: integer('credits').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('credit_purchases_user_idx').on(t.userId), ownedBy('credit_purchases_owner', t.userId), serviceAccess('credit_purchases')],
+).enableRLS()
+
+/** Every Stripe event applied, inserted in the same transaction as its effect: a redelivery changes nothing. */
+export const stripeEvents = pgTable(
+  'stripe_events',
+  {
+    id: text('id').primaryKey(),
+    type: text('type').notNull(),
+    // the event's own `created` (Stripe's clock)
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    processedAt: timestamp('processed_at', { withTimezone: true }).notNull().defaultNow(),
+    outcome: text('outcome').notNull(),
+  },
+  () => [serviceAccess('stripe_events')],
+).enableRLS()
+
+/** Subscription deploys the backend accepted, keyed by subscription (or customer): a retried call repeats nothing. */
+export const subscriptionDeployments = pgTable(
+  'subscription_deployments',
+  {
+    deployKey: text('deploy_key').primaryKey(),
+    customerId: text('customer_id').notNull(),
+    subscriptionId: text('subscription_id'),
+    tier: text('tier').notNull(),
+    memoryGb: integer('memory_gb').notNull(),
+    cpus: integer('cpus').notNull(),
+    userId: text('user_id').references(() => users.id, { onDelete: 'set null' }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  () => [serviceAccess('subscription_deployments')],
+).enableRLS()
+
+/**
+ * A user's Google Calendar connection. Tokens are sealed like BYOK keys; `connected` turns false when the
+ * grant is revoked, so calls answer "not connected" instead of failing against Google each time.
+ */
+export const calendarConnections = pgTable(
+  'calendar_connections',
+  {
+    userId: text('user_id').primaryKey().references(() => users.id, { onDelete: 'cascade' }),
+    calendarId: text('calendar_id').notNull(),
+    timezone: text('timezone').notNull(),
+    keyId: text('key_id').notNull(),
+    accessToken: text('access_token').notNull(),
+    refreshToken: text('refresh_token'),
+    tokenExpiresAt: timestamp('token_expires_at', { withTimezone: true }),
+    connected: boolean('connected').notNull().default(true),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [ownedBy('calendar_connections_owner', t.userId), serviceAccess('calendar_connections')],
+).enableRLS()
