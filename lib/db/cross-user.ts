@@ -17,6 +17,7 @@ export const CROSS_USER_PURPOSES = {
   farcasterRefresh: 'Refresh a Farcaster session token: check that the user it names still exists (no session yet)',
   identityLookup: 'The backend resolves a user named by verified identity headers or the shared key',
   userInvites: "Create a signed-in user's guest invite: the route fixes the audience, so users get no INSERT on invites",
+  subscriptionDeploy: "The backend records a paid subscription's runtime tier for the Stripe customer's user (shared key)",
 } as const
 
 export type CrossUserPurpose = keyof typeof CROSS_USER_PURPOSES

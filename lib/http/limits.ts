@@ -31,4 +31,8 @@ export const limits = {
   // Per IP. A nonce costs one kv write; a sign-in may cost an RPC call and a user row.
   walletNonce: { name: 'wallet-nonce', limit: 30, windowSec: 60, message: 'Too many requests' },
   walletSignIn: { name: 'wallet-auth', limit: 10, windowSec: 60, message: 'Too many sign-in attempts. Try again later.' },
+  // Per user: checkout actions create Stripe sessions; BYOK seals a key. Generous for a person, tight for a script.
+  billingAction: { name: 'billing-action', limit: 20, windowSec: 60, message: 'Too many requests', per: 'user' },
+  // Backend `/api/ai/*`, per IP (spec "Limits").
+  ai: { name: 'ai', limit: 30, windowSec: 60, message: 'AI rate limit exceeded.' },
 } satisfies Record<string, NamedLimit>
