@@ -1,0 +1,154 @@
+import { eq } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PLANS } from '../../../lib/billing/plans'
+import { spendUnits } from '../../../lib/billing/usage'
+import { open } from '../../../lib/secret-box'
+import { providerKeys, users } from '../../../schema'
+import { createHarness, type Harness } from '../../support/harness'
+import { PRICE_IDS, startStripeServer, stripeEnv, type StripeServer } from '../../support/stripe-server'
+import { action, billing, freshUser, storedUser } from './helpers'
+
+let h: Harness
+let stripe: StripeServer
+beforeAll(async () => {
+  stripe = await startStripeServer()
+  h = await createHarness({ env: stripeEnv(stripe) })
+})
+afterAll(async () => {
+  await h.close()
+  await stripe.close()
+})
+
+describe('GET /api/billing', () => {
+  it('lists the four plans from the spec, and a new user on solo, inactive, no BYOK, no credits, full allowance', async () => {
+    const user = await freshUser(h)
+    const body = await billing(h, user)
+    expect(Object.keys(body).sort()).toEqual(['byokEnabled', 'byokProvider', 'credits', 'currentPlan', 'deprecated', 'plans', 'subscriptionStatus', 'usage'])
+    expect(Object.keys(body.plans)).toEqual(['solo', 'collective', 'label', 'network'])
+    expect(body.plans.solo).toMatchObject({ agents: 1, memoryGb: 2, cpus: 1, monthlyPrice: 29, currency: 'GBP', price: '£29.00', dailyUnits: 600 })
+    expect(body.plans.collective).toMatchObject({ agents: 3, memoryGb: 4, monthlyPrice: 69 })
+    expect(body.plans.label).toMatchObject({ agents: 10, memoryGb: 8, monthlyPrice: 149 })
+    expect(body.plans.network).toMatchObject({ agents: -1, memoryGb: 16, monthlyPrice: 499, price: '£499.00' })
+    expect(body).toMatchObject({
+      currentPlan: 'solo',
+      deprecated: false,
+      subscriptionStatus: 'inactive',
+      byokEnabled: false,
+      byokProvider: null,
+      credits: 0,
+      usage: { dailyUnits: 600, used: 0, remaining: 600 },
+    })
+  })
+
+  it('legacy plan names read as their plan; `free` is reported as deprecated', async () => {
+    const user = await freshUser(h)
+    for (const [stored, shown] of [['starter', 'solo'], ['pro', 'collective'], ['scale', 'label'], ['network', 'network']] as const) {
+      await h.db.update(users).set({ plan: stored, subscriptionStatus: 'active' }).where(eq(users.id, user.id))
+      const body = await billing(h, user)
+      expect(body.currentPlan).toBe(shown)
+      expect(body.deprecated).toBe(false)
+      expect(body.usage.dailyUnits).toBe(PLANS[shown].dailyUnits)
+    }
+    await h.db.update(users).set({ plan: 'free' }).where(eq(users.id, user.id))
+    expect(await billing(h, user)).toMatchObject({ currentPlan: 'free', deprecated: true })
+  })
+})
+
+describe('POST /api/billing: usage', () => {
+  it('get-usage counts what spendUnits spent today and resets at the next midnight UTC', async () => {
+    const user = await freshUser(h)
+    await spendUnits(h.services.kv, user.id, 'solo', 25)
+    const now = Date.now()
+    const body = await action(h, user, { action: 'get-usage' })
+    expect(body).toMatchObject({ dailyUnits: 600, used: 25, remaining: 575 })
+    const reset = new Date(body.resetsAt)
+    expect(reset.toISOString()).toBe(body.resetsAt)
+    expect(reset.getUTCHours() + reset.getUTCMinutes() + reset.getUTCSeconds() + reset.getUTCMilliseconds()).toBe(0)
+    expect(reset.getTime()).toBeGreaterThan(now)
+    expect(reset.getTime() - now).toBeLessThanOrEqual(24 * 60 * 60 * 1000)
+    expect((await billing(h, user)).usage).toEqual({ dailyUnits: 600, used: 25, remaining: 575 })
+  })
+
+  it('200 concurrent increments of one user count exactly 200', async () => {
+    const user = await freshUser(h)
+    await Promise.all(Array.from({ length: 200 }, () => spendUnits(h.services.kv, user.id, 'solo', 1)))
+    expect(await action(h, user, { action: 'get-usage' })).toMatchObject({ dailyUnits: 600, used: 200, remaining: 400 })
+  })
+})
+
+describe('POST /api/billing: BYOK', () => {
+  it('enable-byok seals the key (AES-GCM, key id stored beside it); only byokEnabled and the provider are readable', async () => {
+    const user = await freshUser(h)
+    const secret = `sk-live-${crypto.randomUUID()}`
+    const res = await action(h, user, { action: 'enable-byok', apiKey: secret, provider: 'OpenAI' })
+    expect(res).toEqual({ success: true, message: 'BYOK enabled for openai' })
+    const body = await billing(h, user)
+    expect(body).toMatchObject({ byokEnabled: true, byokProvider: 'openai' })
+    expect(JSON.stringify(body)).not.toContain(secret)
+
+    const [row] = await h.db.select().from(providerKeys).where(eq(providerKeys.userId, user.id))
+    expect(row.keyId).toBe('session')
+    expect(row.sealed).not.toContain(secret)
+    expect(await open(h.services.config, row, user.id, 'byok')).toBe(secret)
+  })
+
+  it('enabling again replaces the key; disable-byok removes it, and answers the same when there is none', async () => {
+    const user = await freshUser(h)
+    await action(h, user, { action: 'enable-byok', apiKey: 'first-key', provider: 'openai' })
+    await action(h, user, { action: 'enable-byok', apiKey: 'second-key', provider: 'anthropic' })
+    const rows = await h.db.select().from(providerKeys).where(eq(providerKeys.userId, user.id))
+    expect(rows).toHaveLength(1)
+    expect(await open(h.services.config, rows[0], user.id, 'byok')).toBe('second-key')
+    expect(await billing(h, user)).toMatchObject({ byokEnabled: true, byokProvider: 'anthropic' })
+
+    expect(await action(h, user, { action: 'disable-byok' })).toEqual({ success: true, message: 'BYOK disabled' })
+    expect(await h.db.select().from(providerKeys).where(eq(providerKeys.userId, user.id))).toHaveLength(0)
+    expect(await billing(h, user)).toMatchObject({ byokEnabled: false, byokProvider: null })
+    expect(await action(h, user, { action: 'disable-byok' })).toEqual({ success: true, message: 'BYOK disabled' })
+  })
+})
+
+describe('POST /api/billing: checkouts', () => {
+  it('create-checkout: a GBP subscription Checkout with the 7-day trial for the plan, bound to the caller', async () => {
+    const user = await freshUser(h)
+    const { url } = await action(h, user, { action: 'create-checkout', plan: 'collective' })
+    const created = stripe.sessions.at(-1)!
+    expect(url).toBe(created.url)
+    const session = stripe.session(created.id)!
+    expect(session).toMatchObject({ mode: 'subscription', client_reference_id: user.id, customer_email: user.email, currency: 'gbp' })
+    // The trial: nothing is due today.
+    expect(session.amount_total).toBe(0)
+    expect(session.metadata).toMatchObject({ kind: 'plan', userId: user.id, plan: 'collective' })
+    expect(session.lineItems).toEqual([{ price: PRICE_IDS.STRIPE_PRICE_COLLECTIVE, quantity: 1 }])
+    expect(session.trialDays).toBe(7)
+    expect(session.success_url).toBe('http://localhost:3000/checkout/success?session_id={CHECKOUT_SESSION_ID}&plan=collective')
+    expect(session.cancel_url).toBe('http://localhost:3000/pricing?cancelled=1')
+  })
+
+  it('an existing Stripe customer is reused rather than a new one made from the email', async () => {
+    const user = await freshUser(h)
+    const customer = stripe.addCustomer(undefined, user.email)
+    await h.db.update(users).set({ stripeCustomerId: customer }).where(eq(users.id, user.id))
+    await action(h, user, { action: 'create-checkout', plan: 'solo' })
+    expect(stripe.sessions.at(-1)).toMatchObject({ customer, customer_email: null })
+  })
+
+  it('buy-credits: pack 50, 200, 500 (or `amount`) → 5, 15, 30 credits, the price, a Checkout url; nothing granted yet', async () => {
+    const user = await freshUser(h)
+    const cases = [
+      [{ pack: 50 }, 5, '£5.00', PRICE_IDS.STRIPE_PRICE_CREDITS_50],
+      [{ amount: 200 }, 15, '£15.00', PRICE_IDS.STRIPE_PRICE_CREDITS_200],
+      [{ pack: 500 }, 30, '£30.00', PRICE_IDS.STRIPE_PRICE_CREDITS_500],
+    ] as const
+    for (const [choice, credits, price, priceId] of cases) {
+      const body = await action(h, user, { action: 'buy-credits', ...choice })
+      const created = stripe.session(stripe.sessions.at(-1)!.id)!
+      expect(body).toEqual({ success: true, credits, price, url: created.url })
+      expect(created).toMatchObject({ mode: 'payment', client_reference_id: user.id })
+      expect(created.metadata).toMatchObject({ kind: 'credits', userId: user.id, credits: String(credits) })
+      expect(created.lineItems).toEqual([{ price: priceId, quantity: 1 }])
+    }
+    // Credits come only from the webhook once Stripe confirms the payment.
+    expect((await storedUser(h, user.id)).credits).toBe(0)
+  })
+})
