@@ -33,7 +33,7 @@ describe('GET /api/ai/usage (backend, behind the plan check)', () => {
   it('a plan or subscription the record does not back is 402 SUBSCRIPTION_MISMATCH', async () => {
     const user = await fresh()
     await setPlan(h.db, user.id, 'solo', 'sub_solo1')
-    for (const extra of [{ 'x-user-plan': 'network' }, { 'x-subscription-id': 'sub_other' }]) {
+    for (const extra of [{ 'x-user-plan': 'network' }, { 'x-subscription-id': 'sub_other' }] as Record<string, string>[]) {
       const res = await usage(user, extra)
       expect(res.status).toBe(402)
       expect(await res.json()).toEqual({ error: 'Subscription mismatch', code: 'SUBSCRIPTION_MISMATCH' })
