@@ -8,7 +8,7 @@ import type { AppEnv } from '../../../lib/context'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { countField } from '../../../lib/http/fields'
 import { limits } from '../../../lib/http/limits'
-import { limitedRoute } from '../../../lib/http/rate-limit'
+import { describeLimit, limitedRoute, rateLimit } from '../../../lib/http/rate-limit'
 import { providerKeys } from '../../../schema'
 import { IDENTITY_OR_KEY_NOTE, identityOrKey, identityOrKeyDocs } from '../identity-or-key'
 
@@ -17,7 +17,7 @@ const PlanHeaders = z.object({
   'x-subscription-id': z.string().max(255).optional().openapi({ description: 'The subscription id the web tier holds; checked against the stored record' }),
 })
 
-export const route = createRoute(limitedRoute(limits.ai, {
+export const route = createRoute(limitedRoute(limits.backend, {
   method: 'get',
   path: '/api/ai/usage',
   operationId: 'getAiUsage',
@@ -28,7 +28,8 @@ export const route = createRoute(limitedRoute(limits.ai, {
     '`x-subscription-id`, when sent, must match the stored record (402 `SUBSCRIPTION_MISMATCH`); the deprecated ' +
     '`free` plan, and no paid plan once the 7-day trial is over, are 402 `PLAN_REQUIRED`; verified admins bypass. ' +
     `Units reset at midnight UTC; with BYOK the caller's own key pays, so units are counted, not capped. ${IDENTITY_OR_KEY_NOTE}`,
-  middleware: [identityOrKey, requirePlanMatch],
+  // Both of the spec's limits: every backend /api route's, then the stricter AI one (whose RateLimit-* headers the answer carries).
+  middleware: [rateLimit(limits.ai), identityOrKey, requirePlanMatch],
   ...identityOrKeyDocs,
   request: { headers: PlanHeaders },
   responses: {
@@ -46,6 +47,8 @@ export const route = createRoute(limitedRoute(limits.ai, {
     ),
     401: errorResponse('`Invalid API key`, or identity headers unsigned (`SIGNATURE_REQUIRED`) or badly signed (`INVALID_SIGNATURE`)'),
     402: errorResponse('`Subscription mismatch` (`SUBSCRIPTION_MISMATCH`) or `Paid plan required` (`PLAN_REQUIRED`)'),
+    // Every `/api/ai/*` route's own limit, before the backend's.
+    429: errorResponse(`Over ${describeLimit(limits.ai)}: \`${limits.ai.message}\` (\`RATE_LIMITED\`)`),
   },
 }))
 
