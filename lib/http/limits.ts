@@ -31,4 +31,6 @@ export const limits = {
   // Per IP. A nonce costs one kv write; a sign-in may cost an RPC call and a user row.
   walletNonce: { name: 'wallet-nonce', limit: 30, windowSec: 60, message: 'Too many requests' },
   walletSignIn: { name: 'wallet-auth', limit: 10, windowSec: 60, message: 'Too many sign-in attempts. Try again later.' },
+  // Per IP: a public route that creates a Stripe Checkout Session on every call.
+  expertSetupCheckout: { name: 'expert-setup-checkout', limit: 10, windowSec: 60, message: 'Too many requests' },
 } satisfies Record<string, NamedLimit>
