@@ -1,6 +1,7 @@
 import { createPlatformApp, createRouter } from '../../lib/app'
 import type { ServiceProvider } from '../../lib/context'
 import { openApiDocument, serveDocument } from '../../lib/http/openapi-docs'
+import * as aiUsage from './routes/ai-usage'
 import * as health from './routes/health'
 import * as heartbeat from './routes/heartbeat'
 import * as install from './routes/install'
@@ -9,6 +10,7 @@ import * as link from './routes/link'
 import * as registerHome from './routes/register-home'
 import * as registerLink from './routes/register-link'
 import * as registrationToken from './routes/registration-token'
+import * as subscriptionsDeploy from './routes/subscriptions-deploy'
 import * as validateKey from './routes/validate-key'
 
 const routes = createRouter()
@@ -23,6 +25,8 @@ const api = routes
   .openapi(installations.route, installations.handler)
   .openapi(registrationToken.route, registrationToken.handler)
   .openapi(heartbeat.route, heartbeat.handler)
+  .openapi(subscriptionsDeploy.route, subscriptionsDeploy.handler)
+  .openapi(aiUsage.route, aiUsage.handler)
 
 /** The backend API: its own listener locally, its own Worker deployed; documents itself at /openapi.json, docs page at /docs. */
 const title = 'Platform backend API'

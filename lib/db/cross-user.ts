@@ -19,6 +19,7 @@ export const CROSS_USER_PURPOSES = {
   stripeWebhook:
     'Apply verified Stripe events and checkouts (webhook, checkout verify): record each event once, find the user by Stripe customer or checkout reference, set plan, status and period, grant paid credits once',
   userInvites: "Create a signed-in user's guest invite: the route fixes the audience, so users get no INSERT on invites",
+  subscriptionDeploy: "The backend records a paid subscription's runtime tier for the Stripe customer's user (shared key)",
 } as const
 
 export type CrossUserPurpose = keyof typeof CROSS_USER_PURPOSES

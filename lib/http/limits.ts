@@ -33,4 +33,8 @@ export const limits = {
   walletSignIn: { name: 'wallet-auth', limit: 10, windowSec: 60, message: 'Too many sign-in attempts. Try again later.' },
   // Per IP: a public route that creates a Stripe Checkout Session on every call.
   expertSetupCheckout: { name: 'expert-setup-checkout', limit: 10, windowSec: 60, message: 'Too many requests' },
+  // Per user: checkout actions create Stripe sessions; BYOK seals a key. Generous for a person, tight for a script.
+  billingAction: { name: 'billing-action', limit: 20, windowSec: 60, message: 'Too many requests', per: 'user' },
+  // Backend `/api/ai/*`, per IP (spec "Limits").
+  ai: { name: 'ai', limit: 30, windowSec: 60, message: 'AI rate limit exceeded.' },
 } satisfies Record<string, NamedLimit>

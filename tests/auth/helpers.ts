@@ -17,8 +17,18 @@ export async function insertApiKey(db: Db, userId: string, name = 'test') {
   return { key, id: row.id }
 }
 
-export const setPlan = (db: Db, userId: string, plan: string | null, subscriptionId: string | null = null) =>
-  db.update(users).set({ plan, subscriptionId }).where(eq(users.id, userId))
+/** A user's stored plan; a plan's subscription is `active` unless `status` says otherwise, no plan is `inactive`. */
+export const setPlan = (
+  db: Db,
+  userId: string,
+  plan: string | null,
+  subscriptionId: string | null = null,
+  opts: { status?: string; trialEndsAt?: Date | null } = {},
+) =>
+  db
+    .update(users)
+    .set({ plan, subscriptionId, subscriptionStatus: opts.status ?? (plan ? 'active' : 'inactive'), trialEndsAt: opts.trialEndsAt ?? null })
+    .where(eq(users.id, userId))
 
 /** The harness's services with some config values replaced (node services are a plain object). */
 export const withConfig = (services: Services, overrides: Partial<Config>): Services => ({

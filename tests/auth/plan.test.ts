@@ -7,6 +7,8 @@ import type { Services } from '../../lib/context'
 import type { Db } from '../../lib/db/client'
 import { managedServices } from '../../lib/services/managed'
 import { createHarness, type Harness } from '../support/harness'
+import { eq } from 'drizzle-orm'
+import { users } from '../../schema'
 import { setPlan } from './helpers'
 
 let h: Harness
@@ -40,6 +42,9 @@ beforeEach(async () => {
 const asAlice = (extra: Record<string, string> = {}, target = app) =>
   target.request('/ai/identity', { method: 'POST', headers: { 'x-user-id': h.users.alice.id, ...extra } })
 
+const asBob = (extra: Record<string, string>) =>
+  app.request('/ai/identity', { method: 'POST', headers: { 'x-user-id': h.users.bob.id, ...extra } })
+
 const MISMATCH = { error: 'Subscription mismatch', code: 'SUBSCRIPTION_MISMATCH' }
 const PLAN_REQUIRED = { error: 'Paid plan required', code: 'PLAN_REQUIRED' }
 async function expectBody(res: Response, status: number, body: object) {
@@ -69,12 +74,10 @@ describe('plan middleware: headers against the stored record', () => {
     await expectBody(await asAlice({ 'x-user-plan': 'label' }), 200, { plan: 'label' })
   })
 
-  it('a claimed plan against a record with no plan is a mismatch; no claim passes with no plan', async () => {
-    const asBob = (extra: Record<string, string>) =>
-      app.request('/ai/identity', { method: 'POST', headers: { 'x-user-id': h.users.bob.id, ...extra } })
+  it('a claimed plan against a record with no plan is a mismatch; no claim and no plan is PLAN_REQUIRED', async () => {
     await expectBody(await asBob({ 'x-user-plan': 'solo' }), 402, MISMATCH)
     await expectBody(await asBob({ 'x-subscription-id': 'sub_x' }), 402, MISMATCH)
-    await expectBody(await asBob({}), 200, { plan: null })
+    await expectBody(await asBob({}), 402, PLAN_REQUIRED)
   })
 
   it('the deprecated `free` plan is 402 PLAN_REQUIRED, claimed or stored', async () => {
@@ -100,6 +103,46 @@ describe('plan middleware: headers against the stored record', () => {
   })
 })
 
+describe('plan middleware: a paid plan or a live trial, admins bypass', () => {
+  const day = 24 * 60 * 60 * 1000
+
+  it('a live account trial passes with no plan, on solo; an ended one is PLAN_REQUIRED', async () => {
+    await setPlan(h.db, h.users.bob.id, null, null, { trialEndsAt: new Date(Date.now() + 3 * day) })
+    await expectBody(await asBob({}), 200, { plan: 'solo' })
+    await setPlan(h.db, h.users.bob.id, null, null, { trialEndsAt: new Date(Date.now() - 1000) })
+    await expectBody(await asBob({}), 402, PLAN_REQUIRED)
+  })
+
+  it('a plan whose subscription is canceled or inactive is PLAN_REQUIRED; past_due (card retries) still passes', async () => {
+    for (const status of ['canceled', 'inactive']) {
+      await setPlan(h.db, h.users.alice.id, 'collective', 'sub_alice', { status })
+      await expectBody(await asAlice({ 'x-user-plan': 'collective' }), 402, PLAN_REQUIRED)
+    }
+    await setPlan(h.db, h.users.alice.id, 'collective', 'sub_alice', { status: 'past_due' })
+    await expectBody(await asAlice({ 'x-user-plan': 'collective' }), 200, { plan: 'collective' })
+  })
+
+  it('the claim is checked before payment: a wrong claim on a lapsed record is still a mismatch', async () => {
+    await setPlan(h.db, h.users.alice.id, 'solo', 'sub_alice', { status: 'canceled' })
+    await expectBody(await asAlice({ 'x-user-plan': 'label' }), 402, MISMATCH)
+  })
+
+  it('a verified admin with no plan passes (identity headers and session); an unverified admin address does not', async () => {
+    const admin = h.users.admin
+    await setPlan(h.db, admin.id, null, null)
+    const viaHeaders = await app.request('/ai/identity', { method: 'POST', headers: { 'x-user-id': admin.id } })
+    await expectBody(viaHeaders, 200, { plan: 'solo' })
+    await expectBody(await app.request('/ai/session', { method: 'POST', headers: { cookie: admin.cookie } }), 200, { plan: 'solo' })
+    // Someone who signed up with an admin's address but never verified it is no admin.
+    await h.db.update(users).set({ emailVerifiedAt: null }).where(eq(users.id, admin.id))
+    try {
+      await expectBody(await app.request('/ai/identity', { method: 'POST', headers: { 'x-user-id': admin.id } }), 402, PLAN_REQUIRED)
+    } finally {
+      await h.db.update(users).set({ emailVerifiedAt: new Date() }).where(eq(users.id, admin.id))
+    }
+  })
+})
+
 describe('plan middleware: without a database the headers alone are used', () => {
   const post = (headers: Record<string, string>) =>
     noDb.request('/ai/identity', { method: 'POST', headers: { 'x-user-id': 'u-1', ...headers } }, { ALLOW_UNSIGNED_IDENTITY: '1' })
@@ -107,7 +150,8 @@ describe('plan middleware: without a database the headers alone are used', () =>
   it('any claimed plan is taken as sent (normalized)', async () => {
     await expectBody(await post({ 'x-user-plan': 'network', 'x-subscription-id': 'anything' }), 200, { plan: 'network' })
     await expectBody(await post({ 'x-user-plan': 'pro' }), 200, { plan: 'collective' })
-    await expectBody(await post({}), 200, { plan: null })
+    // No claim and no record to consult: no paid plan is shown.
+    await expectBody(await post({}), 402, PLAN_REQUIRED)
   })
 
   it('`free` is still 402 PLAN_REQUIRED', async () => {

@@ -8,9 +8,14 @@ import {
   invites,
   mailOutbox,
   passkeys,
+  calendarConnections,
+  creditPurchases,
   passwordResets,
+  providerKeys,
   referrals,
   securityEvents,
+  stripeEvents,
+  subscriptionDeployments,
 } from '../../schema'
 
 type Seeded = { alice: { id: string; email: string }; carol: { id: string } }
@@ -111,5 +116,40 @@ export const TABLES: TableCase[] = [
     update: 'outcome',
     grants: { select: false, delete: false, update: false },
     seed: (h, s) => h.db.insert(securityEvents).values({ jti: hex(), issuer: 'https://accounts.google.com', eventTypes: [], payload: {}, userId: s.alice.id }),
+  },
+  {
+    name: 'provider_keys',
+    owner: 'user_id',
+    update: 'provider',
+    grants: { select: true, delete: true, update: true },
+    seed: (h, s) => h.db.insert(providerKeys).values({ userId: s.alice.id, provider: 'openai', keyId: 'session', sealed: 'sealed' }),
+  },
+  {
+    name: 'credit_purchases',
+    owner: 'user_id',
+    update: 'credits',
+    grants: { select: true, delete: false, update: false },
+    seed: (h, s) => h.db.insert(creditPurchases).values({ paymentId: `cs_${hex()}`, userId: s.alice.id, pack: 50, credits: 5 }),
+  },
+  {
+    name: 'calendar_connections',
+    owner: 'user_id',
+    update: 'connected',
+    grants: { select: true, delete: true, update: true },
+    seed: (h, s) => h.db.insert(calendarConnections).values({ userId: s.alice.id, calendarId: 'alice@example.com', timezone: 'UTC', keyId: 'session', accessToken: 'sealed' }),
+  },
+  {
+    name: 'stripe_events',
+    owner: 'id',
+    update: 'outcome',
+    grants: { select: false, delete: false, update: false },
+    seed: (h, s) => h.db.insert(stripeEvents).values({ id: s.alice.id, type: 'invoice.paid', createdAt: new Date(), outcome: 'applied' }),
+  },
+  {
+    name: 'subscription_deployments',
+    owner: 'user_id',
+    update: 'tier',
+    grants: { select: false, delete: false, update: false },
+    seed: (h, s) => h.db.insert(subscriptionDeployments).values({ deployKey: `sub_${hex()}`, customerId: 'cus_1', tier: 'solo', memoryGb: 2, cpus: 1, userId: s.alice.id }),
   },
 ]

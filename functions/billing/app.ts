@@ -1,0 +1,5 @@
+import { createRouter } from '../../lib/app'
+import * as getBilling from './routes/get-billing'
+import * as postBilling from './routes/post-billing'
+
+export const app = createRouter().openapi(getBilling.route, getBilling.handler).openapi(postBilling.route, postBilling.handler)

@@ -1,0 +1,59 @@
+import type { RouteHandler } from '@hono/zod-openapi'
+import { eq } from 'drizzle-orm'
+import { PLAN_NAMES, PLANS, SUBSCRIPTION_STATUSES, normalizePlan, type SubscriptionStatus } from '../../../lib/billing/plans'
+import { monthlyPrice } from '../../../lib/billing/stripe'
+import { readUsage } from '../../../lib/billing/usage'
+import { readAsUser } from '../../../lib/db/rls'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { signedInRoute } from '../../../lib/http/routes'
+import { providerKeys, users } from '../../../schema'
+import { BillingSchema } from '../schemas'
+
+export const route = signedInRoute({
+  method: 'get',
+  path: '/api/billing',
+  operationId: 'getBilling',
+  tags: ['Billing'],
+  summary: "The plans, the caller's plan and subscription, BYOK state, credits and today's usage",
+  responses: {
+    200: ok(BillingSchema),
+    500: errorResponse('Internal server error'),
+  },
+})
+
+const plans = Object.fromEntries(
+  PLAN_NAMES.map((name) => {
+    const { agents, memoryGb, cpus, monthlyGbp, dailyUnits, features } = PLANS[name]
+    return [name, { agents, memoryGb, cpus, monthlyPrice: monthlyGbp, currency: 'GBP' as const, price: monthlyPrice(name), dailyUnits, features: [...features] }]
+  }),
+) as Record<(typeof PLAN_NAMES)[number], { agents: number; memoryGb: number; cpus: number; monthlyPrice: number; currency: 'GBP'; price: string; dailyUnits: number; features: string[] }>
+
+const knownStatus = (s: string): SubscriptionStatus => ((SUBSCRIPTION_STATUSES as readonly string[]).includes(s) ? (s as SubscriptionStatus) : 'inactive')
+
+export const handler: RouteHandler<typeof route> = async (c) => {
+  const me = c.var.user.id
+  // One statement: the caller's row and their key's provider (never the sealed key).
+  const [user] = await readAsUser(c, (tx) =>
+    tx
+      .select({ plan: users.plan, status: users.subscriptionStatus, credits: users.credits, provider: providerKeys.provider })
+      .from(users)
+      .leftJoin(providerKeys, eq(providerKeys.userId, users.id))
+      .where(eq(users.id, me)),
+  )
+  const deprecated = user?.plan === 'free'
+  const plan = normalizePlan(user?.plan)
+  const { dailyUnits, used, remaining } = await readUsage(c.var.services.kv, me, plan)
+  return c.json(
+    {
+      plans,
+      currentPlan: deprecated ? ('free' as const) : plan,
+      deprecated,
+      subscriptionStatus: knownStatus(user?.status ?? 'inactive'),
+      byokEnabled: !!user?.provider,
+      byokProvider: user?.provider ?? null,
+      credits: user?.credits ?? 0,
+      usage: { dailyUnits, used, remaining },
+    },
+    200,
+  )
+}
