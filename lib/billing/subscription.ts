@@ -90,9 +90,10 @@ const isStale = (user: { subscriptionEventAt: Date | null }, at: Date) => !!user
  * The effect of a completed Checkout Session, the one function both the webhook
  * (`checkout.session.completed`, `checkout.session.async_payment_succeeded`) and `GET /api/checkout/verify` run,
  * inside their transaction, so whichever comes first, the state is the same:
- * - `plan`: plan, status `active`, subscription, Stripe customer and (when the subscription is expanded) period
- *   end, at `at` (the event's time; verify uses the session's creation, older than any event about it); then the
- *   subscription deploy is published in the same transaction, so a failed publish rolls everything back.
+ * - `plan`: plan, status `active`, subscription and Stripe customer, at `at` (the event's time; verify uses the
+ *   session's creation, never newer than any event about it); then the subscription deploy is published in the
+ *   same transaction, so a failed publish rolls everything back. The period end is left to the subscription's
+ *   own events (the checkout event does not carry it), so verify and the webhook leave one state in either order.
  * - `credits`: once per payment (the session id), whatever event or request brings it: a `credit_purchases` row,
  *   and only if it was new, the pack's credits added.
  * - `expert-setup`: logged.
@@ -113,7 +114,6 @@ export async function applyCheckout(tx: Db, deps: BillingDeps, session: Stripe.C
   const plan = planNamed(session.metadata?.plan) ?? 'solo'
   const customerId = idOf(session.customer)
   const subscriptionId = idOf(session.subscription)
-  const expanded = session.subscription && typeof session.subscription === 'object' ? session.subscription : null
   await tx
     .update(users)
     .set({
@@ -123,7 +123,6 @@ export async function applyCheckout(tx: Db, deps: BillingDeps, session: Stripe.C
       updatedAt: new Date(),
       ...(subscriptionId && { subscriptionId }),
       ...(customerId && { stripeCustomerId: customerId }),
-      ...(expanded && { subscriptionPeriodEnd: periodEndOf(expanded) }),
     })
     .where(eq(users.id, user.id))
   if (customerId) {
