@@ -83,22 +83,26 @@ async function lockUser(tx: Db, by: { customerId?: string | null; userId?: strin
   return undefined
 }
 
-/** Events apply in Stripe's order: one older than the newest applied to this user changes nothing. */
-const isStale = (user: { subscriptionEventAt: Date | null }, at: Date) => !!user.subscriptionEventAt && at.getTime() < user.subscriptionEventAt.getTime()
+/**
+ * Events apply in Stripe's order: one older than the newest applied to this user changes nothing. `yields`: a
+ * change without an event of its own (checkout verify) also gives way to an event of the same second.
+ */
+const isStale = (user: { subscriptionEventAt: Date | null }, at: Date, yields = false) =>
+  !!user.subscriptionEventAt && (yields ? at.getTime() <= user.subscriptionEventAt.getTime() : at.getTime() < user.subscriptionEventAt.getTime())
 
 /**
  * The effect of a completed Checkout Session, the one function both the webhook
  * (`checkout.session.completed`, `checkout.session.async_payment_succeeded`) and `GET /api/checkout/verify` run,
  * inside their transaction, so whichever comes first, the state is the same:
  * - `plan`: plan, status `active`, subscription and Stripe customer, at `at` (the event's time; verify uses the
- *   session's creation, never newer than any event about it); then the subscription deploy is published in the
+ *   session's creation, and gives way to any event of that second or later); then the subscription deploy is published in the
  *   same transaction, so a failed publish rolls everything back. The period end is left to the subscription's
  *   own events (the checkout event does not carry it), so verify and the webhook leave one state in either order.
  * - `credits`: once per payment (the session id), whatever event or request brings it: a `credit_purchases` row,
  *   and only if it was new, the pack's credits added.
  * - `expert-setup`: logged.
  */
-export async function applyCheckout(tx: Db, deps: BillingDeps, session: Stripe.Checkout.Session, at: Date): Promise<Outcome> {
+export async function applyCheckout(tx: Db, deps: BillingDeps, session: Stripe.Checkout.Session, at: Date, source: 'event' | 'verify' = 'event'): Promise<Outcome> {
   const kind = session.metadata?.kind as CheckoutKind | undefined
   const userId = session.client_reference_id ?? session.metadata?.userId ?? null
   if (kind === 'expert-setup') {
@@ -110,7 +114,7 @@ export async function applyCheckout(tx: Db, deps: BillingDeps, session: Stripe.C
   if (session.status !== 'complete' || session.payment_status === 'unpaid') return 'unpaid'
   const user = userId ? await lockUser(tx, { userId }) : undefined
   if (!user) return 'unknown_user'
-  if (isStale(user, at)) return 'stale'
+  if (isStale(user, at, source === 'verify')) return 'stale'
   const plan = planNamed(session.metadata?.plan) ?? 'solo'
   const customerId = idOf(session.customer)
   const subscriptionId = idOf(session.subscription)

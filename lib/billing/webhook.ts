@@ -56,5 +56,5 @@ export function processStripeEvent(db: Db, deps: BillingDeps, event: Stripe.Even
 
 /** A completed checkout's effect outside any event (checkout verify): the same function, at the session's creation. */
 export function applyVerifiedCheckout(db: Db, deps: BillingDeps, session: Stripe.Checkout.Session): Promise<Outcome> {
-  return asService(db, 'stripeWebhook', (tx) => applyCheckout(tx, deps, session, new Date(session.created * 1000)))
+  return asService(db, 'stripeWebhook', (tx) => applyCheckout(tx, deps, session, new Date(session.created * 1000), 'verify'))
 }
