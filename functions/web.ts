@@ -10,6 +10,7 @@ import { app as invites } from './invites/app'
 import { app as keys } from './keys/app'
 import { app as oauth } from './oauth/app'
 import { app as passkeys } from './passkeys/app'
+import { app as stripe } from './stripe/app'
 import { app as users } from './users/app'
 import { app as walletAuth } from './wallet-auth/app'
 
@@ -29,6 +30,7 @@ export const webRoutes = createRouter()
   .route('/', oauth)
   .route('/', farcaster)
   .route('/', billing)
+  .route('/', stripe)
 
 /** The whole web API on one app, as `npm start`, the tests and the bench serve it: every family, then the docs. */
 export const createWebApp = (provide: ServiceProvider) => createPlatformApp(provide).route('/', webRoutes).route('/', docs)

@@ -1,5 +1,6 @@
 import Stripe from 'stripe'
 import type { Config } from '../config'
+import { errorFields, type LogFields } from '../log'
 import { PLANS, type PlanName } from './plans'
 
 /**
@@ -77,6 +78,44 @@ export function createCreditsCheckout(stripe: Stripe, config: Config, buyer: Buy
     success_url: `${config.baseUrl}/dashboard/billing?credits=success&session_id={CHECKOUT_SESSION_ID}`,
     cancel_url: `${config.baseUrl}/dashboard/billing?credits=cancelled`,
   })
+}
+
+/** The plan a Stripe price id belongs to (the reverse of `planPriceId`), for events that name only the price. */
+export function planForPrice(config: Config, priceId: string | null | undefined): PlanName | undefined {
+  if (!priceId) return undefined
+  return (Object.keys(PLANS) as PlanName[]).find((plan) => planPriceId(config, plan) === priceId)
+}
+
+/** The one-time expert setup (49 GBP from `STRIPE_PRICE_EXPERT_SETUP`) for a chosen slot; the webhook only logs it. */
+export function createExpertSetupCheckout(stripe: Stripe, config: Config, booking: { date: string; time: string; email: string }, priceId: string) {
+  return stripe.checkout.sessions.create({
+    mode: 'payment',
+    line_items: [{ price: priceId, quantity: 1 }],
+    customer_email: booking.email,
+    metadata: { kind: 'expert-setup' satisfies CheckoutKind, date: booking.date, time: booking.time },
+    success_url: `${config.baseUrl}/expert-setup/success`,
+    cancel_url: `${config.baseUrl}/pricing?cancelled=1`,
+  })
+}
+
+/** A Stripe SDK error for the log: its kind, HTTP status and Stripe's code (never the request). */
+export function stripeErrorFields(e: unknown): LogFields {
+  const { statusCode, code, type } = (e ?? {}) as { statusCode?: number; code?: string; type?: string }
+  return { ...errorFields(e), stripeType: type, stripeStatus: statusCode, stripeCode: code }
+}
+
+/** Stripe does not know the object (`resource_missing`, 404). */
+export const isStripeNotFound = (e: unknown) => (e as { statusCode?: number } | null)?.statusCode === 404
+
+/** Seconds a webhook delivery's signature timestamp may be old (Stripe's default tolerance). */
+export const WEBHOOK_TOLERANCE_SEC = 300
+
+/**
+ * A webhook delivery as Stripe signed it: the raw body checked against `Stripe-Signature` (HMAC-SHA256 with the
+ * endpoint secret, timestamp within the tolerance) with Web Crypto. Throws on a missing, forged or stale signature.
+ */
+export function verifyWebhookEvent(raw: string, signature: string, secret: string) {
+  return Stripe.webhooks.constructEventAsync(raw, signature, secret, WEBHOOK_TOLERANCE_SEC, webhookCrypto())
 }
 
 /** How a price shows to a person: `£5.00` (minor units and ISO currency, as Stripe reports them). */

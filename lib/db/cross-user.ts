@@ -16,6 +16,8 @@ export const CROSS_USER_PURPOSES = {
   mailOutbox: 'Write the dev outbox, whoever the mail is for',
   farcasterRefresh: 'Refresh a Farcaster session token: check that the user it names still exists (no session yet)',
   identityLookup: 'The backend resolves a user named by verified identity headers or the shared key',
+  stripeWebhook:
+    'Apply verified Stripe events and checkouts (webhook, checkout verify): record each event once, find the user by Stripe customer or checkout reference, set plan, status and period, grant paid credits once',
   userInvites: "Create a signed-in user's guest invite: the route fixes the audience, so users get no INSERT on invites",
   subscriptionDeploy: "The backend records a paid subscription's runtime tier for the Stripe customer's user (shared key)",
 } as const

@@ -83,6 +83,7 @@ export const errorCodes = {
   CHAIN_UNAVAILABLE: 'The chain RPC did not answer.',
   PROVIDER_UNAVAILABLE: 'An identity provider did not answer.',
   MAIL_UNAVAILABLE: 'The mail provider did not accept the message.',
+  BACKEND_UNAVAILABLE: 'The backend API did not answer or failed (5xx); a queued job is retried.',
   USAGE_LIMIT: "Today's usage units are spent; `resetsAt` says when the allowance returns (midnight UTC).",
   INVALID_ACTION: 'The `action` is not one this route knows.',
   INVALID_PLAN: 'The plan is not one of solo, collective, label, network.',

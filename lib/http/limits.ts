@@ -31,6 +31,8 @@ export const limits = {
   // Per IP. A nonce costs one kv write; a sign-in may cost an RPC call and a user row.
   walletNonce: { name: 'wallet-nonce', limit: 30, windowSec: 60, message: 'Too many requests' },
   walletSignIn: { name: 'wallet-auth', limit: 10, windowSec: 60, message: 'Too many sign-in attempts. Try again later.' },
+  // Per IP: a public route that creates a Stripe Checkout Session on every call.
+  expertSetupCheckout: { name: 'expert-setup-checkout', limit: 10, windowSec: 60, message: 'Too many requests' },
   // Per user: checkout actions create Stripe sessions; BYOK seals a key. Generous for a person, tight for a script.
   billingAction: { name: 'billing-action', limit: 20, windowSec: 60, message: 'Too many requests', per: 'user' },
   // Backend `/api/ai/*`, per IP (spec "Limits").

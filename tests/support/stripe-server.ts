@@ -454,6 +454,47 @@ export async function startStripeServer(opts: { secretKey?: string; webhookSecre
       failAlways = failure
       if (failure === null) failures.length = 0
     },
+    /**
+     * An invoice of subscription `id` as Stripe (API 2025-03-31 on) shapes it: `parent.subscription_details`
+     * names the subscription and carries its metadata, one line for the next period. `paid` false: a failed payment.
+     */
+    invoiceFor(id: string, o: { paid?: boolean } = {}) {
+      const sub = subscriptions.get(id)
+      if (!sub) throw new Error(`stripe-server: no subscription ${id}`)
+      const item = sub.items.data[0] as { price: { id: string; unit_amount: number }; current_period_start: number; current_period_end: number }
+      const paid = o.paid ?? true
+      return {
+        id: randomId('in_'),
+        object: 'invoice' as const,
+        customer: sub.customer,
+        currency: sub.currency,
+        status: paid ? 'paid' : 'open',
+        amount_due: item.price.unit_amount,
+        amount_paid: paid ? item.price.unit_amount : 0,
+        amount_remaining: paid ? 0 : item.price.unit_amount,
+        attempt_count: 1,
+        billing_reason: 'subscription_cycle',
+        created: now(),
+        livemode: false as const,
+        parent: { type: 'subscription_details', quote_details: null, subscription_details: { subscription: sub.id, metadata: sub.metadata } },
+        lines: {
+          object: 'list' as const,
+          has_more: false,
+          url: `/v1/invoices/lines`,
+          data: [
+            {
+              id: randomId('il_'),
+              object: 'line_item',
+              amount: item.price.unit_amount,
+              currency: sub.currency,
+              period: { start: item.current_period_end, end: item.current_period_end + MONTH },
+              pricing: { type: 'price_details', price_details: { price: item.price.id, product: 'prod_test' }, unit_amount_decimal: String(item.price.unit_amount) },
+              quantity: 1,
+            },
+          ],
+        },
+      }
+    },
     /** A Stripe event envelope around `object`, as Stripe delivers it to a webhook endpoint. */
     event: stripeEvent,
     close() {

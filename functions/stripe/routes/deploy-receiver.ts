@@ -1,0 +1,64 @@
+import { createRoute } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import { SUBSCRIPTION_DEPLOY_PATH } from '../../../lib/billing/subscription'
+import type { AppEnv } from '../../../lib/context'
+import { ApiError } from '../../../lib/http/errors'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { jsonBody } from '../../../lib/http/validation'
+import { errorFields, log } from '../../../lib/log'
+import { requireQueueSignature } from '../../../lib/queue/receiver'
+import { DeployJobSchema, DeployResultSchema } from '../schemas'
+
+export const route = createRoute({
+  method: 'post',
+  path: SUBSCRIPTION_DEPLOY_PATH,
+  operationId: 'deliverSubscriptionDeploy',
+  security: [{ queueSignature: [] }],
+  tags: ['Billing'],
+  summary: 'Queue receiver: deploy the runtime of a new subscription',
+  description:
+    'Signed queue deliveries only (`Upstash-Signature`), published by a completed plan checkout (the Stripe ' +
+    'webhook or checkout verify, once per Checkout Session). Calls the backend\'s `POST /api/subscriptions/deploy` ' +
+    '(`Authorization: Bearer INTERNAL_API_KEY`, body `{tier, stripeCustomerId, subscriptionId}`; idempotent by ' +
+    'subscription). The backend\'s 2xx is 200; its 5xx, a timeout (10 s) or no answer is 502 so the queue retries; ' +
+    'its 4xx is a permanent refusal: logged, and 200 `deployed: false` so it is not retried forever. 503 when ' +
+    '`BACKEND_URL` or `INTERNAL_API_KEY` is unset (retried).',
+  middleware: [requireQueueSignature] as const,
+  request: { body: jsonBody(DeployJobSchema) },
+  responses: {
+    200: ok(DeployResultSchema, 'Deployed, or refused for good by the backend'),
+    401: errorResponse('Missing or invalid queue signature'),
+    502: errorResponse('The backend failed or did not answer (`BACKEND_UNAVAILABLE`): retried by the queue'),
+    503: errorResponse('Backend not configured (`NOT_CONFIGURED`): retried by the queue'),
+  },
+})
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const job = c.req.valid('json')
+  const { BACKEND_URL, INTERNAL_API_KEY } = c.var.services.config
+  if (!BACKEND_URL || !INTERNAL_API_KEY) throw new ApiError(503, 'Backend not configured', { code: 'NOT_CONFIGURED' })
+  const fields = { requestId: c.var.requestId, userId: job.userId, subscriptionId: job.subscriptionId, tier: job.tier }
+  let res: Response
+  try {
+    res = await fetch(`${BACKEND_URL.replace(/\/+$/, '')}/api/subscriptions/deploy`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${INTERNAL_API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ tier: job.tier, stripeCustomerId: job.stripeCustomerId, subscriptionId: job.subscriptionId ?? undefined }),
+      signal: AbortSignal.timeout(10_000),
+    })
+  } catch (e) {
+    log.error('stripe.deploy_unreachable', { ...fields, ...errorFields(e) })
+    throw new ApiError(502, 'Backend unavailable', { code: 'BACKEND_UNAVAILABLE' })
+  }
+  await res.body?.cancel()
+  if (res.status >= 500) {
+    log.error('stripe.deploy_failed', { ...fields, status: res.status })
+    throw new ApiError(502, 'Backend unavailable', { code: 'BACKEND_UNAVAILABLE' })
+  }
+  if (!res.ok) {
+    log.error('stripe.deploy_refused', { ...fields, status: res.status })
+    return c.json({ ok: true as const, deployed: false }, 200)
+  }
+  log.info('stripe.deployed', fields)
+  return c.json({ ok: true as const, deployed: true }, 200)
+}

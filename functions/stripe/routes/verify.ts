@@ -1,0 +1,82 @@
+import { z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import type Stripe from 'stripe'
+import { normalizePlan } from '../../../lib/billing/plans'
+import { isStripeNotFound, stripeClient, stripeErrorFields } from '../../../lib/billing/stripe'
+import { idOf, periodEndOf } from '../../../lib/billing/subscription'
+import { applyVerifiedCheckout } from '../../../lib/billing/webhook'
+import { ApiError } from '../../../lib/http/errors'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { signedInRoute } from '../../../lib/http/routes'
+import { log } from '../../../lib/log'
+import { VerifiedCheckoutSchema } from '../schemas'
+
+const Query = z.object({
+  session_id: z
+    .string({ error: 'session_id required' })
+    .min(1, 'session_id required')
+    .max(255, 'Invalid session_id')
+    .regex(/^cs_[A-Za-z0-9_]+$/, 'Invalid session_id')
+    .openapi({ description: 'The Checkout Session id Stripe put in the success URL (`cs_...`)' }),
+})
+
+export const route = signedInRoute({
+  method: 'get',
+  path: '/api/checkout/verify',
+  operationId: 'verifyCheckout',
+  tags: ['Billing'],
+  summary: 'Confirm a completed checkout and apply it',
+  description:
+    'Retrieves the Checkout Session from Stripe (with its subscription). It must be the caller\'s ' +
+    '(`client_reference_id` and `metadata.userId`), `complete`, and paid (`paid`, or `no_payment_required` for a ' +
+    'trial). Then applies it exactly as the webhook does (the same function, so a verify before or after the ' +
+    'webhook gives one state): plan, status `active`, Stripe customer and subscription, and the runtime deploy ' +
+    '(queued once per session); a credit pack is granted once per payment. An event newer than the checkout ' +
+    'already applied (for instance a cancellation) is not undone. `nextBilling` is the end of the current period ' +
+    '(the trial\'s end during the trial), null when unknown. A session id Stripe does not know is 404.',
+  request: { query: Query },
+  responses: {
+    200: ok(VerifiedCheckoutSchema, 'The checkout is paid and applied'),
+    400: errorResponse('Missing or malformed `session_id` (`VALIDATION`)'),
+    402: errorResponse('The checkout is not complete or not paid (`PAYMENT_INCOMPLETE`)'),
+    403: errorResponse("The checkout belongs to another user (`FORBIDDEN`)"),
+    404: errorResponse('Stripe knows no such Checkout Session (`NOT_FOUND`)'),
+    500: errorResponse('Stripe could not be reached or failed (`PAYMENT_PROVIDER_UNAVAILABLE`); nothing was changed'),
+    503: errorResponse('Stripe not configured (`NOT_CONFIGURED`)'),
+  },
+})
+
+export const handler: RouteHandler<typeof route> = async (c) => {
+  const { session_id: sessionId } = c.req.valid('query')
+  const { config, db, queue } = c.var.services
+  const stripe = stripeClient(config)
+  if (!stripe) throw new ApiError(503, 'Stripe not configured', { code: 'NOT_CONFIGURED' })
+  let session: Stripe.Checkout.Session
+  try {
+    session = await stripe.checkout.sessions.retrieve(sessionId, { expand: ['subscription'] })
+  } catch (e) {
+    if (isStripeNotFound(e)) throw new ApiError(404, 'Checkout session not found', { code: 'NOT_FOUND' })
+    log.error('stripe.verify_failed', { requestId: c.var.requestId, ...stripeErrorFields(e) })
+    throw new ApiError(500, 'Payment provider unavailable', { code: 'PAYMENT_PROVIDER_UNAVAILABLE' })
+  }
+  const owner = session.client_reference_id ?? session.metadata?.userId
+  const metadataOwner = session.metadata?.userId
+  if (owner !== c.var.user.id || (metadataOwner && metadataOwner !== c.var.user.id)) {
+    throw new ApiError(403, 'Checkout session belongs to another user', { code: 'FORBIDDEN' })
+  }
+  if (session.status !== 'complete' || session.payment_status === 'unpaid') {
+    throw new ApiError(402, 'Payment not completed', { code: 'PAYMENT_INCOMPLETE' })
+  }
+  await applyVerifiedCheckout(db, { config, queue }, session)
+  const subscription = session.subscription && typeof session.subscription === 'object' ? session.subscription : null
+  const nextBilling = subscription ? periodEndOf(subscription) : null
+  return c.json(
+    {
+      plan: normalizePlan(session.metadata?.plan),
+      status: 'active' as const,
+      nextBilling: nextBilling?.toISOString() ?? null,
+      customerId: idOf(session.customer),
+    },
+    200,
+  )
+}
