@@ -2,6 +2,8 @@ import type { Harness } from '../support/harness'
 import {
   accounts,
   apiKeys,
+  calendarConnections,
+  creditPurchases,
   devices,
   emailVerifications,
   installations,
@@ -9,8 +11,11 @@ import {
   mailOutbox,
   passkeys,
   passwordResets,
+  providerKeys,
   referrals,
   securityEvents,
+  stripeEvents,
+  subscriptionDeployments,
 } from '../../schema'
 
 type Seeded = { alice: { id: string; email: string }; carol: { id: string } }
@@ -111,5 +116,42 @@ export const TABLES: TableCase[] = [
     update: 'outcome',
     grants: { select: false, delete: false, update: false },
     seed: (h, s) => h.db.insert(securityEvents).values({ jti: hex(), issuer: 'https://accounts.google.com', eventTypes: [], payload: {}, userId: s.alice.id }),
+  },
+  // Billing and calendar (drizzle/0007_billing_calendar.sql).
+  {
+    name: 'provider_keys',
+    owner: 'user_id',
+    update: 'provider',
+    grants: { select: true, delete: true, update: true },
+    seed: (h, s) => h.db.insert(providerKeys).values({ userId: s.alice.id, provider: 'openai', keyId: 'session', sealed: 'x' }),
+  },
+  {
+    name: 'credit_purchases',
+    owner: 'user_id',
+    update: 'credits',
+    grants: { select: true, delete: false, update: false },
+    seed: (h, s) => h.db.insert(creditPurchases).values({ paymentId: `cs_${hex()}`, userId: s.alice.id, pack: 50, credits: 5 }),
+  },
+  {
+    // Service only, and no owner column: the row "of alice's" is one whose id is her id.
+    name: 'stripe_events',
+    owner: 'id',
+    update: 'outcome',
+    grants: { select: false, delete: false, update: false },
+    seed: (h, s) => h.db.insert(stripeEvents).values({ id: s.alice.id, type: 'checkout.session.completed', createdAt: new Date(), outcome: 'ok' }),
+  },
+  {
+    name: 'subscription_deployments',
+    owner: 'user_id',
+    update: 'tier',
+    grants: { select: false, delete: false, update: false },
+    seed: (h, s) => h.db.insert(subscriptionDeployments).values({ deployKey: hex(), customerId: 'cus_x', tier: 'solo', memoryGb: 2, cpus: 1, userId: s.alice.id }),
+  },
+  {
+    name: 'calendar_connections',
+    owner: 'user_id',
+    update: 'timezone',
+    grants: { select: true, delete: true, update: true },
+    seed: (h, s) => h.db.insert(calendarConnections).values({ userId: s.alice.id, calendarId: 'alice@example.com', timezone: 'UTC', keyId: 'session', accessToken: 'sealed' }),
   },
 ]

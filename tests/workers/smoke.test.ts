@@ -15,6 +15,7 @@ const smoke: Record<string, { path: string; status: number; method?: string; bod
   'wallet-auth': { path: '/api/wallet-auth', status: 400, method: 'POST', body: '{}', check: (b) => expect(b).toMatchObject({ error: 'Address required', code: 'VALIDATION' }) },
   farcaster: { path: '/api/auth/farcaster/verify', status: 200, check: (b) => expect(b).toMatchObject({ issuer: 'https://auth.farcaster.xyz', domain: 'localhost', tokenGating: { enabled: false, chainId: 8453 } }) },
   oauth: { path: '/api/security/risc', status: 200, check: (b) => expect(b).toEqual({ status: 'ok' }) },
+  calendar: { path: '/api/calendar?action=status', status: 200, check: (b) => expect(b).toEqual({ connected: false }) },
   passkeys: { path: '/api/passkey/auth/options', status: 400, method: 'POST', body: '{}', check: (b) => expect(b.error).toBe('Identifier is required') },
 }
 
