@@ -22,9 +22,13 @@ export const calendarNotConfigured = () => new ApiError(503, 'Calendar not confi
 export const eventNotFound = () => new ApiError(404, 'Event not found', { code: 'NOT_FOUND' })
 
 /** The token endpoint said the refresh token is dead (`invalid_grant`: revoked, expired or never ours). */
-export class GrantRevoked extends Error {}
+export class GrantRevoked extends Error {
+  override name = 'GrantRevoked'
+}
 /** The provider could not be reached or answered something other than the documented success. */
-export class ProviderFailure extends Error {}
+export class ProviderFailure extends Error {
+  override name = 'ProviderFailure'
+}
 
 // ---- OAuth token endpoint ----------------------------------------------------------------------------------
 

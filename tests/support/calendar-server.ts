@@ -101,7 +101,6 @@ export async function startCalendarServer(opts: { calendarId?: string; timeZone?
     const event: FakeEvent = {
       kind: 'calendar#event',
       etag: `"${Date.now()}"`,
-      id,
       status: 'confirmed',
       htmlLink: `https://www.google.com/calendar/event?eid=${id}`,
       created: now,

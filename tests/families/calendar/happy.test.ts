@@ -239,7 +239,7 @@ describe('calendar: tokens', () => {
     expect(refreshRequests(oidc)).toBe(refreshes + 1)
     const refresh = oidc.tokenRequests.filter((r) => r.grant_type === 'refresh_token').at(-1)!
     expect(refresh).toMatchObject({ client_id: CLIENT_ID, client_secret: CLIENT_SECRET })
-    expect(refresh.refresh_token).toBe(await open(h.services.config, { keyId: before.keyId, sealed: before.refreshToken! }, alice.id, 'calendar:refresh'))
+    expect((refresh as unknown as Record<string, unknown>).refresh_token).toBe(await open(h.services.config, { keyId: before.keyId, sealed: before.refreshToken! }, alice.id, 'calendar:refresh'))
 
     const after = await connectionRow(h, alice.id)
     expect(after.accessToken).not.toBe(before.accessToken)
