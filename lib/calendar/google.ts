@@ -36,6 +36,7 @@ const TokenResponse = z.object({
   access_token: z.string().min(1).max(8192),
   refresh_token: z.string().min(1).max(8192).optional(),
   expires_in: z.coerce.number().positive().optional(),
+  scope: z.string().max(4096).optional(),
 })
 
 export interface Tokens {
@@ -43,6 +44,8 @@ export interface Tokens {
   /** Google sends one at the first consent (and with `prompt=consent`), usually not on refresh. */
   refreshToken: string | null
   expiresAt: Date | null
+  /** The scopes granted, space-separated, when the provider says (Google does on every exchange). */
+  scope?: string
 }
 
 async function tokenRequest(endpoint: string, params: Record<string, string>) {
@@ -66,6 +69,7 @@ async function readTokens(res: Response, what: string): Promise<Tokens> {
     accessToken: t.access_token,
     refreshToken: t.refresh_token ?? null,
     expiresAt: t.expires_in ? new Date(Date.now() + t.expires_in * 1000) : null,
+    ...(t.scope !== undefined ? { scope: t.scope } : {}),
   }
 }
 
@@ -160,6 +164,16 @@ const GoogleEvent = z.object({
   end: EventTime,
 })
 type GoogleEvent = z.infer<typeof GoogleEvent>
+
+/**
+ * Whether `scope` (a token response's, space-separated) grants every calendar scope. With granular consent a
+ * user may untick some; a connection without them could not create events or read availability.
+ */
+export const grantsCalendar = (scope: string | undefined) => {
+  if (scope === undefined) return true
+  const granted = new Set(scope.split(' '))
+  return CALENDAR_SCOPES.every((s) => granted.has(s) || granted.has('https://www.googleapis.com/auth/calendar'))
+}
 
 /** Output bounds (the documented maxima of the Calendar event schema). */
 export const EVENT_LIMITS = { id: 1024, summary: 1024, location: 1024, time: 64 }

@@ -3,7 +3,7 @@ import { readSession } from '../auth/session'
 import type { AppContext, AppEnv } from '../context'
 import { errorFields, log } from '../log'
 import { getGoogleDiscovery, googleClient } from '../oidc/google'
-import { calendarFetch, calendarUnavailable, CALENDAR_SCOPES, exchangeCode, primaryCalendar, type CalendarCall, type CalendarRequest } from './google'
+import { calendarFetch, calendarUnavailable, CALENDAR_SCOPES, exchangeCode, grantsCalendar, primaryCalendar, type CalendarCall, type CalendarRequest } from './google'
 import { calendarClient, saveConnection } from './connection'
 import { issueState, pkceChallenge, pkceVerifier, spendState, verifyState } from './state'
 
@@ -72,7 +72,8 @@ export interface CallbackQuery {
  * The callback's work, in the order its failures are reported: not configured (`unknown`), the provider's
  * `error`, `no_code`, `missing_state`, `invalid_state` (signature, 10 minutes, the browser's session if it sends
  * one must be the state's user, then single use), `token_failed` (discovery or token endpoint), `unknown`
- * (reading the primary calendar, storing). The connection is stored for the user the state names.
+ * (reading the primary calendar, storing); `access_denied` also when the calendar scopes were not all granted.
+ * The connection is stored for the user the state names.
  */
 export async function completeConnection(c: Context<AppEnv>, query: CallbackQuery) {
   const { config, kv, db } = c.var.services
@@ -97,6 +98,8 @@ export async function completeConnection(c: Context<AppEnv>, query: CallbackQuer
     log.warn('calendar.token_exchange_failed', errorFields(e))
     throw new ConnectFailure('token_failed')
   }
+  // Consent given without the calendar scopes (granular consent): as if access had been denied.
+  if (!grantsCalendar(tokens.scope)) throw new ConnectFailure('access_denied')
 
   // The fresh token needs no refresh: calls go straight to Google, any failure is `unknown`.
   const call: CalendarCall = async (req: CalendarRequest) => {

@@ -43,8 +43,11 @@ export async function startOidcServer() {
   })
   // A token endpoint failure for one grant type (an `invalid_grant` on refresh, a 500), until cleared.
   let tokenFailure: { grantType: string; status: number; body: unknown } | null = null
+  // Edits every token response body before it is sent (a provider's `scope` as granted), until cleared.
+  let tokenEdit: ((body: Record<string, unknown>, request: TokenRequest) => void) | null = null
   service.on('beforeResponse', (res: { body: unknown; statusCode: number }, req: { body: TokenRequest }) => {
     tokenRequests.push(req.body)
+    tokenEdit?.(res.body as Record<string, unknown>, req.body)
     if (tokenFailure && req.body.grant_type === tokenFailure.grantType) {
       res.statusCode = tokenFailure.status
       res.body = tokenFailure.body
@@ -70,6 +73,10 @@ export async function startOidcServer() {
     /** The token endpoint answers `status` with `body` to `grantType` requests; `null` clears. */
     failTokens(failure: { grantType: string; status: number; body: unknown } | null) {
       tokenFailure = failure
+    },
+    /** `edit` changes each token response body (e.g. the granted `scope`); `null` clears. */
+    editTokens(edit: ((body: Record<string, unknown>, request: TokenRequest) => void) | null) {
+      tokenEdit = edit
     },
     /** Publishes a new signing key (rotation); tokens built without a kid then alternate keys. */
     rotate: () => issuer.keys.generate('RS256'),

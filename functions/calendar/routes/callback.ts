@@ -24,7 +24,7 @@ export const route = createRoute({
     'PKCE verifier), reads the primary calendar\'s id and time zone and stores the connection for the user the state ' +
     'names, tokens sealed. Always a redirect, never JSON: `/dashboard/calendar?connected=true`, or ' +
     '`/dashboard/calendar?error=<value>` with the provider\'s `error` (OAuth error characters, at most 64; else ' +
-    '`unknown`), `no_code`, `missing_state`, `invalid_state`, `token_failed` or `unknown` (also when Google is not configured).',
+    '`unknown`; `access_denied` too when the calendar scopes were not all granted), `no_code`, `missing_state`, `invalid_state`, `token_failed` or `unknown` (also when Google is not configured).',
   request: { query: Query },
   responses: {
     302: { description: 'To `/dashboard/calendar?connected=true` or `/dashboard/calendar?error=<value>`' },

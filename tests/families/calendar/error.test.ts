@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CALENDAR_SCOPES } from '../../../lib/calendar/google'
 import { createHarness, type Harness } from '../../support/harness'
 import {
   authorize,
@@ -10,6 +11,7 @@ import {
   DASHBOARD,
   expireToken,
   getCalendar,
+  grantScopes,
   landing,
   location,
   postCalendar,
@@ -248,6 +250,28 @@ describe('calendar callback: every redirect', () => {
       cal.reset()
     }
     expect(await connectionRow(h, bob.id)).toBeUndefined()
+  })
+
+  it('access_denied when the calendar scopes were not all granted (granular consent)', async () => {
+    const { h, oidc, cal } = s
+    const { bob } = h.users
+    cal.setPrimary(calendarOf(bob))
+    grantScopes(oidc, 'https://www.googleapis.com/auth/calendar.readonly')
+    try {
+      const back = await authorize(await connectUrl(h, bob))
+      expect(landing(await callback(h, back.searchParams, bob.cookie))).toBe('error:access_denied')
+    } finally {
+      grantScopes(oidc, CALENDAR_SCOPES.join(' '))
+    }
+    expect(await connectionRow(h, bob.id)).toBeUndefined()
+    // The full calendar scope covers both.
+    grantScopes(oidc, 'https://www.googleapis.com/auth/calendar')
+    try {
+      const back = await authorize(await connectUrl(h, bob))
+      expect(landing(await callback(h, back.searchParams, bob.cookie))).toBe('connected')
+    } finally {
+      grantScopes(oidc, CALENDAR_SCOPES.join(' '))
+    }
   })
 })
 

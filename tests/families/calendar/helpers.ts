@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { expect } from 'vitest'
+import { CALENDAR_SCOPES } from '../../../lib/calendar/google'
 import { calendarConnections } from '../../../schema'
 import { startCalendarServer, type CalendarServer } from '../../support/calendar-server'
 import { createHarness, type Harness, type SeededUser } from '../../support/harness'
@@ -26,6 +27,8 @@ export async function startStack(env: Record<string, string | undefined> = {}): 
   oidc.issuer.on('beforeSigning', (token: { payload: Record<string, unknown> }) => {
     token.payload.jti = crypto.randomUUID()
   })
+  // Google answers every exchange and refresh with the scopes granted: all the calendar asked for, by default.
+  grantScopes(oidc, CALENDAR_SCOPES.join(' '))
   const cal = await startCalendarServer()
   const h = await createHarness({ env: { ...googleEnv(oidc), GOOGLE_CALENDAR_API_URL: cal.url, ...env } })
   return {
@@ -39,6 +42,12 @@ export async function startStack(env: Record<string, string | undefined> = {}): 
     },
   }
 }
+
+/** The scopes the provider's next token responses say were granted. */
+export const grantScopes = (oidc: OidcServer, scope: string) =>
+  oidc.editTokens((body, req) => {
+    if (req.grant_type === 'authorization_code' || req.grant_type === 'refresh_token') body.scope = scope
+  })
 
 /** A calendar id and zone for `user` in the fake (set as the primary before connecting). */
 export const calendarOf = (user: SeededUser, timeZone = 'America/New_York') => ({ id: `cal-${user.email}`, timeZone })
