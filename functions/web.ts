@@ -2,6 +2,7 @@ import { createPlatformApp, createRouter } from '../lib/app'
 import type { ServiceProvider } from '../lib/context'
 import { app as auth } from './auth/app'
 import { app as billing } from './billing/app'
+import { app as calendar } from './calendar/app'
 import { app as devices } from './devices/app'
 import { app as docs } from './docs/app'
 import { app as farcaster } from './farcaster/app'
@@ -31,6 +32,7 @@ export const webRoutes = createRouter()
   .route('/', farcaster)
   .route('/', billing)
   .route('/', stripe)
+  .route('/', calendar)
 
 /** The whole web API on one app, as `npm start`, the tests and the bench serve it: every family, then the docs. */
 export const createWebApp = (provide: ServiceProvider) => createPlatformApp(provide).route('/', webRoutes).route('/', docs)

@@ -1,7 +1,7 @@
 import type { Context } from 'hono'
 import type { Config } from '../../lib/config'
 import type { AppEnv } from '../../lib/context'
-import { getDiscovery } from '../../lib/oidc'
+import { getGoogleDiscovery, googleClient } from '../../lib/oidc/google'
 
 /**
  * Every way a Google sign-in can fail, as the `error` the dashboard's `/login` page receives. The callback
@@ -49,22 +49,13 @@ export function loginRedirect(c: Context<AppEnv>, code: string) {
   return c.redirect(`${c.var.services.config.baseUrl}/login?error=${encodeURIComponent(code)}`, 302)
 }
 
-/** Sign-in needs the client id and secret, and the session secret that signs the state. */
-export function googleClient(config: Config) {
-  const { GOOGLE_CLIENT_ID: id, GOOGLE_CLIENT_SECRET: secret, sessionSecret } = config
-  return id && secret && sessionSecret ? { id, secret, sessionSecret } : null
-}
+/** Sign-in needs the client id and secret, and the session secret that signs the state (lib/oidc/google.ts). */
+export { googleClient }
 
 /** The audiences a RISC token may name: the sign-in client and any further client ids of the project. */
 export const riscAudiences = (config: Config) => [...new Set([config.GOOGLE_CLIENT_ID, ...config.GOOGLE_CLIENT_IDS].filter((v): v is string => !!v))]
 
-export const discoveryUrl = (config: Config) =>
-  config.GOOGLE_DISCOVERY_URL ?? `${config.GOOGLE_ISSUER.replace(/\/+$/, '')}/.well-known/openid-configuration`
-
-export const googleDiscovery = (c: Context<AppEnv>) => {
-  const { kv, config } = c.var.services
-  return getDiscovery(kv, discoveryUrl(config), config.GOOGLE_ISSUER)
-}
+export const googleDiscovery = (c: Context<AppEnv>) => getGoogleDiscovery(c.var.services.kv, c.var.services.config)
 
 /**
  * The registered redirect URI: PUBLIC_URL (this service's public base, as the queue receivers use) when

@@ -81,7 +81,7 @@ export const errorCodes = {
 
   // Upstreams
   CHAIN_UNAVAILABLE: 'The chain RPC did not answer.',
-  PROVIDER_UNAVAILABLE: 'An identity provider did not answer.',
+  PROVIDER_UNAVAILABLE: 'An identity or calendar provider did not answer, or failed the call; nothing was changed.',
   MAIL_UNAVAILABLE: 'The mail provider did not accept the message.',
   BACKEND_UNAVAILABLE: 'The backend API did not answer or failed (5xx); a queued job is retried.',
   USAGE_LIMIT: "Today's usage units are spent; `resetsAt` says when the allowance returns (midnight UTC).",
@@ -90,4 +90,5 @@ export const errorCodes = {
   INVALID_PACK: 'The credit pack is not one of 50, 200, 500.',
   PAYMENT_INCOMPLETE: 'The checkout has not been paid (yet).',
   PAYMENT_PROVIDER_UNAVAILABLE: 'The card processor could not be reached or refused the call; nothing was changed.',
+  NOT_CONNECTED: 'The calendar is not connected (never connected, or Google revoked the grant): connect it again.',
 } as const satisfies Record<ErrorCode, string>

@@ -41,8 +41,17 @@ export async function startOidcServer() {
   service.on('beforeTokenSigning', (token: MutableToken) => {
     Object.assign(token.payload, identity, overrides)
   })
-  service.on('beforeResponse', (_res: unknown, req: { body: TokenRequest }) => {
+  // A token endpoint failure for one grant type (an `invalid_grant` on refresh, a 500), until cleared.
+  let tokenFailure: { grantType: string; status: number; body: unknown } | null = null
+  // Edits every token response body before it is sent (a provider's `scope` as granted), until cleared.
+  let tokenEdit: ((body: Record<string, unknown>, request: TokenRequest) => void) | null = null
+  service.on('beforeResponse', (res: { body: unknown; statusCode: number }, req: { body: TokenRequest }) => {
     tokenRequests.push(req.body)
+    tokenEdit?.(res.body as Record<string, unknown>, req.body)
+    if (tokenFailure && req.body.grant_type === tokenFailure.grantType) {
+      res.statusCode = tokenFailure.status
+      res.body = tokenFailure.body
+    }
   })
 
   return {
@@ -60,6 +69,14 @@ export async function startOidcServer() {
     /** Claims forced into the next tokens after everything else (a wrong `aud` or `nonce`); `{}` clears. */
     override(claims: Record<string, unknown>) {
       overrides = claims
+    },
+    /** The token endpoint answers `status` with `body` to `grantType` requests; `null` clears. */
+    failTokens(failure: { grantType: string; status: number; body: unknown } | null) {
+      tokenFailure = failure
+    },
+    /** `edit` changes each token response body (e.g. the granted `scope`); `null` clears. */
+    editTokens(edit: ((body: Record<string, unknown>, request: TokenRequest) => void) | null) {
+      tokenEdit = edit
     },
     /** Publishes a new signing key (rotation); tokens built without a kid then alternate keys. */
     rotate: () => issuer.keys.generate('RS256'),
