@@ -1,5 +1,6 @@
 import { createRouter } from '../../lib/app'
+import { actionHook } from '../../lib/http/validation'
 import * as getBilling from './routes/get-billing'
 import * as postBilling from './routes/post-billing'
 
-export const app = createRouter().openapi(getBilling.route, getBilling.handler).openapi(postBilling.route, postBilling.handler)
+export const app = createRouter().openapi(getBilling.route, getBilling.handler).openapi(postBilling.route, postBilling.handler, actionHook)

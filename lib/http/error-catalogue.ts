@@ -86,8 +86,6 @@ export const errorCodes = {
   BACKEND_UNAVAILABLE: 'The backend API did not answer or failed (5xx); a queued job is retried.',
   USAGE_LIMIT: "Today's usage units are spent; `resetsAt` says when the allowance returns (midnight UTC).",
   INVALID_ACTION: 'The `action` is not one this route knows.',
-  INVALID_PLAN: 'The plan is not one of solo, collective, label, network.',
-  INVALID_PACK: 'The credit pack is not one of 50, 200, 500.',
   PAYMENT_INCOMPLETE: 'The checkout has not been paid (yet).',
   PAYMENT_PROVIDER_UNAVAILABLE: 'The card processor could not be reached or refused the call; nothing was changed.',
   NOT_CONNECTED: 'The calendar is not connected (never connected, or Google revoked the grant): connect it again.',

@@ -49,6 +49,18 @@ export const validationHook = (result: HookResult) => {
 }
 
 /**
+ * The hook of routes whose JSON body is a union discriminated by `action` (billing, calendar): an unknown or
+ * missing `action` is 400 `Invalid action` (`INVALID_ACTION`); anything else goes to `validationHook`.
+ */
+export const actionHook = (result: HookResult): undefined => {
+  if (!result.success && result.error.issues.some((i) => i.code === 'invalid_union' && i.path.join('.') === 'action')) {
+    throw new ApiError(400, 'Invalid action', { code: 'INVALID_ACTION' })
+  }
+  validationHook(result)
+  return undefined
+}
+
+/**
  * The same rule for the URL, before routing, so path params and query strings are covered even where a
  * route reads them without zod. A NUL can only arrive percent-encoded; a lone surrogate cannot be
  * percent-encoded as valid UTF-8 (hono keeps such a sequence as its literal `%XX` text).

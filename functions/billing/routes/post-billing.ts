@@ -83,7 +83,7 @@ export const route = signedInRoute(
     request: { body: { content: { 'application/json': { schema: Body } }, required: true } },
     responses: {
       200: ok(Answer),
-      400: errorResponse('`Invalid action`, `Invalid plan`, `Invalid pack`, `apiKey and provider are required` (`VALIDATION`)'),
+      400: errorResponse('`Invalid action` (`INVALID_ACTION`); `Invalid plan`, `Invalid pack`, `apiKey and provider are required` (`VALIDATION`); invalid JSON'),
       500: errorResponse('`Checkout failed`: Stripe failed or unreachable, nothing stored (`PAYMENT_PROVIDER_UNAVAILABLE`); internal error'),
       503: errorResponse('`Stripe not configured` (`NOT_CONFIGURED`): no secret key or no price id for the plan or pack; or `Encryption not configured`'),
     },

@@ -1,14 +1,12 @@
 import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import type { Context } from 'hono'
 import { openCalendar } from '../../../lib/calendar/connection'
 import { deleteEvent, insertEvent, patchEvent, quickAddEvent } from '../../../lib/calendar/google'
 import { authorizationUrl } from '../../../lib/calendar/oauth'
-import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
-import { jsonBody, validationHook } from '../../../lib/http/validation'
+import { jsonBody } from '../../../lib/http/validation'
 import { EventSchema } from '../schemas'
 
 export const POST_ACTIONS = ['connect', 'create-event', 'update-event', 'delete-event', 'quick-add'] as const
@@ -95,16 +93,6 @@ export const route = signedInRoute({
   },
 })
 
-type HookResult = Parameters<typeof validationHook>[0]
-
-/** An unknown or missing `action` is 400 `Invalid action` (`INVALID_ACTION`), as billing's; anything else the shared hook. */
-export const hook = (result: HookResult, _c: Context<AppEnv>): undefined => {
-  if (!result.success && result.error.issues.some((i) => i.code === 'invalid_union' && i.path.join('.') === 'action')) {
-    throw new ApiError(400, 'Invalid action', { code: 'INVALID_ACTION' })
-  }
-  validationHook(result)
-  return undefined
-}
 
 export const handler: RouteHandler<typeof route> = async (c) => {
   const body = c.req.valid('json')
