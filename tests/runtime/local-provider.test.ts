@@ -9,9 +9,9 @@ import { probeRuntime } from '../../lib/runtime/probe'
 import { DIAGNOSTIC_COMMANDS, type LogLine, RuntimeProviderError, type RuntimeSpec, type RuntimeTarget } from '../../lib/runtime/provider'
 
 // Real runtime processes (infra/runtime/main.ts) spawned by the provider on OS-chosen loopback ports.
-// A 1.5 s start-up delay makes `starting` observable without racing the probe on a loaded machine.
+// A 2.5 s start-up delay makes `starting` observable without racing the probe on a loaded machine.
 const dataDir = mkdtempSync(join(tmpdir(), 'local-runtimes-'))
-const provider = new LocalRuntimeProvider({ dataDir, readyDelayMs: 1500, runtimeVersion: '9.9.9-test' })
+const provider = new LocalRuntimeProvider({ dataDir, readyDelayMs: 2500, runtimeVersion: '9.9.9-test' })
 const TOKEN = 'gw_test_token_0123456789'
 const hasFfmpeg = spawnSync('ffmpeg', ['-version']).status === 0
 const pids: number[] = []
@@ -236,13 +236,50 @@ describe('local runtime provider', () => {
     expect(JSON.parse((await provider.gateway(a1).diagnostic('runtime.config.show')).output).image).toBe('local/runtime:2')
   })
 
+  it('a crashed runtime is unreachable until repair starts it again', async () => {
+    const pid = provider.pidOf('a1')!
+    process.kill(pid, 'SIGKILL')
+    await until(async () => provider.pidOf('a1'), (p) => p === null, 5000)
+    expect((await probe(url)).status).toBe('unreachable')
+    await provider.repair(a1)
+    pids.push(provider.pidOf('a1')!)
+    expect((await until(() => probe(url), (r) => r.status === 'running')).status).toBe('running')
+  })
+
+  it('the log history keeps the last 500 lines', async () => {
+    await Promise.all(Array.from({ length: 600 }, () => fetch(`${url}/healthz`).then((r) => r.body?.cancel())))
+    // The runtime's output is ordered: once this marker's line arrived, every earlier line did.
+    const marker = `/marker-${crypto.randomUUID()}`
+    await fetch(`${url}${marker}`)
+    const waiting = new AbortController()
+    for await (const l of provider.logs(a1, { signal: waiting.signal })) if (l.line.includes(marker)) waiting.abort()
+    const ac = new AbortController()
+    const history: LogLine[] = []
+    const it = provider.logs(a1, { signal: ac.signal })[Symbol.asyncIterator]()
+    // The history is there at once; the iterator then waits for live lines until aborted.
+    for (let i = 0; i < 500; i++) history.push((await it.next()).value as LogLine)
+    const next = it.next()
+    ac.abort()
+    expect((await next).done).toBe(true)
+    expect(history).toHaveLength(500)
+    expect(history.every((l) => JSON.parse(l.line).event === 'request')).toBe(true)
+    expect(JSON.parse(history[499].line)).toMatchObject({ path: marker, status: 404 })
+  })
+
   it('delete stops the runtime and removes its data; afterwards it is not found', async () => {
     const created = await provider.create(spec('a2'))
     const a2 = targetOf('a2', created.url)
     const pid = provider.pidOf('a2')!
     pids.push(pid)
     await expect(provider.create(spec('a2'))).rejects.toMatchObject({ status: 409 })
+    // A log reader is ended by the delete, not left waiting.
+    const reading = (async () => {
+      let n = 0
+      for await (const _ of provider.logs(a2, { signal: new AbortController().signal })) n++
+      return n
+    })()
     await provider.delete(a2)
+    expect(await reading).toBeGreaterThan(0)
     expect(probeProcess(pid)).toBe(false)
     expect(existsSync(join(dataDir, 'runtimes', 'a2'))).toBe(false)
     expect((await probe(created.url)).status).toBe('unreachable')
@@ -262,6 +299,17 @@ describe('local runtime provider', () => {
       expect(probeProcess(pid)).toBe(false)
       expect((await probe(created.url)).status).toBe('unreachable')
       await expect(other.create(spec('c2'))).rejects.toMatchObject({ status: 503 })
+
+      // A new server on the same data directory starts it again from what is on disk (the token from the target).
+      const next = new LocalRuntimeProvider({ dataDir: dir, readyDelayMs: 0 })
+      try {
+        await next.start(targetOf('c1', created.url))
+        pids.push(next.pidOf('c1')!)
+        expect((await until(() => probe(created.url), (r) => r.status === 'running')).status).toBe('running')
+        expect((await next.gateway(targetOf('c1', null)).diagnostic('runtime.version')).output).toBe('0.0.0-local')
+      } finally {
+        await next.close()
+      }
     } finally {
       await other.close()
       rmSync(dir, { recursive: true, force: true })
