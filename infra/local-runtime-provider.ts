@@ -51,6 +51,8 @@ interface Entry {
   child: ChildProcess | null
   exited: Promise<void> | null
   history: LogLine[]
+  /** The tail of this runtime's operations (start, stop, ...), which run one after another. */
+  queue: Promise<void>
   /** Live log subscribers; `null` ends them (the runtime was deleted or the provider closed). */
   listeners: Set<(line: LogLine | null) => void>
 }
@@ -98,7 +100,7 @@ export class LocalRuntimeProvider implements RuntimeProvider {
     let lastError: unknown
     for (let attempt = 0; attempt < 3; attempt++) {
       const meta: Meta = { agentId: spec.agentId, name: spec.name, image: spec.image, port: await freePort(), env }
-      const entry: Entry = { meta, dir, token: spec.gatewayToken, child: null, exited: null, history: [], listeners: new Set() }
+      const entry: Entry = { meta, dir, token: spec.gatewayToken, child: null, exited: null, history: [], listeners: new Set(), queue: Promise.resolve() }
       mkdirSync(join(dir, 'data'), { recursive: true })
       this.writeMeta(meta)
       this.entries.set(spec.agentId, entry)
@@ -118,41 +120,46 @@ export class LocalRuntimeProvider implements RuntimeProvider {
 
   async start(target: RuntimeTarget) {
     const entry = this.entry(target)
-    if (entry.child) return
-    if (target.gatewayToken) entry.token = target.gatewayToken
-    if (!(await portFree(entry.meta.port))) {
-      throw new RuntimeProviderError(`Port ${entry.meta.port} is taken by another process; delete and create the runtime again`, 409, 'local')
-    }
-    await this.spawn(entry)
+    await this.serial(entry, () => this.startEntry(entry, target))
   }
 
   async stop(target: RuntimeTarget) {
-    await this.kill(this.entry(target))
+    const entry = this.entry(target)
+    await this.serial(entry, () => this.kill(entry))
   }
 
   async restart(target: RuntimeTarget) {
-    await this.stop(target)
-    await this.start(target)
+    const entry = this.entry(target)
+    await this.serial(entry, async () => {
+      await this.kill(entry)
+      await this.startEntry(entry, target)
+    })
   }
 
   async updateImage(target: RuntimeTarget, image: string) {
     const entry = this.entry(target)
-    entry.meta.image = image
-    this.writeMeta(entry.meta)
-    await this.restart(target)
+    await this.serial(entry, async () => {
+      entry.meta.image = image
+      this.writeMeta(entry.meta)
+      await this.kill(entry)
+      await this.startEntry(entry, target)
+    })
   }
 
+  /** The watchdog's repair: the process ended or hangs, so it is started afresh from its image and config. */
   async repair(target: RuntimeTarget) {
     await this.restart(target)
   }
 
   async delete(target: RuntimeTarget) {
     const entry = this.entry(target)
-    await this.kill(entry)
-    rmSync(entry.dir, { recursive: true, force: true })
-    this.entries.delete(entry.meta.agentId)
-    for (const l of entry.listeners) l(null)
-    log.info('local_runtime_deleted', { agentId: entry.meta.agentId })
+    await this.serial(entry, async () => {
+      await this.kill(entry)
+      rmSync(entry.dir, { recursive: true, force: true })
+      this.entries.delete(entry.meta.agentId)
+      for (const l of entry.listeners) l(null)
+      log.info('local_runtime_deleted', { agentId: entry.meta.agentId })
+    })
   }
 
   async *logs(target: RuntimeTarget, opts: { signal: AbortSignal }): AsyncIterable<LogLine> {
@@ -209,6 +216,23 @@ export class LocalRuntimeProvider implements RuntimeProvider {
     for (const e of this.entries.values()) for (const l of e.listeners) l(null)
   }
 
+  /** One operation at a time per runtime: two overlapping starts must not spawn two processes. */
+  private serial(entry: Entry, op: () => Promise<void>): Promise<void> {
+    const run = entry.queue.then(op)
+    entry.queue = run.catch(() => {})
+    return run
+  }
+
+  private async startEntry(entry: Entry, target: RuntimeTarget) {
+    if (entry.child) return
+    if (!this.entries.has(entry.meta.agentId)) throw new RuntimeProviderError('Runtime not found', 404, 'local')
+    if (target.gatewayToken) entry.token = target.gatewayToken
+    if (!(await portFree(entry.meta.port))) {
+      throw new RuntimeProviderError(`Port ${entry.meta.port} is taken by another process; delete and create the runtime again`, 409, 'local')
+    }
+    await this.spawn(entry)
+  }
+
   private assertOpen() {
     if (this.closed) throw new RuntimeProviderError('Local runtime provider is shut down', 503, 'local')
   }
@@ -229,7 +253,7 @@ export class LocalRuntimeProvider implements RuntimeProvider {
     if (!entry) {
       const meta = this.readMeta(agentId)
       if (!meta) return undefined
-      entry = { meta, dir: this.dirOf(agentId), token: target.gatewayToken, child: null, exited: null, history: [], listeners: new Set() }
+      entry = { meta, dir: this.dirOf(agentId), token: target.gatewayToken, child: null, exited: null, history: [], listeners: new Set(), queue: Promise.resolve() }
       this.entries.set(agentId, entry)
     }
     return entry
@@ -256,6 +280,8 @@ export class LocalRuntimeProvider implements RuntimeProvider {
 
   /** Starts the process and resolves once it listens; rejects (502) when it exits or stays silent first. */
   private spawn(entry: Entry): Promise<void> {
+    // Checked again here: close() may have run while the caller awaited a free port.
+    if (this.closed) return Promise.reject(new RuntimeProviderError('Local runtime provider is shut down', 503, 'local'))
     const { meta } = entry
     const env: Record<string, string> = {
       ...meta.env,

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -219,8 +219,13 @@ describe('local runtime provider', () => {
     expect(existsSync(join(dataDir, 'runtimes', 'a1', 'data', 'state.json'))).toBe(true)
     await provider.stop(a1) // already stopped: nothing to do
 
-    await provider.start(a1)
+    // Two overlapping starts run one after the other: one process, not two.
+    await Promise.all([provider.start(a1), provider.start(a1)])
     pids.push(provider.pidOf('a1')!)
+    const runtimes = execFileSync('ps', ['-e', '-o', 'ppid=,args='], { encoding: 'utf8' })
+      .split('\n')
+      .filter((row) => row.trim().startsWith(`${process.pid} `) && row.includes('runtime/main.ts'))
+    expect(runtimes).toHaveLength(1)
     expect((await until(() => probe(url), (r) => r.status === 'running')).status).toBe('running')
     expect((await provider.gateway(a1).cronJobs()).map((j) => j.frequency)).toEqual(['1h'])
     expect((await provider.gateway(a1).diagnostic('runtime.skills.list')).output).toBe('weather@1.2.0')
