@@ -2,7 +2,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { PLANS, PLAN_NAMES, type PlanName } from '../../lib/billing/plans'
-import { PlatformSecretError } from '../../lib/runtime/env-guard'
+import { PlatformSecretError, platformSecretKeys } from '../../lib/runtime/env-guard'
 import type { LogLine, RuntimeSpec, RuntimeTarget } from '../../lib/runtime/provider'
 import { RUNTIME_PORT, RuntimeProviderError } from '../../lib/runtime/provider'
 import { RailwayCreateError, RailwayProvider } from '../../lib/runtime/railway'
@@ -124,6 +124,32 @@ describe('create', () => {
       expect(railway.services.size).toBe(0)
     },
   )
+
+  it("keeps the runtime's own settings: the spec's env cannot override GATEWAY_TOKEN, PORT, AGENT_ID or DATA_DIR", async () => {
+    const created = await provider.create(spec({ env: { GATEWAY_TOKEN: 'forged', PORT: '80', AGENT_ID: 'other', DATA_DIR: '/tmp' } }))
+    expect(railway.services.get(created.serviceId)!.variables).toEqual({
+      AGENT_ID: 'a1b2c3',
+      GATEWAY_TOKEN: 'gw-token-abc',
+      PORT: String(RUNTIME_PORT),
+      DATA_DIR: '/data',
+    })
+  })
+
+  it('tells platform secrets from what a runtime may need', () => {
+    expect(platformSecretKeys({ GATEWAY_TOKEN: 'x', TELEGRAM_BOT_TOKEN: 'x', DISCORD_TOKEN: 'x', OPENAI_API_KEY: 'x', MODEL: 'x', NODE_ENV: 'x' })).toEqual([])
+    expect(
+      platformSecretKeys({
+        INTERNAL_API_KEY: 'x',
+        TEST_DATABASE_URL: 'x',
+        stripe_price_solo: 'x',
+        GOOGLE_CLIENT_SECRET: 'x',
+        S3_SECRET_ACCESS_KEY: 'x',
+        ENCRYPTION_KEYS: 'x',
+        QSTASH_TOKEN: 'x',
+        RUNTIME_PROVIDER_TOKEN: 'x',
+      }),
+    ).toHaveLength(8)
+  })
 
   it.each([
     ['variableCollectionUpsert', ['serviceDelete']],
