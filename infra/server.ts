@@ -35,7 +35,7 @@ export async function startServer(env = process.env) {
   const a = services.adapters
   console.log(`web API      http://${host}:${webPort}  (docs at /api/docs)`)
   console.log(`backend API  http://${host}:${backendPort}  (docs at /docs)`)
-  console.log(`stores       db=${a.db} kv=${a.kv} queue=${a.queue} storage=${a.storage}`)
+  console.log(`stores       db=${a.db} kv=${a.kv} queue=${a.queue} storage=${a.storage} runtimes=${a.runtimes}`)
 
   return {
     /** Stops listening, ends idle keep-alive connections (open ones finish their request), closes the stores. */

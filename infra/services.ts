@@ -18,6 +18,9 @@ import { upstashStore } from '../lib/services/stores/upstash'
 import type { Storage } from '../lib/storage/types'
 import { openPglite, openPostgres, type NodeDatabase } from './database'
 import { LocalQueue } from './local-queue'
+import { LocalRuntimeProvider } from './local-runtime-provider'
+import { railwayStore } from '../lib/services/stores/railway'
+import type { RuntimeProvider } from '../lib/runtime/provider'
 import { LocalStorage } from './local-storage'
 import { nodeMetrics } from './metrics'
 import { transactionReader } from '../lib/db/rls'
@@ -92,11 +95,17 @@ export async function createNodeServices(opts: NodeServicesOptions = {}): Promis
 
   const storage: Storage = config.S3_BUCKET ? s3Store(config) : new LocalStorage(join(dataDir, 'files'))
 
+  // Railway when configured; else a local process per agent under DATA_DIR/runtimes (killed on close).
+  const railway = !!(config.RUNTIME_PROVIDER_TOKEN && config.RAILWAY_PROJECT_ID && config.RAILWAY_ENVIRONMENT_ID)
+  const localRuntimes = railway ? undefined : new LocalRuntimeProvider({ dataDir })
+  const runtimes: RuntimeProvider = localRuntimes ?? railwayStore(config)
+
   const adapters: AdapterNames = {
     db: config.DATABASE_URL ? 'postgres' : database.adapter,
     kv: opts.kv instanceof MemoryKv || !(opts.kv || config.UPSTASH_REDIS_REST_URL) ? 'memory' : 'upstash',
     queue: localQueue ? 'in-process' : 'qstash',
     storage: config.S3_BUCKET ? 's3' : 'local-files',
+    runtimes: railway ? 'railway' : 'local-processes',
   }
   const clientIp = opts.clientIp ?? nodeClientIp(env.TRUST_PROXY)
 
@@ -110,6 +119,7 @@ export async function createNodeServices(opts: NodeServicesOptions = {}): Promis
     queue,
     queueVerifier,
     storage,
+    runtimes,
     mail: mailerFor(config, () => database.db as Db),
     sessionCache: new SessionCache(),
     metrics: nodeMetrics,
@@ -125,6 +135,7 @@ export async function createNodeServices(opts: NodeServicesOptions = {}): Promis
     },
     async close() {
       localQueue?.close()
+      await localRuntimes?.close()
       if (!opts.database) await database.close() // an injected database belongs to its opener
     },
   }

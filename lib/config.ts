@@ -45,6 +45,13 @@ export const configSchema = z.object({
   PROVISIONING_ENABLED: bool,
   PROVISIONING_KILL_SWITCH: bool,
   RUNTIME_PROVIDER_TOKEN: z.string().optional(),
+  // Railway runtimes (lib/runtime/railway.ts): the token (RUNTIME_PROVIDER_TOKEN), its kind, project and environment
+  RAILWAY_TOKEN_KIND: z.enum(['account', 'team', 'project']).default('account'),
+  RAILWAY_PROJECT_ID: z.string().optional(),
+  RAILWAY_ENVIRONMENT_ID: z.string().optional(),
+  RAILWAY_API_URL: z.string().optional(),
+  // the image every new agent runtime runs
+  RUNTIME_IMAGE: z.string().default('ghcr.io/agent-platform/runtime:latest'),
   // secrets at rest (lib/secret-box.ts): `id:base64-32-bytes`, comma-separated, the first seals; else from SESSION_SECRET
   ENCRYPTION_KEYS: z.string().optional(),
   // billing (Stripe): price ids per plan and credit pack, and the one-time expert setup

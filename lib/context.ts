@@ -10,6 +10,7 @@ import type { Queue, QueueVerifier } from './queue/types'
 import type { Storage } from './storage/types'
 import { errorFields, log } from './log'
 import type { Reader } from './db/rls'
+import type { RuntimeProvider } from './runtime/provider'
 
 export interface RuntimeMetrics {
   /** Percentages 0-100; null where the runtime does not expose them (workerd). */
@@ -25,6 +26,7 @@ export interface AdapterNames {
   kv: string
   queue: string
   storage: string
+  runtimes: string
 }
 
 /** Everything a handler may touch, built per request by one middleware. Stores are created on first use. */
@@ -39,6 +41,8 @@ export interface Services {
   readonly queue: Queue
   readonly queueVerifier: QueueVerifier
   readonly storage: Storage
+  /** Agent runtimes: Railway when configured, local processes under `npm start` (lib/runtime/provider.ts). */
+  readonly runtimes: RuntimeProvider
   /** Resend when `RESEND_API_KEY` is set, else the `mail_outbox` table. */
   readonly mail: Mailer
   /** Sessions this isolate has looked up (lib/auth/session-cache.ts): one per process or isolate, not per request. */

@@ -10,6 +10,7 @@ import { mailerFor } from '../mail'
 import type { Mailer } from '../mail/types'
 import type { Queue, QueueVerifier } from '../queue/types'
 import type { Storage } from '../storage/types'
+import type { RuntimeProvider } from '../runtime/provider'
 import { type Reader, transactionReader } from '../db/rls'
 
 export const notConfigured = (what: string): never => {
@@ -25,6 +26,7 @@ export interface ManagedStores {
   kv?: (config: Config) => Kv & RateLimiter
   queue?: (config: Config) => { queue: Queue; verifier: QueueVerifier }
   storage?: (config: Config) => Storage & { dispose?(): void }
+  runtimes?: (config: Config) => RuntimeProvider
 }
 
 const unavailable = (what: string) => (): never => notConfigured(what)
@@ -42,11 +44,13 @@ export function managedServices(stores: ManagedStores): ServiceProvider {
       kv: stores.kv ?? unavailable('Rate limit store'),
       queue: stores.queue ?? unavailable('Queue'),
       storage: stores.storage ?? unavailable('Storage'),
+      runtimes: stores.runtimes ?? unavailable('Runtime provider'),
     }
     let db: ReturnType<typeof make.db> | undefined
     let kv: ReturnType<typeof make.kv> | undefined
     let queue: ReturnType<typeof make.queue> | undefined
     let storage: ReturnType<typeof make.storage> | undefined
+    let runtimes: RuntimeProvider | undefined
     let mail: Mailer | undefined
     return {
       config,
@@ -55,6 +59,7 @@ export function managedServices(stores: ManagedStores): ServiceProvider {
         kv: stores.kv && config.UPSTASH_REDIS_REST_URL ? 'upstash' : 'none',
         queue: stores.queue && config.QSTASH_TOKEN ? 'qstash' : 'none',
         storage: stores.storage && config.S3_BUCKET ? 's3' : 'none',
+        runtimes: stores.runtimes && config.RUNTIME_PROVIDER_TOKEN ? 'railway' : 'none',
       },
       get db() {
         return (db ??= make.db(config)).db
@@ -77,6 +82,9 @@ export function managedServices(stores: ManagedStores): ServiceProvider {
       },
       get storage() {
         return (storage ??= make.storage(config))
+      },
+      get runtimes() {
+        return (runtimes ??= make.runtimes(config))
       },
       get mail() {
         return (mail ??= mailerFor(config, () => this.db))

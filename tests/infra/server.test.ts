@@ -25,7 +25,7 @@ describe('npm start: one process, two listeners, embedded stores', () => {
     const printed = log.mock.calls.map((c) => c.join(' ')).join('\n')
     expect(printed).toContain(`http://127.0.0.1:${web}`)
     expect(printed).toContain(`http://127.0.0.1:${backend}`)
-    expect(printed).toContain('db=pglite kv=memory queue=in-process storage=local-files')
+    expect(printed).toContain('db=pglite kv=memory queue=in-process storage=local-files runtimes=local-processes')
     try {
       const health = await (await fetch(`http://127.0.0.1:${web}/api/health`)).json()
       expect(health.status).toBe('ok')

@@ -1,6 +1,9 @@
 import type { Harness } from '../support/harness'
 import {
   accounts,
+  agentEvents,
+  agents,
+  agentWatchdog,
   apiKeys,
   devices,
   emailVerifications,
@@ -151,5 +154,32 @@ export const TABLES: TableCase[] = [
     update: 'tier',
     grants: { select: false, delete: false, update: false },
     seed: (h, s) => h.db.insert(subscriptionDeployments).values({ deployKey: `sub_${hex()}`, customerId: 'cus_1', tier: 'solo', memoryGb: 2, cpus: 1, userId: s.alice.id }),
+  },
+  {
+    name: 'agents',
+    owner: 'user_id',
+    update: 'name',
+    grants: { select: true, delete: true, update: true },
+    seed: (h, s) => h.db.insert(agents).values({ id: `agent-${s.alice.id}`, userId: s.alice.id, name: `a-${hex()}` }),
+  },
+  {
+    name: 'agent_events',
+    owner: 'user_id',
+    update: 'reason',
+    grants: { select: true, delete: false, update: false },
+    seed: async (h, s) => {
+      await h.db.insert(agents).values({ id: `agent-ev-${s.alice.id}`, userId: s.alice.id, name: `e-${hex()}` }).onConflictDoNothing()
+      return h.db.insert(agentEvents).values({ agentId: `agent-ev-${s.alice.id}`, userId: s.alice.id, kind: 'status', toState: 'running' })
+    },
+  },
+  {
+    name: 'agent_watchdog',
+    owner: 'user_id',
+    update: 'state',
+    grants: { select: false, delete: false, update: false },
+    seed: async (h, s) => {
+      await h.db.insert(agents).values({ id: `agent-wd-${s.alice.id}`, userId: s.alice.id, name: `w-${hex()}` }).onConflictDoNothing()
+      return h.db.insert(agentWatchdog).values({ agentId: `agent-wd-${s.alice.id}`, userId: s.alice.id })
+    },
   },
 ]

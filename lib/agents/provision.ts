@@ -1,0 +1,108 @@
+import { count, eq, sql } from 'drizzle-orm'
+import type { Services } from '../context'
+import { withUser } from '../db/rls'
+import { ApiError } from '../http/errors'
+import { errorFields, log } from '../log'
+import { PLANS, type PlanName } from '../billing/plans'
+import { RuntimeProviderError } from '../runtime/provider'
+import { agentEvents, agents, type Agent } from '../../schema'
+import { newGatewayToken, runtimeName } from './access'
+
+/** Agents a plan allows (spec "Plans": solo 1, collective 3, label 10, network unlimited). */
+export const agentLimit = (plan: PlanName) => PLANS[plan].agents
+
+export interface ProvisionRequest {
+  userId: string
+  plan: PlanName
+  name: string
+  aiProvider?: string | null
+  config?: Record<string, unknown>
+  /** Admins provision past the plan's agent count. */
+  bypassLimit?: boolean
+}
+
+/**
+ * Provisions an agent: first its record (status `provisioning`), made in a transaction that takes a per-user lock
+ * and counts the user's agents, so two concurrent creates at the limit cannot both pass (one wins, the other is
+ * 429 `AGENT_LIMIT`); then the runtime, through the provider, outside any transaction. The record is updated with
+ * what was created (`runtimeServiceId`, URL, `starting`); if the provider fails, the record stays with status
+ * `error` and the reason, so nothing exists that the platform has no record of.
+ */
+export async function provisionAgent(services: Services, req: ProvisionRequest): Promise<Agent> {
+  const { db, config, runtimes } = services
+  const limit = agentLimit(req.plan)
+  const sealed = await newGatewayToken(config, req.userId)
+  const agent = await withUser(db, req.userId, async (tx) => {
+    // One provisioning at a time per user: the count below cannot be raced.
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`agents:${req.userId}`}))`)
+    const [{ n }] = await tx.select({ n: count() }).from(agents).where(eq(agents.userId, req.userId))
+    if (!req.bypassLimit && limit >= 0 && n >= limit) {
+      throw new ApiError(429, `Agent limit reached for the ${req.plan} plan (${limit})`, { code: 'AGENT_LIMIT', extra: { limit, plan: req.plan } })
+    }
+    const [name] = await tx.select({ id: agents.id }).from(agents).where(sql`${agents.userId} = ${req.userId} and ${agents.name} = ${req.name}`)
+    if (name) throw new ApiError(409, 'An agent with this name already exists', { code: 'CONFLICT' })
+    const [row] = await tx
+      .insert(agents)
+      .values({
+        userId: req.userId,
+        name: req.name,
+        plan: req.plan,
+        aiProvider: req.aiProvider ?? null,
+        config: req.config ?? {},
+        status: 'provisioning',
+        image: config.RUNTIME_IMAGE,
+        runtimeProvider: runtimes.kind,
+        gatewayTokenKeyId: sealed.gatewayTokenKeyId,
+        gatewayToken: sealed.gatewayToken,
+      })
+      .returning()
+    await tx.insert(agentEvents).values({ agentId: row.id, userId: req.userId, kind: 'status', toState: 'provisioning', reason: 'provision requested' })
+    return row
+  })
+
+  try {
+    const created = await runtimes.create({
+      agentId: agent.id,
+      userId: req.userId,
+      name: runtimeName(agent.id),
+      image: config.RUNTIME_IMAGE,
+      plan: req.plan,
+      env: { AGENT_NAME: req.name, AGENT_PLAN: req.plan },
+      gatewayToken: sealed.token,
+    })
+    return await recordStatus(services, agent, 'starting', null, {
+      runtimeServiceId: created.serviceId,
+      runtimeUrl: created.url,
+      provisionedAt: new Date(),
+      startedAt: new Date(),
+    })
+  } catch (e) {
+    const reason = e instanceof RuntimeProviderError ? `Runtime creation failed: ${e.message}` : 'Runtime creation failed'
+    log.error('agent.provision_failed', { agentId: agent.id, provider: runtimes.kind, ...errorFields(e) })
+    await recordStatus(services, agent, 'error', reason).catch((err) => log.error('agent.record_failed', { agentId: agent.id, ...errorFields(err) }))
+    throw e instanceof RuntimeProviderError
+      ? new ApiError(502, 'Runtime provider unavailable', { code: 'PROVIDER_UNAVAILABLE' })
+      : e
+  }
+}
+
+/** Stores an agent's new status (and what else changed) with its transition, as the agent's owner. */
+export async function recordStatus(
+  services: Pick<Services, 'db'>,
+  agent: Pick<Agent, 'id' | 'userId' | 'status'>,
+  status: string,
+  reason: string | null,
+  changes: Partial<Pick<Agent, 'runtimeServiceId' | 'runtimeUrl' | 'provisionedAt' | 'startedAt' | 'image' | 'lastSeenAt'>> = {},
+): Promise<Agent> {
+  return withUser(services.db, agent.userId, async (tx) => {
+    const [row] = await tx
+      .update(agents)
+      .set({ status, statusReason: reason, ...changes, updatedAt: new Date() })
+      .where(eq(agents.id, agent.id))
+      .returning()
+    if (agent.status !== status) {
+      await tx.insert(agentEvents).values({ agentId: agent.id, userId: agent.userId, kind: 'status', fromState: agent.status, toState: status, reason })
+    }
+    return row
+  })
+}
