@@ -39,8 +39,9 @@ async function timed(email: string) {
 }
 
 describe('forgot-password: same time for known and unknown emails', () => {
-  // 2x: both medians are a few ms on a loaded 2-core CI machine; the leak it guards against was 68x.
-  it(`median answer for an account is within 2x of an unknown email's with a ${PROVIDER_DELAY_MS} ms provider; the mails arrive`, async () => {
+  // The leak it guards against put the provider's whole delay (150 ms) on the account's answers. Both medians are
+  // a few ms, so a ratio swings with machine load (2.5x seen on a loaded 2-core machine); the difference does not.
+  it(`median answer for an account is within ${PROVIDER_DELAY_MS / 3} ms of an unknown email's with a ${PROVIDER_DELAY_MS} ms provider; the mails arrive`, async () => {
     const carol = await freshUser(h)
     await timed(`warm-up-${crypto.randomUUID()}@example.com`) // first-use costs (imports, JIT) out of the sample
     const sentBefore = resend.sent.length
@@ -51,9 +52,8 @@ describe('forgot-password: same time for known and unknown emails', () => {
       known.push(await timed(carol.email))
       unknown.push(await timed(`nobody-${i}-${crypto.randomUUID()}@example.com`))
     }
-    const ratio = median(known) / median(unknown)
-    expect(ratio, `known ${median(known).toFixed(1)} ms / unknown ${median(unknown).toFixed(1)} ms`).toBeLessThan(2)
-    expect(1 / ratio).toBeLessThan(2)
+    const gap = Math.abs(median(known) - median(unknown))
+    expect(gap, `known ${median(known).toFixed(1)} ms / unknown ${median(unknown).toFixed(1)} ms`).toBeLessThan(PROVIDER_DELAY_MS / 3)
     // The work still happened, after the answers: one mail per request for the account, none for the others.
     const sent = resend.sent.slice(sentBefore)
     expect(sent).toHaveLength(ROUNDS)
