@@ -20,6 +20,9 @@ const Body = z
     customerId: stripeId('cus', 'customerId').optional(),
     stripeCustomerId: stripeId('cus', 'stripeCustomerId').optional(),
     subscriptionId: stripeId('sub', 'subscriptionId').optional(),
+    userId: z.string().max(255).optional().openapi({
+      description: "The platform user the subscription is for, when the caller knows it (the Stripe webhook's job does: it may run before the webhook's own transaction commits the customer id); else found by the Stripe customer",
+    }),
   })
   .refine((b) => b.customerId || b.stripeCustomerId, { message: 'customerId or stripeCustomerId required', path: ['customerId'] })
   .openapi('SubscriptionDeployRequest')
@@ -71,7 +74,11 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { memoryGb, cpus } = TIER_RESOURCES[body.tier]
   const deployKey = subscriptionId ?? `customer:${customerId}`
   await asService(c.var.services.db, 'subscriptionDeploy', async (tx) => {
-    const [owner] = await tx.select({ id: users.id }).from(users).where(eq(users.stripeCustomerId, customerId)).limit(1)
+    const [owner] = await tx
+      .select({ id: users.id })
+      .from(users)
+      .where(body.userId ? eq(users.id, body.userId) : eq(users.stripeCustomerId, customerId))
+      .limit(1)
     await tx
       .insert(subscriptionDeployments)
       .values({ deployKey, customerId, subscriptionId, tier: body.tier, memoryGb, cpus, userId: owner?.id ?? null })

@@ -19,7 +19,7 @@ export const route = createRoute({
   description:
     'Signed queue deliveries only (`Upstash-Signature`), published by a completed plan checkout (the Stripe ' +
     'webhook or checkout verify, once per Checkout Session). Calls the backend\'s `POST /api/subscriptions/deploy` ' +
-    '(`Authorization: Bearer INTERNAL_API_KEY`, body `{tier, stripeCustomerId, subscriptionId}`; idempotent by ' +
+    '(`Authorization: Bearer INTERNAL_API_KEY`, body `{tier, stripeCustomerId, subscriptionId, userId}`; idempotent by ' +
     'subscription). The backend\'s 2xx is 200; its 5xx, a timeout (10 s) or no answer is 502 so the queue retries; ' +
     'its 4xx is a permanent refusal: logged, and 200 `deployed: false` so it is not retried forever. 503 when ' +
     '`BACKEND_URL` or `INTERNAL_API_KEY` is unset (retried).',
@@ -43,7 +43,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     res = await fetch(`${BACKEND_URL.replace(/\/+$/, '')}/api/subscriptions/deploy`, {
       method: 'POST',
       headers: { authorization: `Bearer ${INTERNAL_API_KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ tier: job.tier, stripeCustomerId: job.stripeCustomerId, subscriptionId: job.subscriptionId ?? undefined }),
+      body: JSON.stringify({ tier: job.tier, stripeCustomerId: job.stripeCustomerId, subscriptionId: job.subscriptionId ?? undefined, userId: job.userId }),
       signal: AbortSignal.timeout(10_000),
     })
   } catch (e) {

@@ -118,3 +118,20 @@ describe('POST /api/subscriptions/deploy: security (shared key)', () => {
     expect(await res.json()).toEqual({ error: 'Server misconfigured', code: 'MISCONFIGURED' })
   })
 })
+
+describe('POST /api/subscriptions/deploy: the user named by the caller', () => {
+  it('a userId the webhook job carries names the user even before their customer id is stored', async () => {
+    const customerId = id('cus')
+    const res = await deploy({ tier: 'solo', customerId, subscriptionId: id('sub'), userId: h.users.bob.id })
+    expect(res.status).toBe(200)
+    const [row] = await h.db.select().from(subscriptionDeployments).where(eq(subscriptionDeployments.customerId, customerId))
+    expect(row.userId).toBe(h.users.bob.id)
+  })
+
+  it('an unknown userId records the deploy with no user rather than failing it', async () => {
+    const customerId = id('cus')
+    expect((await deploy({ tier: 'solo', customerId, userId: 'no-such-user' })).status).toBe(200)
+    const [row] = await h.db.select().from(subscriptionDeployments).where(eq(subscriptionDeployments.customerId, customerId))
+    expect(row.userId).toBeNull()
+  })
+})
