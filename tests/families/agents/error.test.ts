@@ -130,7 +130,7 @@ describe('plan limits', () => {
     })
 
     it('provisioning with a failing provider → 502 and an `error` record; its lifecycle is 404 (no runtime); delete still removes it', async () => {
-      const res = await withServices(h, { runtimes: deadProvider() }, () => call(h, 'POST', '/api/provision', { user: alice, body: { name: 'doomed' } }))
+      const res = await withServices(h, { runtimes: deadProvider() }, async () => call(h, 'POST', '/api/provision', { user: alice, body: { name: 'doomed' } }))
       // alice's first agent was deleted above: the failed provision is her only record
       await expectError(res, 502, { error: 'Runtime provider unavailable', code: 'PROVIDER_UNAVAILABLE' })
       const list = (await (await call(h, 'GET', '/api/agents', { user: alice })).json()) as { agents: AgentJson[] }
