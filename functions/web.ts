@@ -1,5 +1,6 @@
 import { createPlatformApp, createRouter } from '../lib/app'
 import type { ServiceProvider } from '../lib/context'
+import { app as agents } from './agents/app'
 import { app as auth } from './auth/app'
 import { app as billing } from './billing/app'
 import { app as calendar } from './calendar/app'
@@ -33,6 +34,7 @@ export const webRoutes = createRouter()
   .route('/', billing)
   .route('/', stripe)
   .route('/', calendar)
+  .route('/', agents)
 
 /** The whole web API on one app, as `npm start`, the tests and the bench serve it: every family, then the docs. */
 export const createWebApp = (provide: ServiceProvider) => createPlatformApp(provide).route('/', webRoutes).route('/', docs)

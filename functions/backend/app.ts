@@ -1,7 +1,9 @@
 import { createPlatformApp, createRouter } from '../../lib/app'
 import type { ServiceProvider } from '../../lib/context'
 import { openApiDocument, serveDocument } from '../../lib/http/openapi-docs'
+import { backendLifecycleRoute } from './routes/agent-lifecycle'
 import * as aiUsage from './routes/ai-usage'
+import * as deployments from './routes/deployments'
 import * as health from './routes/health'
 import * as heartbeat from './routes/heartbeat'
 import * as install from './routes/install'
@@ -12,6 +14,11 @@ import * as registerLink from './routes/register-link'
 import * as registrationToken from './routes/registration-token'
 import * as subscriptionsDeploy from './routes/subscriptions-deploy'
 import * as validateKey from './routes/validate-key'
+
+const agentStart = backendLifecycleRoute('start')
+const agentStop = backendLifecycleRoute('stop')
+const agentRestart = backendLifecycleRoute('restart')
+const agentRepair = backendLifecycleRoute('repair')
 
 const routes = createRouter()
 // One chain, so the route types reach `BackendApp` (and the typed client) intact.
@@ -27,6 +34,11 @@ const api = routes
   .openapi(heartbeat.route, heartbeat.handler)
   .openapi(subscriptionsDeploy.route, subscriptionsDeploy.handler)
   .openapi(aiUsage.route, aiUsage.handler)
+  .openapi(deployments.route, deployments.handler)
+  .openapi(agentStart.route, agentStart.handler)
+  .openapi(agentStop.route, agentStop.handler)
+  .openapi(agentRestart.route, agentRestart.handler)
+  .openapi(agentRepair.route, agentRepair.handler)
 
 /** The backend API: its own listener locally, its own Worker deployed; documents itself at /openapi.json, docs page at /docs. */
 const title = 'Platform backend API'

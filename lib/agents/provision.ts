@@ -3,13 +3,41 @@ import type { Services } from '../context'
 import { withUser } from '../db/rls'
 import { ApiError } from '../http/errors'
 import { errorFields, log } from '../log'
-import { PLANS, type PlanName } from '../billing/plans'
+import type { Config } from '../config'
+import { hasPaidAccess, normalizePlan, PLANS, type PlanName, type PlanRecord } from '../billing/plans'
 import { RuntimeProviderError } from '../runtime/provider'
 import { agentEvents, agents, type Agent } from '../../schema'
 import { newGatewayToken, runtimeName } from './access'
 
 /** Agents a plan allows (spec "Plans": solo 1, collective 3, label 10, network unlimited). */
 export const agentLimit = (plan: PlanName) => PLANS[plan].agents
+
+/**
+ * The switches checked before anything is created (`POST /api/provision`, backend `POST /api/deployments`): the kill
+ * switch first (503, spec "Agents"), then `PROVISIONING_ENABLED` (spec backend health: "when provisioning is disabled,
+ * provisioning-dependent operations return 500").
+ */
+export function assertProvisioningOpen(config: Pick<Config, 'PROVISIONING_ENABLED' | 'PROVISIONING_KILL_SWITCH'>) {
+  if (config.PROVISIONING_KILL_SWITCH) {
+    throw new ApiError(503, 'Provisioning is temporarily paused', { code: 'PROVISIONING_PAUSED', headers: { 'Retry-After': '300' } })
+  }
+  if (!config.PROVISIONING_ENABLED) throw new ApiError(500, 'Provisioning is disabled', { code: 'PROVISIONING_DISABLED' })
+}
+
+/**
+ * The plan a new agent is provisioned under: an admin's is `network` (no payment check, no agent-count limit),
+ * anyone else's is their own plan when `hasPaidAccess` (paid and active or past due, or a live trial, which runs
+ * on `solo`), else 403 `Active subscription required` (spec document 1 "Errors").
+ */
+export function provisioningPlan(record: PlanRecord, isAdmin: boolean, now = Date.now()): PlanName {
+  if (isAdmin) return 'network'
+  if (!hasPaidAccess(record, now)) throw new ApiError(403, 'Active subscription required', { code: 'PLAN_REQUIRED' })
+  return normalizePlan(record.plan)
+}
+
+/** A name for an agent provisioned without one: `agent-` and 6 hex characters. */
+export const defaultAgentName = () =>
+  `agent-${Array.from(crypto.getRandomValues(new Uint8Array(3)), (b) => b.toString(16).padStart(2, '0')).join('')}`
 
 export interface ProvisionRequest {
   userId: string

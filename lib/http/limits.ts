@@ -37,4 +37,10 @@ export const limits = {
   billingAction: { name: 'billing-action', limit: 20, windowSec: 60, message: 'Too many requests', per: 'user' },
   // Backend `/api/ai/*`, per IP (spec "Limits").
   ai: { name: 'ai', limit: 30, windowSec: 60, message: 'AI rate limit exceeded.' },
+  // Web `/api/agents*` per user (spec "Limits": 100/min), every agent route together.
+  agents: { name: 'agents', limit: 100, windowSec: 60, message: 'Too many requests', per: 'user' },
+  // Web `POST /api/provision` per user (spec "Limits": 5/min): each one may create a runtime.
+  provision: { name: 'provision', limit: 5, windowSec: 60, message: 'Too many requests', per: 'user' },
+  // Backend `POST /api/deployments` per IP (spec "Limits", message exact).
+  deployments: { name: 'deployments', limit: 5, windowSec: 60, message: 'Deployment rate limit exceeded.' },
 } satisfies Record<string, NamedLimit>

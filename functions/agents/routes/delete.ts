@@ -1,0 +1,30 @@
+import { z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import { findOwnAgent } from '../../../lib/agents/access'
+import { deleteAgent } from '../../../lib/agents/lifecycle'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { agentRoute } from '../route'
+import { AgentIdParams, NOT_FOUND } from '../schemas'
+
+export const route = agentRoute({
+  method: 'delete',
+  path: '/api/agents/{id}',
+  operationId: 'deleteAgent',
+  tags: ['Agents'],
+  summary: 'Delete an agent and remove its runtime',
+  description:
+    'The runtime is removed through the provider first, then the record. A runtime the provider no longer has still ' +
+    'lets the record go; any other provider failure keeps the record (status `error`, with the reason) and answers 502.',
+  request: { params: AgentIdParams },
+  responses: {
+    200: ok(z.object({ success: z.literal(true), id: z.string().max(255) }).openapi('AgentDeleted')),
+    404: errorResponse(NOT_FOUND),
+    502: errorResponse('The runtime provider failed; the agent is kept in status `error` (`PROVIDER_UNAVAILABLE`)'),
+  },
+})
+
+export const handler: RouteHandler<typeof route> = async (c) => {
+  const agent = await findOwnAgent(c.var.services.db, c.var.user.id, c.req.valid('param').id)
+  await deleteAgent(c.var.services, agent)
+  return c.json({ success: true as const, id: agent.id }, 200)
+}

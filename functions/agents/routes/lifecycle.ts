@@ -1,0 +1,43 @@
+import type { RouteHandler } from '@hono/zod-openapi'
+import { findOwnAgent } from '../../../lib/agents/access'
+import { agentJson, type LifecycleAction, runLifecycle } from '../../../lib/agents/lifecycle'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { agentRoute } from '../route'
+import { AgentIdParams, AgentSchema, NOT_FOUND, PROVIDER_DOWN } from '../schemas'
+
+type Action = Exclude<LifecycleAction, 'update'>
+
+const WHAT: Record<Action, { operationId: string; summary: string; after: string }> = {
+  start: { operationId: 'startAgent', summary: 'Start the agent’s runtime', after: '`starting` (the probe of `GET /api/agents/{id}/stats` turns it `running`)' },
+  stop: { operationId: 'stopAgent', summary: 'Stop the agent’s runtime', after: '`stopped`' },
+  restart: { operationId: 'restartAgent', summary: 'Restart the agent’s runtime', after: '`starting`' },
+  repair: { operationId: 'repairAgent', summary: 'Redeploy the agent’s runtime from its image and configuration', after: '`starting`' },
+  'reset-memory': { operationId: 'resetAgentMemory', summary: 'Reset the agent’s memory through its gateway', after: 'unchanged' },
+}
+
+/** `POST /api/agents/{id}/<action>`: the owner's call of lib/agents/lifecycle.ts `runLifecycle`. */
+export function lifecycleRoute<A extends Action>(action: A) {
+  const what = WHAT[action]
+  const route = agentRoute({
+    method: 'post',
+    path: `/api/agents/{id}/${action}` as `/api/agents/{id}/${A}`,
+    operationId: what.operationId,
+    tags: ['Agents'],
+    summary: what.summary,
+    description:
+      `Through the runtime provider (the persisted \`runtimeServiceId\` first). The agent's status after: ${what.after}. ` +
+      'A provider failure other than a conflict leaves the agent in status `error` with the reason.',
+    request: { params: AgentIdParams },
+    responses: {
+      200: ok(AgentSchema, 'The agent as stored afterwards'),
+      404: errorResponse(`${NOT_FOUND}; or the provider has no runtime for it (\`NOT_FOUND\`)`),
+      409: errorResponse('The agent is a template, which has no runtime (`INVALID_TRANSITION`); or the provider refused the operation (`CONFLICT`)'),
+      502: errorResponse(PROVIDER_DOWN),
+    },
+  })
+  const handler: RouteHandler<typeof route> = async (c) => {
+    const agent = await findOwnAgent(c.var.services.db, c.var.user.id, c.req.valid('param').id)
+    return c.json(agentJson(await runLifecycle(c.var.services, agent, action)), 200)
+  }
+  return { route, handler }
+}

@@ -1,0 +1,25 @@
+import type { RouteHandler } from '@hono/zod-openapi'
+import { asc, eq } from 'drizzle-orm'
+import { agentJson } from '../../../lib/agents/lifecycle'
+import { readAsUser } from '../../../lib/db/rls'
+import { ok } from '../../../lib/http/openapi'
+import { agents } from '../../../schema'
+import { agentRoute } from '../route'
+import { AgentListSchema, MAX_LISTED_AGENTS } from '../schemas'
+
+export const route = agentRoute({
+  method: 'get',
+  path: '/api/agents',
+  operationId: 'listAgents',
+  tags: ['Agents'],
+  summary: "The caller's agents, oldest first",
+  description: `At most ${MAX_LISTED_AGENTS}. Each agent's \`status\` is what the platform last commanded or learned; \`GET /api/agents/{id}/stats\` probes the runtime.`,
+  responses: { 200: ok(AgentListSchema) },
+})
+
+export const handler: RouteHandler<typeof route> = async (c) => {
+  const rows = await readAsUser(c, (tx) =>
+    tx.select().from(agents).where(eq(agents.userId, c.var.user.id)).orderBy(asc(agents.createdAt), asc(agents.id)).limit(MAX_LISTED_AGENTS),
+  )
+  return c.json({ agents: rows.map(agentJson) }, 200)
+}

@@ -1,0 +1,29 @@
+import { z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import { findOwnAgent, openGatewayToken } from '../../../lib/agents/access'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { agentRoute } from '../route'
+import { AgentIdParams, NOT_FOUND } from '../schemas'
+
+export const route = agentRoute({
+  method: 'get',
+  path: '/api/agents/{id}/token',
+  operationId: 'getAgentToken',
+  tags: ['Agents'],
+  summary: 'The agent’s gateway token (owner only)',
+  description:
+    "The token the runtime's gateway API requires (`Authorization: Bearer`). Stored encrypted; opened only for the " +
+    'owner, answered with `Cache-Control: no-store`. Another user’s agent is 404, never the token.',
+  request: { params: AgentIdParams },
+  responses: {
+    200: ok(z.object({ agentId: z.string().max(255), token: z.string().max(256).nullable().openapi({ description: 'Null when the agent has none' }) }).openapi('AgentToken')),
+    404: errorResponse(NOT_FOUND),
+  },
+})
+
+export const handler: RouteHandler<typeof route> = async (c) => {
+  const agent = await findOwnAgent(c.var.services.db, c.var.user.id, c.req.valid('param').id)
+  const token = await openGatewayToken(c.var.services.config, agent)
+  c.header('Cache-Control', 'no-store')
+  return c.json({ agentId: agent.id, token }, 200)
+}

@@ -1,0 +1,52 @@
+import { z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import { findOwnAgent } from '../../../lib/agents/access'
+import { agentJson, runLifecycle } from '../../../lib/agents/lifecycle'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { jsonBody } from '../../../lib/http/validation'
+import { agentRoute } from '../route'
+import { AgentIdParams, AgentSchema, NOT_FOUND, PROVIDER_DOWN } from '../schemas'
+
+// An OCI reference: [registry/]repository[:tag][@digest], lower-case repository path.
+const IMAGE = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]{1,5})?(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/
+
+const Body = z
+  .object(
+    {
+      image: z
+        .string({ error: 'image is required' })
+        .max(255, 'image must be at most 255 characters')
+        .regex(IMAGE, 'image must be an image reference such as ghcr.io/org/runtime:1.2.3')
+        .optional()
+        .openapi({ example: 'ghcr.io/agent-platform/runtime:1.2.3', description: "The image to run; the platform's current `RUNTIME_IMAGE` when absent" }),
+    },
+    { error: 'Request body must be a JSON object' },
+  )
+  .strict()
+  .openapi('UpdateAgentImage')
+
+export const route = agentRoute({
+  method: 'post',
+  path: '/api/agents/{id}/update',
+  operationId: 'updateAgentImage',
+  tags: ['Agents'],
+  summary: 'Move the agent’s runtime to another image',
+  description:
+    "Redeploys the runtime from `image` (else the platform's current image) through the provider; the agent's status " +
+    'after is `starting` and its stored image the new one. A provider failure other than a conflict leaves status `error`.',
+  request: { params: AgentIdParams, body: jsonBody(Body) },
+  responses: {
+    200: ok(AgentSchema, 'The agent as stored afterwards'),
+    400: errorResponse('`image` is not an image reference or too long (`VALIDATION`); or invalid JSON (`INVALID_JSON`)'),
+    404: errorResponse(`${NOT_FOUND}; or the provider has no runtime for it (\`NOT_FOUND\`)`),
+    409: errorResponse('The agent is a template (`INVALID_TRANSITION`); or the provider refused the operation (`CONFLICT`)'),
+    502: errorResponse(PROVIDER_DOWN),
+  },
+})
+
+export const handler: RouteHandler<typeof route> = async (c) => {
+  const { image } = c.req.valid('json')
+  const agent = await findOwnAgent(c.var.services.db, c.var.user.id, c.req.valid('param').id)
+  const updated = await runLifecycle(c.var.services, agent, 'update', { image: image ?? c.var.services.config.RUNTIME_IMAGE })
+  return c.json(agentJson(updated), 200)
+}

@@ -1,0 +1,147 @@
+import { eq } from 'drizzle-orm'
+import type { Services } from '../context'
+import type { Db } from '../db/client'
+import { asService, withUser } from '../db/rls'
+import { ApiError } from '../http/errors'
+import { errorFields, log } from '../log'
+import { RuntimeProviderError } from '../runtime/provider'
+import { agents, type Agent } from '../../schema'
+import { agentNotFound, runtimeTarget } from './access'
+import { recordStatus } from './provision'
+
+/**
+ * What the platform does to an agent's runtime, one function for the web routes (`POST /api/agents/:id/<action>`,
+ * the owner's session) and the backend's shared-key routes: the provider call, then the agent's new status with its
+ * transition (lib/agents/provision.ts `recordStatus`).
+ *
+ * | Action | Provider call | Status after |
+ * |---|---|---|
+ * | start | `start` | `starting` (`startedAt` now; the probe turns it `running`) |
+ * | stop | `stop` | `stopped` |
+ * | restart | `restart` | `starting` (`startedAt` now) |
+ * | update | `updateImage(image)` | `starting` (`image` stored) |
+ * | repair | `repair` | `starting` (`startedAt` now) |
+ * | reset-memory | the gateway's `resetMemory` | unchanged |
+ *
+ * A provider failure is mapped: no such runtime → 404 `Runtime not found` (`NOT_FOUND`), a conflicting operation →
+ * 409 (`CONFLICT`), anything else → 502 `Runtime provider unavailable` (`PROVIDER_UNAVAILABLE`). A failed
+ * infrastructure call (not 409, not reset-memory) leaves the agent in status `error` with the reason, so the record
+ * says what is known to exist.
+ */
+export const LIFECYCLE_ACTIONS = ['start', 'stop', 'restart', 'update', 'repair', 'reset-memory'] as const
+export type LifecycleAction = (typeof LIFECYCLE_ACTIONS)[number]
+
+/** The actions the backend's shared-key routes offer (spec "Authentication": backend per-agent lifecycle). */
+export const BACKEND_LIFECYCLE_ACTIONS = ['start', 'stop', 'restart', 'repair'] as const satisfies readonly LifecycleAction[]
+
+const STATUS_AFTER: Record<Exclude<LifecycleAction, 'reset-memory'>, 'starting' | 'stopped'> = {
+  start: 'starting',
+  stop: 'stopped',
+  restart: 'starting',
+  update: 'starting',
+  repair: 'starting',
+}
+
+/** A provider failure as the API answers it. */
+export function providerApiError(e: RuntimeProviderError): ApiError {
+  if (e.status === 404) return new ApiError(404, 'Runtime not found', { code: 'NOT_FOUND' })
+  if (e.status === 409) return new ApiError(409, `Runtime operation refused: ${e.message}`, { code: 'CONFLICT' })
+  return new ApiError(502, 'Runtime provider unavailable', { code: 'PROVIDER_UNAVAILABLE' })
+}
+
+/** Runs `action` on `agent`'s runtime and records the outcome; answers the agent as stored afterwards. */
+export async function runLifecycle(services: Services, agent: Agent, action: LifecycleAction, opts: { image?: string } = {}): Promise<Agent> {
+  if (agent.status === 'template') throw new ApiError(409, 'A template agent has no runtime', { code: 'INVALID_TRANSITION' })
+  const target = await runtimeTarget(services.config, agent)
+  const { runtimes } = services
+  try {
+    switch (action) {
+      case 'start':
+        await runtimes.start(target)
+        break
+      case 'stop':
+        await runtimes.stop(target)
+        break
+      case 'restart':
+        await runtimes.restart(target)
+        break
+      case 'update':
+        await runtimes.updateImage(target, opts.image ?? agent.image ?? services.config.RUNTIME_IMAGE)
+        break
+      case 'repair':
+        await runtimes.repair(target)
+        break
+      case 'reset-memory':
+        if (!target.url || !target.gatewayToken) throw new RuntimeProviderError('The agent has no runtime gateway', 404, 'runtime')
+        await runtimes.gateway(target).resetMemory()
+        break
+    }
+  } catch (e) {
+    if (!(e instanceof RuntimeProviderError)) throw e
+    log.warn('agent.lifecycle_failed', { agentId: agent.id, action, provider: e.provider, status: e.status, ...errorFields(e) })
+    if (action !== 'reset-memory' && e.status !== 409) {
+      const reason = e.status === 404 ? `${action} failed: runtime not found` : `${action} failed: ${e.message}`
+      await recordStatus(services, agent, 'error', reason.slice(0, 500))
+    }
+    throw providerApiError(e)
+  }
+  log.info('agent.lifecycle', { agentId: agent.id, action })
+  if (action === 'reset-memory') return agent
+  const status = STATUS_AFTER[action]
+  return recordStatus(services, agent, status, action === 'stop' ? 'stopped by request' : null, {
+    ...(status === 'starting' ? { startedAt: new Date() } : {}),
+    ...(action === 'update' && opts.image ? { image: opts.image } : {}),
+  })
+}
+
+/**
+ * Deletes an agent: its runtime through the provider first, then the row (as the owner). A provider 404 (nothing
+ * to remove) still deletes the row; any other provider failure keeps the row in status `error` with the reason and
+ * answers 502, so nothing runs that the platform has no record of.
+ */
+export async function deleteAgent(services: Services, agent: Agent): Promise<void> {
+  if (agent.status !== 'template') {
+    try {
+      await services.runtimes.delete(await runtimeTarget(services.config, agent))
+    } catch (e) {
+      if (!(e instanceof RuntimeProviderError)) throw e
+      if (e.status !== 404) {
+        log.warn('agent.delete_failed', { agentId: agent.id, provider: e.provider, status: e.status, ...errorFields(e) })
+        await recordStatus(services, agent, 'error', `delete failed: ${e.message}`.slice(0, 500))
+        throw new ApiError(502, 'Runtime provider unavailable', { code: 'PROVIDER_UNAVAILABLE' })
+      }
+    }
+  }
+  await withUser(services.db, agent.userId, (tx) => tx.delete(agents).where(eq(agents.id, agent.id)))
+  log.info('agent.deleted', { agentId: agent.id })
+}
+
+/** Any user's agent by id (the backend's shared-key routes), or 404 `Agent not found`. */
+export async function findAgentAsService(db: Db, agentId: string): Promise<Agent> {
+  const [agent] = await asService(db, 'agentLifecycle', (tx) => tx.select().from(agents).where(eq(agents.id, agentId)).limit(1))
+  if (!agent) throw agentNotFound()
+  return agent
+}
+
+/** An agent as every route answers it: never the gateway token (sealed or open), never the runtime's image secrets. */
+export function agentJson(a: Agent) {
+  const iso = (d: Date | null) => (d ? d.toISOString() : null)
+  return {
+    id: a.id,
+    name: a.name,
+    plan: a.plan,
+    aiProvider: a.aiProvider,
+    config: a.config,
+    status: a.status,
+    statusReason: a.statusReason,
+    verification: a.verification === 'human_verified' ? ('human_verified' as const) : ('unverified' as const),
+    runtimeServiceId: a.runtimeServiceId,
+    url: a.runtimeUrl,
+    provisionedAt: iso(a.provisionedAt),
+    startedAt: iso(a.startedAt),
+    lastSeenAt: iso(a.lastSeenAt),
+    createdAt: a.createdAt.toISOString(),
+    updatedAt: a.updatedAt.toISOString(),
+  }
+}
+export type AgentJson = ReturnType<typeof agentJson>
