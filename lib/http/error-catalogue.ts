@@ -89,5 +89,6 @@ export const errorCodes = {
   PAYMENT_INCOMPLETE: 'The checkout has not been paid (yet).',
   PAYMENT_PROVIDER_UNAVAILABLE: 'The card processor could not be reached or refused the call; nothing was changed.',
   AGENT_LIMIT: "The plan's agent count is reached (solo 1, collective 3, label 10, network unlimited): `limit` and `plan` say which.",
+  PROVISIONING_DISABLED: 'Creating runtimes is off on this deployment: 500 when `PROVISIONING_ENABLED` is unset, 503 while `PROVISIONING_KILL_SWITCH` is on.',
   NOT_CONNECTED: 'The calendar is not connected (never connected, or Google revoked the grant): connect it again.',
 } as const satisfies Record<ErrorCode, string>
