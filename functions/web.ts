@@ -8,6 +8,7 @@ import { app as devices } from './devices/app'
 import { app as docs } from './docs/app'
 import { app as farcaster } from './farcaster/app'
 import { app as health } from './health/app'
+import { app as instance } from './instance/app'
 import { app as invites } from './invites/app'
 import { app as keys } from './keys/app'
 import { app as oauth } from './oauth/app'
@@ -35,6 +36,7 @@ export const webRoutes = createRouter()
   .route('/', stripe)
   .route('/', calendar)
   .route('/', agents)
+  .route('/', instance)
 
 /** The whole web API on one app, as `npm start`, the tests and the bench serve it: every family, then the docs. */
 export const createWebApp = (provide: ServiceProvider) => createPlatformApp(provide).route('/', webRoutes).route('/', docs)

@@ -3,7 +3,8 @@ import type { Config } from '../config'
 import type { Db } from '../db/client'
 import { withUser } from '../db/rls'
 import { ApiError } from '../http/errors'
-import type { RuntimeTarget } from '../runtime/provider'
+import type { RuntimeGateway, RuntimeTarget } from '../runtime/provider'
+import type { Services } from '../context'
 import { open, seal } from '../secret-box'
 import { agents, type Agent } from '../../schema'
 
@@ -49,4 +50,9 @@ export async function runtimeTarget(config: Config, agent: Agent): Promise<Runti
     url: agent.runtimeUrl,
     gatewayToken: await openGatewayToken(config, agent),
   }
+}
+
+/** The agent's runtime gateway API (`RuntimeProviderError` when it has none: no URL, no token). */
+export async function agentGateway(services: Pick<Services, 'config' | 'runtimes'>, agent: Agent): Promise<RuntimeGateway> {
+  return services.runtimes.gateway(await runtimeTarget(services.config, agent))
 }

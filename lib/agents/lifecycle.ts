@@ -7,6 +7,7 @@ import { errorFields, log } from '../log'
 import { RuntimeProviderError } from '../runtime/provider'
 import { agents, type Agent } from '../../schema'
 import { agentNotFound, runtimeTarget } from './access'
+import { forgetProbe } from './instance'
 import { recordStatus } from './provision'
 
 /**
@@ -22,13 +23,16 @@ import { recordStatus } from './provision'
  * | update | `updateImage(image)` | `starting` (`image` stored) |
  * | repair | `repair` | `starting` (`startedAt` now) |
  * | reset-memory | the gateway's `resetMemory` | unchanged |
+ * | factory-reset | the gateway's `resetMemory`, then `repair` | `starting` (`startedAt` now) |
+ *
+ * The instance's cached probe (lib/agents/instance.ts) is dropped before and after, so the next read probes afresh.
  *
  * A provider failure is mapped: no such runtime → 404 `Runtime not found` (`NOT_FOUND`), a conflicting operation →
  * 409 (`CONFLICT`), anything else → 502 `Runtime provider unavailable` (`PROVIDER_UNAVAILABLE`). A failed
  * infrastructure call (not 409, not reset-memory) leaves the agent in status `error` with the reason, so the record
  * says what is known to exist.
  */
-export const LIFECYCLE_ACTIONS = ['start', 'stop', 'restart', 'update', 'repair', 'reset-memory'] as const
+export const LIFECYCLE_ACTIONS = ['start', 'stop', 'restart', 'update', 'repair', 'reset-memory', 'factory-reset'] as const
 export type LifecycleAction = (typeof LIFECYCLE_ACTIONS)[number]
 
 /** The actions the backend's shared-key routes offer (spec "Authentication": backend per-agent lifecycle). */
@@ -40,6 +44,7 @@ const STATUS_AFTER: Record<Exclude<LifecycleAction, 'reset-memory'>, 'starting' 
   restart: 'starting',
   update: 'starting',
   repair: 'starting',
+  'factory-reset': 'starting',
 }
 
 /** A provider failure as the API answers it. */
@@ -54,6 +59,7 @@ export async function runLifecycle(services: Services, agent: Agent, action: Lif
   if (agent.status === 'template') throw new ApiError(409, 'A template agent has no runtime', { code: 'INVALID_TRANSITION' })
   const target = await runtimeTarget(services.config, agent)
   const { runtimes } = services
+  await forgetProbe(services, agent.id)
   try {
     switch (action) {
       case 'start':
@@ -72,24 +78,29 @@ export async function runLifecycle(services: Services, agent: Agent, action: Lif
         await runtimes.repair(target)
         break
       case 'reset-memory':
+      case 'factory-reset':
         if (!target.url || !target.gatewayToken) throw new RuntimeProviderError('The agent has no runtime gateway', 404, 'runtime')
         await runtimes.gateway(target).resetMemory()
+        if (action === 'factory-reset') await runtimes.repair(target)
         break
     }
   } catch (e) {
     if (!(e instanceof RuntimeProviderError)) throw e
     log.warn('agent.lifecycle_failed', { agentId: agent.id, action, provider: e.provider, status: e.status, ...errorFields(e) })
-    if (action !== 'reset-memory' && e.status !== 409) {
+    if (action !== 'reset-memory' && action !== 'factory-reset' && e.status !== 409) {
       const reason = e.status === 404 ? `${action} failed: runtime not found` : `${action} failed: ${e.message}`
       await recordStatus(services, agent, 'error', reason.slice(0, 500))
     }
     throw providerApiError(e)
+  } finally {
+    await forgetProbe(services, agent.id)
   }
   log.info('agent.lifecycle', { agentId: agent.id, action })
   if (action === 'reset-memory') return agent
   const status = STATUS_AFTER[action]
   return recordStatus(services, agent, status, action === 'stop' ? 'stopped by request' : null, {
     ...(status === 'starting' ? { startedAt: new Date() } : {}),
+    // Instance `update` (no image named) moves to the configured image, which is then the agent's.
     ...(action === 'update' && opts.image ? { image: opts.image } : {}),
   })
 }

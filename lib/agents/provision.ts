@@ -1,12 +1,13 @@
 import { count, eq, sql } from 'drizzle-orm'
 import type { Services } from '../context'
+import type { Db } from '../db/client'
 import { withUser } from '../db/rls'
 import { ApiError } from '../http/errors'
 import { errorFields, log } from '../log'
 import type { Config } from '../config'
 import { hasPaidAccess, normalizePlan, PLANS, type PlanName, type PlanRecord } from '../billing/plans'
 import { RuntimeProviderError } from '../runtime/provider'
-import { agentEvents, agents, type Agent } from '../../schema'
+import { agentEvents, agents, users, type Agent } from '../../schema'
 import { newGatewayToken, runtimeName } from './access'
 
 /** Agents a plan allows (spec "Plans": solo 1, collective 3, label 10, network unlimited). */
@@ -33,6 +34,15 @@ export function provisioningPlan(record: PlanRecord, isAdmin: boolean, now = Dat
   if (isAdmin) return 'network'
   if (!hasPaidAccess(record, now)) throw new ApiError(403, 'Active subscription required', { code: 'PLAN_REQUIRED' })
   return normalizePlan(record.plan)
+}
+
+/** The stored fields of `userId` that decide provisioning (plan, subscription status, trial), read as that user. */
+export async function planRecord(db: Db, userId: string): Promise<PlanRecord> {
+  const [row] = await withUser(db, userId, (tx) =>
+    tx.select({ plan: users.plan, subscriptionStatus: users.subscriptionStatus, trialEndsAt: users.trialEndsAt }).from(users).where(eq(users.id, userId)).limit(1),
+  )
+  if (!row) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
+  return row
 }
 
 /** A name for an agent provisioned without one: `agent-` and 6 hex characters. */

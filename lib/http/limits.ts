@@ -35,6 +35,8 @@ export const limits = {
   expertSetupCheckout: { name: 'expert-setup-checkout', limit: 10, windowSec: 60, message: 'Too many requests' },
   // Per user: checkout actions create Stripe sessions; BYOK seals a key. Generous for a person, tight for a script.
   billingAction: { name: 'billing-action', limit: 20, windowSec: 60, message: 'Too many requests', per: 'user' },
+  // Web `/api/instance/*` and `/api/runtime/maintenance`, per user (spec "Limits": 30/min): each may probe or act on a runtime.
+  instance: { name: 'instance', limit: 30, windowSec: 60, message: 'Too many requests', per: 'user' },
   // Backend `/api/ai/*`, per IP (spec "Limits").
   ai: { name: 'ai', limit: 30, windowSec: 60, message: 'AI rate limit exceeded.' },
   // Web `/api/agents*` per user (spec "Limits": 100/min), every agent route together.

@@ -17,6 +17,7 @@ const smoke: Record<string, { path: string; status: number; method?: string; bod
   oauth: { path: '/api/security/risc', status: 200, check: (b) => expect(b).toEqual({ status: 'ok' }) },
   stripe: { path: '/api/stripe/webhook', status: 503, method: 'POST', body: '{}', check: (b) => expect(b).toEqual({ error: 'Stripe webhook not configured', code: 'NOT_CONFIGURED' }) },
   billing: { path: '/api/billing', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' }) },
+  instance: { path: '/api/debug/dashboard-check', status: 200, check: (b) => expect(b).toMatchObject({ status: 'ok', checks: { database: 'error', gateway: 'unknown', auth: 'ok' } }) },
   calendar: { path: '/api/calendar?action=status', status: 200, check: (b) => expect(b).toEqual({ connected: false }) },
   agents: { path: '/api/agents', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' }) },
   passkeys: { path: '/api/passkey/auth/options', status: 400, method: 'POST', body: '{}', check: (b) => expect(b.error).toBe('Identifier is required') },

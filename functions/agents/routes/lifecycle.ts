@@ -5,7 +5,8 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { agentRoute } from '../route'
 import { AgentIdParams, AgentSchema, NOT_FOUND, PROVIDER_DOWN } from '../schemas'
 
-type Action = Exclude<LifecycleAction, 'update'>
+// update has its own route (an image in the body); factory-reset is the instance's (`POST /api/instance/{userId}/factory-reset`).
+type Action = Exclude<LifecycleAction, 'update' | 'factory-reset'>
 
 const WHAT: Record<Action, { operationId: string; summary: string; after: string }> = {
   start: { operationId: 'startAgent', summary: 'Start the agent’s runtime', after: '`starting` (the probe of `GET /api/agents/{id}/stats` turns it `running`)' },

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi'
+import { planRecord } from '../../../lib/agents/provision'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import { findOwnAgent } from '../../../lib/agents/access'
@@ -9,7 +10,6 @@ import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { agents } from '../../../schema'
-import { planRecord } from '../plan'
 import { agentRoute } from '../route'
 import { AgentConfigSchema, AgentIdParams, AgentNameField, AgentSchema, AiProviderField, NOT_FOUND, PlanField } from '../schemas'
 

@@ -1,0 +1,9 @@
+import { createWorker } from '../../lib/app'
+import { neonStore } from '../../lib/services/stores/neon'
+import { railwayStore } from '../../lib/services/stores/railway'
+import { upstashStore } from '../../lib/services/stores/upstash'
+import { app } from './app'
+
+export { app }
+// probes, lifecycle calls and gateway calls reach runtimes through Railway
+export default createWorker(app, { db: neonStore, kv: upstashStore, runtimes: railwayStore })
