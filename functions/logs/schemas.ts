@@ -12,25 +12,12 @@ export const AgentIdParams = z.object({
     .openapi({ param: { name: 'agentId', in: 'path' }, description: 'One of the caller’s agents' }),
 })
 
-export const LogEventSchema = z
-  .object({
-    type: z.enum(['connected', 'line', 'exit']),
-    agentId: z.string().max(100),
-    text: z.string().max(65_536).openapi({ description: 'The log line (`line`), or what happened (`connected`, `exit`)' }),
-    code: z
-      .number()
-      .int()
-      .min(0)
-      .max(255)
-      .nullable()
-      .openapi({ description: '`exit` only: 0 stopped, grace over or the runtime’s log stream ended; 1 reading it failed. Else null' }),
-  })
-  .openapi('LogEvent', { description: 'The JSON `data` of every server-sent event of the log stream; the SSE `event` field is `type`.' })
-
 export const LogStreamSchema = z.string().max(10_000_000).openapi({
   description:
     'A `text/event-stream`: `event: connected`, then the buffered lines and every new one as `event: line`, and ' +
-    '`event: exit` before the stream closes. Each `data:` is a JSON `LogEvent`.',
+    '`event: exit` before the stream closes. Each `data:` is JSON `{type, agentId, text, code}`: `type` the event, ' +
+    '`text` the log line (`line`) or what happened (`connected`, `exit`), `code` for `exit` only (0 stopped, grace ' +
+    'over or the runtime’s log stream ended; 1 reading it failed), else null.',
   example: 'event: connected\ndata: {"type":"connected","agentId":"a1","text":"Connected to the log stream","code":null}\n\n',
 })
 
@@ -63,8 +50,8 @@ export const ActiveTailsSchema = z
       .array(
         z.object({
           agentId: z.string().max(100),
-          clients: z.number().int().min(0).max(100_000),
-          bufferedLines: z.number().int().min(0).max(LOG_BUFFER_LINES),
+          clients: z.number().int().min(0).max(100_000).openapi({ format: 'int32' }),
+          bufferedLines: z.number().int().min(0).max(LOG_BUFFER_LINES).openapi({ format: 'int32' }),
           startedAt: z.string().max(64).openapi({ description: 'ISO 8601' }),
         }),
       )
