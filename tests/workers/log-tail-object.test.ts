@@ -1,7 +1,7 @@
 import { Miniflare } from 'miniflare'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bundleFunction } from '../../infra/bundle'
-import { TARGET_HEADER } from '../../lib/logs/backend'
+import { type DurableNamespaceLike, TARGET_HEADER } from '../../lib/logs/backend'
 import type { LogEvent } from '../../lib/logs/tail'
 import { startRailwayServer, type RailwayServer } from '../support/railway-server'
 
@@ -61,7 +61,8 @@ describe('LogTailObject in workerd', () => {
     const agentId = 'agent-do-1'
     const { service, deployment } = railway.seedService(`agent-${agentId}`)
     railway.log(deployment.id, 'first line')
-    const ns = await mf.getDurableObjectNamespace('LOG_TAILS')
+    // miniflare types the namespace with workers-types, which this project does not install
+    const ns = (await mf.getDurableObjectNamespace('LOG_TAILS')) as unknown as DurableNamespaceLike
     const stub = ns.get(ns.idFromName(agentId))
     const target = JSON.stringify({ agentId, name: `agent-${agentId}`, serviceId: service.id, url: null, gatewayToken: null })
     const res = await stub.fetch(`https://log-tail.internal/${agentId}/stream`, { headers: { [TARGET_HEADER]: target } })
