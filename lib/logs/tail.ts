@@ -206,11 +206,6 @@ export class LogTailRegistry {
     }
     return out
   }
-
-  /** Ends every tail (shutdown, tests). */
-  closeAll() {
-    for (const tail of [...this.tails.values()]) tail.stop('Server shutting down')
-  }
 }
 
 const registries = new WeakMap<object, LogTailRegistry>()
