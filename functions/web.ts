@@ -11,6 +11,7 @@ import { app as health } from './health/app'
 import { app as instance } from './instance/app'
 import { app as invites } from './invites/app'
 import { app as keys } from './keys/app'
+import { app as logs } from './logs/app'
 import { app as oauth } from './oauth/app'
 import { app as passkeys } from './passkeys/app'
 import { app as stripe } from './stripe/app'
@@ -37,6 +38,7 @@ export const webRoutes = createRouter()
   .route('/', calendar)
   .route('/', agents)
   .route('/', instance)
+  .route('/', logs)
 
 /** The whole web API on one app, as `npm start`, the tests and the bench serve it: every family, then the docs. */
 export const createWebApp = (provide: ServiceProvider) => createPlatformApp(provide).route('/', webRoutes).route('/', docs)

@@ -20,6 +20,7 @@ const smoke: Record<string, { path: string; status: number; method?: string; bod
   instance: { path: '/api/debug/dashboard-check', status: 200, check: (b) => expect(b).toMatchObject({ status: 'ok', checks: { database: 'error', gateway: 'unknown', auth: 'ok' } }) },
   calendar: { path: '/api/calendar?action=status', status: 200, check: (b) => expect(b).toEqual({ connected: false }) },
   agents: { path: '/api/agents', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' }) },
+  logs: { path: '/api/logs/active', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' }) },
   passkeys: { path: '/api/passkey/auth/options', status: 400, method: 'POST', body: '{}', check: (b) => expect(b.error).toBe('Identifier is required') },
 }
 
