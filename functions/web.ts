@@ -3,6 +3,7 @@ import type { ServiceProvider } from '../lib/context'
 import { app as auth } from './auth/app'
 import { app as billing } from './billing/app'
 import { app as calendar } from './calendar/app'
+import { app as cron } from './cron/app'
 import { app as devices } from './devices/app'
 import { app as docs } from './docs/app'
 import { app as farcaster } from './farcaster/app'
@@ -33,6 +34,7 @@ export const webRoutes = createRouter()
   .route('/', billing)
   .route('/', stripe)
   .route('/', calendar)
+  .route('/', cron)
 
 /** The whole web API on one app, as `npm start`, the tests and the bench serve it: every family, then the docs. */
 export const createWebApp = (provide: ServiceProvider) => createPlatformApp(provide).route('/', webRoutes).route('/', docs)

@@ -20,6 +20,8 @@ export const CROSS_USER_PURPOSES = {
     'Apply verified Stripe events and checkouts (webhook, checkout verify): record each event once, find the user by Stripe customer or checkout reference, set plan, status and period, grant paid credits once',
   userInvites: "Create a signed-in user's guest invite: the route fixes the audience, so users get no INSERT on invites",
   subscriptionDeploy: "The backend records a paid subscription's runtime tier for the Stripe customer's user (shared key)",
+  watchdog:
+    "The watchdog's sweep over every user's running agents: find the agents due a check, lease them, record each probe's outcome and transition (agent_watchdog, agent_events, the agent's last-seen time and starting → running), and read the owner's email for the crash-loop notice",
 } as const
 
 export type CrossUserPurpose = keyof typeof CROSS_USER_PURPOSES

@@ -18,6 +18,7 @@ const smoke: Record<string, { path: string; status: number; method?: string; bod
   stripe: { path: '/api/stripe/webhook', status: 503, method: 'POST', body: '{}', check: (b) => expect(b).toEqual({ error: 'Stripe webhook not configured', code: 'NOT_CONFIGURED' }) },
   billing: { path: '/api/billing', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' }) },
   calendar: { path: '/api/calendar?action=status', status: 200, check: (b) => expect(b).toEqual({ connected: false }) },
+  cron: { path: '/api/cron/watchdog', status: 401, method: 'POST', body: '{}', check: (b) => expect(b).toEqual({ error: 'Missing queue signature', code: 'SIGNATURE_REQUIRED' }) },
   passkeys: { path: '/api/passkey/auth/options', status: 400, method: 'POST', body: '{}', check: (b) => expect(b.error).toBe('Identifier is required') },
 }
 
