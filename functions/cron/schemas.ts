@@ -1,6 +1,9 @@
 import { z } from '@hono/zod-openapi'
 import { MAX_BATCH } from '../../lib/watchdog/sweep'
 
+/** A count in an answer: a sweep page or a batch, far under these bounds. */
+const count = (description: string) => z.number().int().min(0).max(100_000).openapi({ format: 'int32', description })
+
 const agentId = z.string().min(1).max(100)
 
 export const WatchdogMessage = z
@@ -15,18 +18,18 @@ export const WatchdogResult = z
     z.object({
       ok: z.literal(true),
       kind: z.literal('sweep'),
-      due: z.number().int().openapi({ description: 'Agents due a check' }),
-      batches: z.number().int().openapi({ description: 'Batch messages published' }),
+      due: count('Agents due a check'),
+      batches: count('Batch messages published'),
       more: z.boolean().openapi({ description: 'A continuation was published for the next page' }),
     }),
     z.object({
       ok: z.literal(true),
       kind: z.literal('batch'),
-      checked: z.number().int().openapi({ description: 'Agents leased and probed' }),
-      healthy: z.number().int(),
-      degraded: z.number().int().openapi({ description: 'Agents degraded or repairing: re-probed by a delayed message' }),
-      repairs: z.number().int().openapi({ description: 'Repairs requested through the runtime provider' }),
-      crashLoops: z.number().int().openapi({ description: 'Agents that entered `crash_loop` (their owners are mailed once)' }),
+      checked: count('Agents leased and probed'),
+      healthy: count('Agents found healthy'),
+      degraded: count('Agents degraded or repairing: re-probed by a delayed message'),
+      repairs: count('Repairs requested through the runtime provider'),
+      crashLoops: count('Agents that entered `crash_loop` (their owners are mailed once)'),
     }),
   ])
   .openapi('WatchdogResult')
