@@ -57,7 +57,8 @@ export const configSchema = z.object({
   WATCHDOG_MAX_REPAIR_ATTEMPTS: z.coerce.number().int().min(0).default(2),
   WATCHDOG_CRASH_LOOP_WINDOW: z.coerce.number().int().positive().default(300),
   WATCHDOG_CRASH_LOOP_THRESHOLD: z.coerce.number().int().positive().default(3),
-  // agents per queue message, and probes in flight per message
+  // agents per queue message, probes in flight per message, and messages in flight at once (QStash flow control)
+  WATCHDOG_PARALLEL_BATCHES: z.coerce.number().int().min(1).max(100).default(4),
   WATCHDOG_BATCH_SIZE: z.coerce.number().int().min(1).max(500).default(100),
   WATCHDOG_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(25),
   // the image every new agent runtime runs

@@ -30,6 +30,7 @@ export interface WatchdogSettings {
   crashLoopThreshold: number
   batchSize: number
   concurrency: number
+  parallelBatches: number
 }
 
 export const watchdogSettings = (config: Config): WatchdogSettings => ({
@@ -41,6 +42,7 @@ export const watchdogSettings = (config: Config): WatchdogSettings => ({
   crashLoopThreshold: config.WATCHDOG_CRASH_LOOP_THRESHOLD,
   batchSize: config.WATCHDOG_BATCH_SIZE,
   concurrency: config.WATCHDOG_CONCURRENCY,
+  parallelBatches: config.WATCHDOG_PARALLEL_BATCHES,
 })
 
 /** The part of an `agent_watchdog` row the rules read. */

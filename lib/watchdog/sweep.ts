@@ -11,7 +11,7 @@ import { probeRuntime, type RuntimeStatus } from '../runtime/probe'
 import type { RuntimeProvider } from '../runtime/provider'
 import { agentEvents, agents, agentWatchdog, users, type Agent } from '../../schema'
 import { crashLoopMail } from './notice'
-import { decide, watchdogSettings, type Decision } from './rules'
+import { decide, watchdogSettings, type Decision, type WatchdogSettings } from './rules'
 
 /**
  * The watchdog (spec 2 "Watchdog lifecycle"), driven by the queue: a cron delivery to `WATCHDOG_PATH` with an
@@ -19,7 +19,8 @@ import { decide, watchdogSettings, type Decision } from './rules'
  * the same path, plus a continuation (`{cursor}`) when there are more than one page; each batch delivery leases
  * its agents, probes them with bounded concurrency and applies the rules (lib/watchdog/rules.ts). Degraded agents
  * come back as a delayed batch after the degraded interval. Every invocation does a bounded amount of work, so
- * the sweep scales past one Worker invocation; the leases make overlapping deliveries harmless.
+ * the sweep scales past one Worker invocation; the leases make overlapping deliveries harmless. Batches share a
+ * flow-control key (`WATCHDOG_PARALLEL_BATCHES` in flight): probes in flight stay bounded however many agents.
  */
 export const WATCHDOG_PATH = '/api/cron/watchdog'
 /** The production and local schedule (QStash cron syntax): every 2 minutes, the spec's check interval. */
@@ -113,7 +114,7 @@ export async function sweep(deps: WatchdogDeps, cursor?: string): Promise<SweepR
   )
   const ids = rows.map((r) => r.id)
   const batches = chunk(ids, Math.min(s.batchSize, MAX_BATCH))
-  await mapLimit(batches, 8, (agentIds) => deps.queue.publish(WATCHDOG_PATH, { agentIds }))
+  await mapLimit(batches, 8, (agentIds) => deps.queue.publish(WATCHDOG_PATH, { agentIds }, { flowControl: flow(s) }))
   const more = ids.length === page
   if (more) await deps.queue.publish(WATCHDOG_PATH, { cursor: ids[ids.length - 1] })
   log.info('watchdog.sweep', { due: ids.length, batches: batches.length, more })
@@ -262,7 +263,7 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
   // 5. Degraded agents come back after the degraded interval, as one delayed batch.
   const again = outcomes.filter((o) => o.d.nextCheckAt.getTime() - now === s.degradedCheckIntervalMs).map((o) => o.agent.id)
   if (again.length) {
-    await deps.queue.publish(WATCHDOG_PATH, { agentIds: again }, { delaySec: Math.ceil(s.degradedCheckIntervalMs / 1000) }).catch((e) =>
+    await deps.queue.publish(WATCHDOG_PATH, { agentIds: again }, { delaySec: Math.ceil(s.degradedCheckIntervalMs / 1000), flowControl: flow(s) }).catch((e) =>
       // The cron sweep picks them up anyway once due; only the cadence suffers.
       log.error('watchdog.requeue_failed', { agents: again.length, ...errorFields(e) }),
     )
@@ -295,6 +296,9 @@ async function notifyOwners(deps: WatchdogDeps, outcomes: Outcome[], windowMs: n
     }
   }
 }
+
+/** Batches share one flow-control key: at most `parallelBatches` run at once, whatever the number of agents. */
+const flow = (s: WatchdogSettings) => ({ key: 'watchdog', parallelism: s.parallelBatches })
 
 const chunk = <T>(items: T[], size: number) => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size))
 

@@ -52,7 +52,7 @@ describe('faults on the runtime side', () => {
       // First check ever: degraded, but not counted as a crash (it was never seen healthy).
       expect((await watchRow(h, a.id)).crashTimes).toEqual([])
       expect(await transitions(h, a.id)).toEqual(['∅→degraded'])
-      expect(w.queue.published).toEqual([{ path: '/api/cron/watchdog', body: { agentIds: [a.id, b.id, c.id, d.id] }, opts: { delaySec: 5 } }])
+      expect(w.queue.published).toEqual([{ path: '/api/cron/watchdog', body: { agentIds: [a.id, b.id, c.id, d.id] }, opts: { delaySec: 5, flowControl: { key: 'watchdog', parallelism: 4 } } }])
     } finally {
       await hang.close()
     }

@@ -70,7 +70,7 @@ describe('healthy → degraded → repaired, with a real local runtime and the t
     expect(row.crashTimes).toEqual([w.clock.now()])
     expect(row.nextCheckAt!.getTime() - w.clock.now()).toBe(5000)
     // Re-probed by a delayed message after the degraded interval.
-    expect(w.queue.published).toEqual([{ path: '/api/cron/watchdog', body: { agentIds: [agent.id] }, opts: { delaySec: 5 } }])
+    expect(w.queue.published).toEqual([{ path: '/api/cron/watchdog', body: { agentIds: [agent.id] }, opts: { delaySec: 5, flowControl: { key: 'watchdog', parallelism: 4 } } }])
 
     // Not due before those 5 s: an early delivery does nothing.
     w.clock.advance(4000)
