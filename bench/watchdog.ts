@@ -63,7 +63,10 @@ export async function watchdogSweeps() {
       const [{ healthy }] = await asService(db, 'watchdog', (tx) => tx.select({ healthy: count() }).from(agentWatchdog).where(sql`${agentWatchdog.state} = 'healthy'`))
       // A probe that timed out under load would show as a degraded agent, re-probed 5 s later: none may.
       const [{ events }] = await asService(db, 'watchdog', (tx) => tx.select({ events: count() }).from(agentEvents).where(and(gte(agentEvents.at, start), sql`${agentEvents.toState} <> 'healthy'`)))
-      if (events) write(JSON.stringify(await asService(db, "watchdog", (tx) => tx.select({ r: agentEvents.reason }).from(agentEvents).where(and(gte(agentEvents.at, start), sql`${agentEvents.toState} <> 'healthy'`)).limit(3))) + "\n")
+      if (events) {
+        const reasons = await asService(db, 'watchdog', (tx) => tx.select({ reason: agentEvents.reason }).from(agentEvents).where(and(gte(agentEvents.at, start), sql`${agentEvents.toState} <> 'healthy'`)).limit(3))
+        write(`  failed probes, e.g.: ${reasons.map((r) => r.reason).join(' | ')}\n`)
+      }
       if (probed !== n || healthy !== n || events !== 0) throw new Error(`sweep of ${n}: ${probed} probed, ${healthy} healthy, ${events} failed probes`)
       write(`  ${String(n).padStart(6)} agents  ${(ms / 1000).toFixed(2).padStart(6)} s   ${(ms / n).toFixed(2)} ms per agent   (goal: well inside 120 s)\n`)
     }
