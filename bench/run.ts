@@ -12,6 +12,7 @@ import { createWebApp } from '../functions/web'
 import { bundleFunction, functionEntries } from '../infra/bundle'
 import { coldStarts } from './cold-start'
 import { importCosts } from './import-cost'
+import { watchdogSweeps } from './watchdog'
 import { createNodeServices } from '../infra/services'
 import { generateApiKey, lookupPrefix } from '../lib/auth/api-keys'
 import { hashSessionToken, newSessionToken, SESSION_COOKIE, SESSION_TTL_MS } from '../lib/auth/session'
@@ -108,4 +109,7 @@ await mf.dispose()
 // (4) Cold start of every function in workerd, and (5) what each heavy import costs.
 await coldStarts()
 await importCosts()
+
+// (6) The watchdog sweeping 1k, 5k and 10k agents on loopback fake runtimes.
+await watchdogSweeps()
 process.exit(0)

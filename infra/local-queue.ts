@@ -25,6 +25,7 @@ export class LocalQueue implements Queue {
   private timers = new Set<ReturnType<typeof setTimeout>>()
   private schedules = new Map<string, { cancel: () => void }>()
   private dedup = new Map<string, { messageId: string; expires: number }>()
+  private flows = new Map<string, { active: number; waiting: Array<() => void> }>()
   private pending = 0
   private waiters: Array<() => void> = []
   private closed = false
@@ -44,7 +45,7 @@ export class LocalQueue implements Queue {
     }
     const messageId = `msg_${crypto.randomUUID()}`
     if (opts.deduplicationId) this.dedup.set(opts.deduplicationId, { messageId, expires: now + DEDUP_WINDOW_MS })
-    this.enqueue({ messageId, path, body: JSON.stringify(body) ?? '', retries: opts.retries ?? 3 }, 0, (opts.delaySec ?? 0) * 1000)
+    this.enqueue({ messageId, path, body: JSON.stringify(body) ?? '', retries: opts.retries ?? 3, flowControl: opts.flowControl }, 0, (opts.delaySec ?? 0) * 1000)
     return { messageId }
   }
 
@@ -90,7 +91,8 @@ export class LocalQueue implements Queue {
     if (this.closed) return
     this.pending++
     this.at(Date.now() + delayMs, async () => {
-      const ok = await this.attempt(msg, attempt)
+      const release = msg.flowControl ? await this.slot(msg.flowControl) : () => {}
+      const ok = await this.attempt(msg, attempt).finally(release)
       if (this.closed) return
       if (!ok) {
         if (attempt < msg.retries) {
@@ -123,6 +125,19 @@ export class LocalQueue implements Queue {
     }
   }
 
+  /** Waits for one of the key's `parallelism` delivery slots (QStash flow control); resolves to its release. */
+  private async slot(fc: { key: string; parallelism: number }): Promise<() => void> {
+    const flow = this.flows.get(fc.key) ?? { active: 0, waiting: [] as Array<() => void> }
+    this.flows.set(fc.key, flow)
+    if (flow.active >= Math.max(1, fc.parallelism)) await new Promise<void>((resolve) => flow.waiting.push(resolve))
+    else flow.active++
+    return () => {
+      const next = flow.waiting.shift()
+      if (next) next() // the slot passes on as is
+      else flow.active--
+    }
+  }
+
   /** Runs `fn` at epoch ms `when`; returns a canceller. */
   private at(when: number, fn: () => void): () => void {
     let t: ReturnType<typeof setTimeout>
@@ -151,6 +166,7 @@ interface Message {
   body: string
   retries: number
   scheduleId?: string
+  flowControl?: PublishOptions['flowControl']
 }
 
 /** QStash crons are 5-field, optionally prefixed `CRON_TZ=<zone> `; 6-field (seconds) also works here. */

@@ -50,6 +50,17 @@ export const configSchema = z.object({
   RAILWAY_PROJECT_ID: z.string().optional(),
   RAILWAY_ENVIRONMENT_ID: z.string().optional(),
   RAILWAY_API_URL: z.string().optional(),
+  // the watchdog (lib/watchdog, spec "Watchdog lifecycle"): intervals and windows in seconds
+  WATCHDOG_CHECK_INTERVAL: z.coerce.number().int().positive().default(120),
+  WATCHDOG_DEGRADED_CHECK_INTERVAL: z.coerce.number().int().positive().default(5),
+  WATCHDOG_STARTUP_FAILURE_THRESHOLD: z.coerce.number().int().positive().default(3),
+  WATCHDOG_MAX_REPAIR_ATTEMPTS: z.coerce.number().int().min(0).default(2),
+  WATCHDOG_CRASH_LOOP_WINDOW: z.coerce.number().int().positive().default(300),
+  WATCHDOG_CRASH_LOOP_THRESHOLD: z.coerce.number().int().positive().default(3),
+  // agents per queue message, probes in flight per message, and messages in flight at once (QStash flow control)
+  WATCHDOG_PARALLEL_BATCHES: z.coerce.number().int().min(1).max(100).default(4),
+  WATCHDOG_BATCH_SIZE: z.coerce.number().int().min(1).max(500).default(100),
+  WATCHDOG_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(25),
   // the image every new agent runtime runs
   RUNTIME_IMAGE: z.string().default('ghcr.io/agent-platform/runtime:latest'),
   // secrets at rest (lib/secret-box.ts): `id:base64-32-bytes`, comma-separated, the first seals; else from SESSION_SECRET

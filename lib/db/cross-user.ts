@@ -22,6 +22,8 @@ export const CROSS_USER_PURPOSES = {
   agentsForUser: "List a user's agents for the internal shared-key route `GET /api/agents/user/:userId` (never the gateway token)",
   agentLifecycle: "The backend's shared-key lifecycle routes (`POST /api/agents/:id/start|stop|restart|repair`): find the agent by id, whoever owns it",
   subscriptionDeploy: "The backend records a paid subscription's runtime tier for the Stripe customer's user (shared key)",
+  watchdog:
+    "The watchdog's sweep over every user's running agents: find the agents due a check, lease them, record each probe's outcome and transition (agent_watchdog, agent_events, the agent's last-seen time and starting → running), and read the owner's email for the crash-loop notice",
 } as const
 
 export type CrossUserPurpose = keyof typeof CROSS_USER_PURPOSES

@@ -16,6 +16,7 @@ export class QStashQueue implements Queue {
       delay: opts.delaySec,
       retries: opts.retries,
       deduplicationId: opts.deduplicationId,
+      flowControl: opts.flowControl,
     })
     return { messageId: 'messageId' in res ? res.messageId : String(res) }
   }

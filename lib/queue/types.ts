@@ -3,6 +3,8 @@ export interface PublishOptions {
   delaySec?: number
   retries?: number
   deduplicationId?: string
+  /** At most `parallelism` deliveries with this `key` in flight at once (QStash flow control). */
+  flowControl?: { key: string; parallelism: number }
 }
 
 export interface Queue {

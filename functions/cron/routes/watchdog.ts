@@ -1,0 +1,38 @@
+import { createRoute } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import type { AppEnv } from '../../../lib/context'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { jsonBody } from '../../../lib/http/validation'
+import { requireQueueSignature } from '../../../lib/queue/receiver'
+import { runWatchdog, watchdogDeps, WATCHDOG_PATH } from '../../../lib/watchdog/sweep'
+import { WatchdogMessage, WatchdogResult } from '../schemas'
+
+export const route = createRoute({
+  method: 'post',
+  path: WATCHDOG_PATH,
+  operationId: 'runWatchdog',
+  security: [{ queueSignature: [] }],
+  tags: ['Agents'],
+  summary: 'Cron and queue receiver: the agent watchdog',
+  description:
+    'Signed queue deliveries only (`Upstash-Signature`). The cron (every 2 minutes, body `{}`) starts a sweep: the ' +
+    'running and starting agents due a check are published back to this path in batches (`{agentIds}`), with a ' +
+    '`{cursor}` continuation past one page. A batch leases its agents, probes each runtime (`/healthz`, `/readyz`, ' +
+    '`/api/status`) and applies the watchdog rules: healthy agents are checked again after `WATCHDOG_CHECK_INTERVAL`; ' +
+    'unhealthy or unreachable ones are degraded and re-probed after `WATCHDOG_DEGRADED_CHECK_INTERVAL` (a delayed ' +
+    'message); `WATCHDOG_STARTUP_FAILURE_THRESHOLD` consecutive failures ask the runtime provider for a repair, at ' +
+    'most `WATCHDOG_MAX_REPAIR_ATTEMPTS` times; `WATCHDOG_CRASH_LOOP_THRESHOLD` crashes within ' +
+    '`WATCHDOG_CRASH_LOOP_WINDOW` mark the agent `crash_loop`: no more repairs, its owner mailed once. Every ' +
+    'transition is recorded with its reason. The watchdog has no endpoint of its own for users.',
+  middleware: [requireQueueSignature] as const,
+  request: { body: jsonBody(WatchdogMessage) },
+  responses: {
+    200: ok(WatchdogResult, 'The sweep was published, or the batch checked'),
+    401: errorResponse('Missing or invalid queue signature (`SIGNATURE_REQUIRED`, `INVALID_SIGNATURE`)'),
+  },
+})
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const done = await runWatchdog(watchdogDeps(c.var.services), c.req.valid('json'))
+  return c.json({ ok: true as const, ...done }, 200)
+}

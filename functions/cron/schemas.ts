@@ -1,0 +1,35 @@
+import { z } from '@hono/zod-openapi'
+import { MAX_BATCH } from '../../lib/watchdog/sweep'
+
+/** A count in an answer: a sweep page or a batch, far under these bounds. */
+const count = (description: string) => z.number().int().min(0).max(100_000).openapi({ format: 'int32', description })
+
+const agentId = z.string().min(1).max(100)
+
+export const WatchdogMessage = z
+  .object({
+    agentIds: z.array(agentId).min(1).max(MAX_BATCH).optional().openapi({ description: 'A batch: check these agents (those due and not leased elsewhere)' }),
+    cursor: agentId.optional().openapi({ description: 'A sweep continuation: page the due agents after this id' }),
+  })
+  .openapi('WatchdogMessage', { description: 'Empty (`{}`) from the cron: start a sweep' })
+
+export const WatchdogResult = z
+  .discriminatedUnion('kind', [
+    z.object({
+      ok: z.literal(true),
+      kind: z.literal('sweep'),
+      due: count('Agents due a check'),
+      batches: count('Batch messages published'),
+      more: z.boolean().openapi({ description: 'A continuation was published for the next page' }),
+    }),
+    z.object({
+      ok: z.literal(true),
+      kind: z.literal('batch'),
+      checked: count('Agents leased and probed'),
+      healthy: count('Agents found healthy'),
+      degraded: count('Agents degraded or repairing: re-probed by a delayed message'),
+      repairs: count('Repairs requested through the runtime provider'),
+      crashLoops: count('Agents that entered `crash_loop` (their owners are mailed once)'),
+    }),
+  ])
+  .openapi('WatchdogResult')

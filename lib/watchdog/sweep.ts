@@ -1,0 +1,317 @@
+import { and, eq, gt, inArray, isNull, lte, or } from 'drizzle-orm'
+import { runtimeTarget } from '../agents/access'
+import type { Config } from '../config'
+import type { Services } from '../context'
+import type { Db } from '../db/client'
+import { asService } from '../db/rls'
+import { errorFields, log } from '../log'
+import type { Mailer } from '../mail/types'
+import type { Queue } from '../queue/types'
+import { probeRuntime, type RuntimeStatus } from '../runtime/probe'
+import type { RuntimeProvider } from '../runtime/provider'
+import { agentEvents, agents, agentWatchdog, users, type Agent } from '../../schema'
+import { crashLoopMail } from './notice'
+import { decide, watchdogSettings, type Decision, type WatchdogSettings } from './rules'
+
+/**
+ * The watchdog (spec 2 "Watchdog lifecycle"), driven by the queue: a cron delivery to `WATCHDOG_PATH` with an
+ * empty body starts a sweep, which pages the agents due a check and publishes them in batches (`{agentIds}`) to
+ * the same path, plus a continuation (`{cursor}`) when there are more than one page; each batch delivery leases
+ * its agents, probes them with bounded concurrency and applies the rules (lib/watchdog/rules.ts). Degraded agents
+ * come back as a delayed batch after the degraded interval. Every invocation does a bounded amount of work, so
+ * the sweep scales past one Worker invocation; the leases make overlapping deliveries harmless. Batches share a
+ * flow-control key (`WATCHDOG_PARALLEL_BATCHES` in flight): probes in flight stay bounded however many agents.
+ */
+export const WATCHDOG_PATH = '/api/cron/watchdog'
+/** The production and local schedule (QStash cron syntax): every 2 minutes, the spec's check interval. */
+export const WATCHDOG_CRON = '*/2 * * * *'
+/** Agents one batch message may name (the receiver's bound; WATCHDOG_BATCH_SIZE is at most this). */
+export const MAX_BATCH = 500
+/** Batches one sweep invocation publishes before handing the rest to a continuation message. */
+const BATCHES_PER_PAGE = 20
+/** How long a batch holds its agents: more than the probes (5 s) and a provider's repair call take. */
+const LEASE_MS = 60_000
+/** Agent statuses the watchdog looks after: the runtime is meant to be up. */
+const WATCHED = ['starting', 'running']
+
+export interface WatchdogDeps {
+  readonly db: Db
+  readonly config: Config
+  readonly queue: Queue
+  readonly mail: Mailer
+  readonly runtimes: Pick<RuntimeProvider, 'repair'>
+  /** The clock every rule reads (epoch ms); tests control it. */
+  now(): number
+}
+
+/** The request's services as the watchdog's dependencies; each store is still made on first use. */
+export function watchdogDeps(services: Services, overrides: Partial<WatchdogDeps> = {}): WatchdogDeps {
+  return {
+    get db() {
+      return overrides.db ?? services.db
+    },
+    get config() {
+      return overrides.config ?? services.config
+    },
+    get queue() {
+      return overrides.queue ?? services.queue
+    },
+    get mail() {
+      return overrides.mail ?? services.mail
+    },
+    get runtimes() {
+      return overrides.runtimes ?? services.runtimes
+    },
+    now: overrides.now ?? Date.now,
+  }
+}
+
+export interface SweepResult {
+  /** Agents found due a check. */
+  due: number
+  /** Batch messages published. */
+  batches: number
+  /** A continuation was published (more than one page was due). */
+  more: boolean
+}
+
+export interface BatchResult {
+  /** Agents leased and probed by this delivery (the others were not due, leased elsewhere or not running). */
+  checked: number
+  healthy: number
+  /** Agents left degraded or repairing, re-probed by a delayed message. */
+  degraded: number
+  repairs: number
+  crashLoops: number
+}
+
+/** One delivery to `WATCHDOG_PATH`: a batch when it names agents, else a sweep (from `cursor` when given). */
+export async function runWatchdog(deps: WatchdogDeps, body: { agentIds?: string[]; cursor?: string }) {
+  if (body.agentIds) return { kind: 'batch' as const, ...(await checkAgents(deps, body.agentIds)) }
+  return { kind: 'sweep' as const, ...(await sweep(deps, body.cursor)) }
+}
+
+/** Pages the agents due a check (no watchdog row yet, or its next check passed; not leased) and publishes them. */
+export async function sweep(deps: WatchdogDeps, cursor?: string): Promise<SweepResult> {
+  const s = watchdogSettings(deps.config)
+  const now = new Date(deps.now())
+  const page = s.batchSize * BATCHES_PER_PAGE
+  const rows = await asService(deps.db, 'watchdog', (tx) =>
+    tx
+      .select({ id: agents.id })
+      .from(agents)
+      .leftJoin(agentWatchdog, eq(agentWatchdog.agentId, agents.id))
+      .where(
+        and(
+          inArray(agents.status, WATCHED),
+          or(isNull(agentWatchdog.nextCheckAt), lte(agentWatchdog.nextCheckAt, now)),
+          or(isNull(agentWatchdog.leaseUntil), lte(agentWatchdog.leaseUntil, now)),
+          cursor ? gt(agents.id, cursor) : undefined,
+        ),
+      )
+      .orderBy(agents.id)
+      .limit(page),
+  )
+  const ids = rows.map((r) => r.id)
+  const batches = chunk(ids, Math.min(s.batchSize, MAX_BATCH))
+  await mapLimit(batches, 8, (agentIds) => deps.queue.publish(WATCHDOG_PATH, { agentIds }, { flowControl: flow(s) }))
+  const more = ids.length === page
+  if (more) await deps.queue.publish(WATCHDOG_PATH, { cursor: ids[ids.length - 1] })
+  log.info('watchdog.sweep', { due: ids.length, batches: batches.length, more })
+  return { due: ids.length, batches: batches.length, more }
+}
+
+interface Leased {
+  agent: Agent
+  watch: typeof agentWatchdog.$inferSelect
+}
+
+interface Outcome extends Leased {
+  probe: { status: RuntimeStatus; statusReason: string | null }
+  d: Decision
+  /** The repair was requested and accepted by the provider (false when it failed). */
+  repaired: boolean
+  notified: boolean
+}
+
+/** Leases, probes and judges the named agents that are due; releases each lease with the outcome. */
+export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promise<BatchResult> {
+  const result: BatchResult = { checked: 0, healthy: 0, degraded: 0, repairs: 0, crashLoops: 0 }
+  const ids = [...new Set(agentIds)].slice(0, MAX_BATCH)
+  if (!ids.length) return result
+  const s = watchdogSettings(deps.config)
+  const now = deps.now()
+  const at = new Date(now)
+  const owner = crypto.randomUUID()
+
+  // 1. Lease: a row for agents never watched, then the lease on those due and free. Under concurrency the second
+  // UPDATE waits for the first and re-reads the row: a lease taken meanwhile excludes it.
+  const leased = await asService(deps.db, 'watchdog', async (tx): Promise<Leased[]> => {
+    const candidates = await tx.select().from(agents).where(and(inArray(agents.id, ids), inArray(agents.status, WATCHED)))
+    if (!candidates.length) return []
+    await tx
+      .insert(agentWatchdog)
+      .values(candidates.map((a) => ({ agentId: a.id, userId: a.userId, updatedAt: at })))
+      .onConflictDoNothing()
+    const rows = await tx
+      .update(agentWatchdog)
+      .set({ leaseUntil: new Date(now + LEASE_MS), leaseOwner: owner })
+      .where(
+        and(
+          inArray(agentWatchdog.agentId, candidates.map((a) => a.id)),
+          or(isNull(agentWatchdog.leaseUntil), lte(agentWatchdog.leaseUntil, at)),
+          or(isNull(agentWatchdog.nextCheckAt), lte(agentWatchdog.nextCheckAt, at)),
+        ),
+      )
+      .returning()
+    const byId = new Map(candidates.map((a) => [a.id, a]))
+    return rows.map((watch) => ({ watch, agent: byId.get(watch.agentId)! }))
+  })
+  if (!leased.length) return result
+
+  // 2. Probe, bounded; 3. judge; repair and notify where the rules say so.
+  const outcomes = await mapLimit(leased, s.concurrency, async ({ agent, watch }): Promise<Outcome> => {
+    const probe = agent.runtimeUrl
+      ? await probeRuntime(agent.runtimeUrl, { now: deps.now })
+      : { status: 'unreachable' as const, statusReason: 'The agent has no runtime URL' }
+    const d = decide(watch, probe, now, s)
+    return { agent, watch, probe, d, repaired: false, notified: false }
+  })
+  await mapLimit(
+    outcomes.filter((o) => o.d.repair),
+    s.concurrency,
+    async (o) => {
+      try {
+        await deps.runtimes.repair(await runtimeTarget(deps.config, o.agent))
+        o.repaired = true
+      } catch (e) {
+        o.d = { ...o.d, state: 'degraded', reason: `Repair ${o.d.repairAttempts} of ${s.maxRepairAttempts} failed: ${e instanceof Error ? e.message : 'provider error'}` }
+        log.error('watchdog.repair_failed', { agentId: o.agent.id, ...errorFields(e) })
+      }
+    },
+  )
+  await notifyOwners(deps, outcomes.filter((o) => o.d.notify), s.crashLoopWindowMs)
+
+  // 4. Record: the outcome on each row (a lease lost meanwhile writes nothing), its transition, the agent's last sighting.
+  await asService(deps.db, 'watchdog', async (tx) => {
+    const mine = (id: string) => and(eq(agentWatchdog.agentId, id), eq(agentWatchdog.leaseOwner, owner))
+    const plain = outcomes.filter((o) => o.d.state === 'healthy' && o.d.reason === null && !o.d.clearNotified && o.d.crashTimes.length === o.watch.crashTimes.length)
+    if (plain.length) {
+      await tx
+        .update(agentWatchdog)
+        .set({ state: 'healthy', reason: null, consecutiveFailures: 0, repairAttempts: 0, lastProbeAt: at, nextCheckAt: plain[0].d.nextCheckAt, leaseUntil: null, leaseOwner: null, updatedAt: at })
+        .where(and(inArray(agentWatchdog.agentId, plain.map((o) => o.agent.id)), eq(agentWatchdog.leaseOwner, owner)))
+    }
+    const plainSet = new Set(plain)
+    for (const o of outcomes) {
+      if (plainSet.has(o)) continue
+      await tx
+        .update(agentWatchdog)
+        .set({
+          state: o.d.state,
+          reason: o.d.reason,
+          consecutiveFailures: o.d.consecutiveFailures,
+          repairAttempts: o.d.repairAttempts,
+          crashTimes: o.d.crashTimes,
+          lastProbeAt: at,
+          nextCheckAt: o.d.nextCheckAt,
+          leaseUntil: null,
+          leaseOwner: null,
+          updatedAt: at,
+          ...(o.notified ? { ownerNotifiedAt: at } : o.d.clearNotified ? { ownerNotifiedAt: null } : {}),
+        })
+        .where(mine(o.agent.id))
+    }
+    const events = outcomes
+      .filter((o) => o.watch.lastProbeAt === null || o.watch.state !== o.d.state || o.d.repair)
+      .map((o) => ({
+        agentId: o.agent.id,
+        userId: o.agent.userId,
+        kind: 'watchdog',
+        fromState: o.watch.lastProbeAt === null ? null : o.watch.state,
+        toState: o.d.state,
+        reason: o.d.reason ?? (o.watch.lastProbeAt === null ? 'First check: the runtime answers' : 'The runtime answers again'),
+        at,
+      }))
+    if (events.length) await tx.insert(agentEvents).values(events)
+
+    const alive = outcomes.filter((o) => o.d.alive).map((o) => o.agent.id)
+    if (alive.length) {
+      await tx.update(agents).set({ lastSeenAt: at }).where(inArray(agents.id, alive))
+      // A runtime that answers has finished starting.
+      const started = await tx
+        .update(agents)
+        .set({ status: 'running', statusReason: null, updatedAt: at })
+        .where(and(inArray(agents.id, alive), eq(agents.status, 'starting')))
+        .returning({ id: agents.id, userId: agents.userId })
+      if (started.length) {
+        await tx.insert(agentEvents).values(
+          started.map((a) => ({ agentId: a.id, userId: a.userId, kind: 'status', fromState: 'starting', toState: 'running', reason: 'The runtime answers its probes', at })),
+        )
+      }
+    }
+  })
+
+  for (const o of outcomes) {
+    if (o.watch.state !== o.d.state || o.d.repair) {
+      const fields = { agentId: o.agent.id, from: o.watch.state, to: o.d.state, probe: o.probe.status, repaired: o.repaired }
+      if (o.d.state === 'healthy') log.info('watchdog.transition', fields)
+      else log.warn('watchdog.transition', fields)
+    }
+  }
+
+  // 5. Degraded agents come back after the degraded interval, as one delayed batch.
+  const again = outcomes.filter((o) => o.d.nextCheckAt.getTime() - now === s.degradedCheckIntervalMs).map((o) => o.agent.id)
+  if (again.length) {
+    await deps.queue.publish(WATCHDOG_PATH, { agentIds: again }, { delaySec: Math.ceil(s.degradedCheckIntervalMs / 1000), flowControl: flow(s) }).catch((e) =>
+      // The cron sweep picks them up anyway once due; only the cadence suffers.
+      log.error('watchdog.requeue_failed', { agents: again.length, ...errorFields(e) }),
+    )
+  }
+
+  result.checked = outcomes.length
+  result.healthy = outcomes.filter((o) => o.d.state === 'healthy').length
+  result.degraded = again.length
+  result.repairs = outcomes.filter((o) => o.repaired).length
+  result.crashLoops = outcomes.filter((o) => o.d.state === 'crash_loop' && o.watch.state !== 'crash_loop').length
+  log.info('watchdog.batch', { ...result })
+  return result
+}
+
+/** Mails each crash-looping agent's owner once; a failed send leaves the agent unmarked, so the next check retries. */
+async function notifyOwners(deps: WatchdogDeps, outcomes: Outcome[], windowMs: number) {
+  if (!outcomes.length) return
+  const owners = await asService(deps.db, 'watchdog', (tx) =>
+    tx.select({ id: users.id, email: users.email }).from(users).where(inArray(users.id, [...new Set(outcomes.map((o) => o.agent.userId))])),
+  )
+  const emails = new Map(owners.map((u) => [u.id, u.email]))
+  for (const o of outcomes) {
+    const to = emails.get(o.agent.userId)
+    if (!to) continue
+    try {
+      await deps.mail.send(crashLoopMail(to, o.agent, o.d.crashTimes.length, Math.round(windowMs / 60_000), deps.config.baseUrl))
+      o.notified = true
+    } catch (e) {
+      log.error('mail.notice_failed', { kind: 'agent-crash-loop', agentId: o.agent.id, ...errorFields(e) })
+    }
+  }
+}
+
+/** Batches share one flow-control key: at most `parallelBatches` run at once, whatever the number of agents. */
+const flow = (s: WatchdogSettings) => ({ key: 'watchdog', parallelism: s.parallelBatches })
+
+const chunk = <T>(items: T[], size: number) => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size))
+
+/** `fn` over `items` with at most `limit` in flight; results in the items' order. */
+export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length)
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++
+      results[i] = await fn(items[i])
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return results
+}

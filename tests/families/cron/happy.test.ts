@@ -1,0 +1,171 @@
+import { eq } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runtimeTarget } from '../../../lib/agents/access'
+import { provisionAgent } from '../../../lib/agents/provision'
+import { probeRuntime } from '../../../lib/runtime/probe'
+import { agents } from '../../../schema'
+import { HEALTHY, startFakeRuntime, type FakeRuntime } from '../../support/fake-runtime'
+import { createHarness, type Harness } from '../../support/harness'
+import { BROKEN, crashMails, deliver, engine, localQueue, QUEUE_KEY, seedAgent, transitions, watchRow } from './helpers'
+
+const healthy = { '/healthz': HEALTHY.healthz, '/readyz': HEALTHY.readyz, '/api/status': HEALTHY.status() }
+
+let h: Harness
+let fake: FakeRuntime
+beforeAll(async () => {
+  h = await createHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY } })
+  fake = await startFakeRuntime(healthy)
+})
+afterAll(async () => {
+  await fake?.close()
+  await h?.close()
+})
+
+describe('the cron sweep through the queue', () => {
+  it('publishes the due agents in batches, which the queue delivers back signed and the watchdog checks', async () => {
+    const agent = await seedAgent(h, h.users.alice, fake.url, { status: 'starting' })
+    const res = await deliver(h, {})
+    expect(res.status).toBe(200)
+    const body = await res.json()
+    expect(body).toMatchObject({ ok: true, kind: 'sweep', more: false })
+    expect(body.due).toBeGreaterThanOrEqual(1)
+    expect(body.batches).toBeGreaterThanOrEqual(1)
+    await localQueue(h).idle()
+
+    const row = await watchRow(h, agent.id)
+    expect(row).toMatchObject({ state: 'healthy', reason: null, consecutiveFailures: 0, repairAttempts: 0, leaseUntil: null, leaseOwner: null })
+    expect(row.nextCheckAt!.getTime() - row.lastProbeAt!.getTime()).toBe(120_000)
+    expect(await transitions(h, agent.id)).toEqual(['∅→healthy'])
+    // A runtime that answers has finished starting.
+    const [stored] = await h.db.select().from(agents).where(eq(agents.id, agent.id))
+    expect(stored.status).toBe('running')
+    expect(stored.lastSeenAt).not.toBeNull()
+    expect(await transitions(h, agent.id, 'status')).toEqual(['starting→running'])
+
+    // Checked: not due again before its interval, so the next sweep leaves it alone.
+    const again = await deliver(h, {})
+    expect(await again.json()).toMatchObject({ kind: 'sweep' })
+    await localQueue(h).idle()
+    expect((await watchRow(h, agent.id)).lastProbeAt).toEqual(row.lastProbeAt)
+  })
+})
+
+describe('healthy → degraded → repaired, with a real local runtime and the test clock', () => {
+  it('repairs a crashed runtime after three failed probes, through the provider, and it comes back healthy', async () => {
+    const agent = await provisionAgent(h.services, { userId: h.users.bob.id, plan: 'solo', name: 'watched' })
+    const w = engine(h)
+    // The runtime may still be starting (its /readyz waits 300 ms): the first check comes once it is up.
+    await waitFor(async () => up(agent.runtimeUrl!))
+    expect((await w.check([agent.id])).healthy).toBe(1)
+    expect((await watchRow(h, agent.id)).state).toBe('healthy')
+
+    // The process dies behind the platform's back: the record still says running.
+    await h.services.runtimes.stop(await runtimeTarget(h.services.config, (await h.db.select().from(agents).where(eq(agents.id, agent.id)))[0]))
+    w.clock.advance(120_000)
+    w.queue.published.length = 0
+    expect(await w.check([agent.id])).toMatchObject({ checked: 1, degraded: 1, repairs: 0 })
+    let row = await watchRow(h, agent.id)
+    expect(row).toMatchObject({ state: 'degraded', consecutiveFailures: 1 })
+    expect(row.reason).toMatch(/^unreachable: All probes failed/)
+    expect(row.crashTimes).toEqual([w.clock.now()])
+    expect(row.nextCheckAt!.getTime() - w.clock.now()).toBe(5000)
+    // Re-probed by a delayed message after the degraded interval.
+    expect(w.queue.published).toEqual([{ path: '/api/cron/watchdog', body: { agentIds: [agent.id] }, opts: { delaySec: 5, flowControl: { key: 'watchdog', parallelism: 4 } } }])
+
+    // Not due before those 5 s: an early delivery does nothing.
+    w.clock.advance(4000)
+    expect((await w.check([agent.id])).checked).toBe(0)
+    w.clock.advance(1000)
+    expect(await w.check([agent.id])).toMatchObject({ checked: 1, degraded: 1, repairs: 0 })
+    w.clock.advance(5000)
+    expect(await w.check([agent.id])).toMatchObject({ checked: 1, repairs: 1 })
+    row = await watchRow(h, agent.id)
+    expect(row).toMatchObject({ state: 'repairing', repairAttempts: 1, consecutiveFailures: 0 })
+    expect(row.reason).toMatch(/^Repair 1 of 2 after 3 failed probes/)
+
+    // The repair started the process again (for real): once it is up, the next check finds it healthy.
+    await waitFor(async () => up(agent.runtimeUrl!))
+    w.clock.advance(5000)
+    expect((await w.check([agent.id])).healthy).toBe(1)
+    row = await watchRow(h, agent.id)
+    expect(row).toMatchObject({ state: 'healthy', reason: null, consecutiveFailures: 0, repairAttempts: 0 })
+    expect(await transitions(h, agent.id)).toEqual(['∅→healthy', 'healthy→degraded', 'degraded→repairing', 'repairing→healthy'])
+  }, 30_000)
+})
+
+describe('crash loop', () => {
+  it('after three crashes in the window: crash_loop, the owner mailed once, no more repairs', async () => {
+    const runtime = await startFakeRuntime(healthy)
+    const repairs: string[] = []
+    // The provider's repair brings the (fake) runtime back, as a redeploy would.
+    const w = engine(h, { runtimes: { repair: async (t) => void (repairs.push(t.agentId), setAnswers(runtime, healthy)) } })
+    try {
+      const agent = await seedAgent(h, h.users.alice, runtime.url)
+      expect((await w.check([agent.id])).healthy).toBe(1)
+
+      for (let crash = 1; crash <= 2; crash++) {
+        setAnswers(runtime, BROKEN)
+        w.clock.advance(120_000)
+        for (let probe = 1; probe <= 3; probe++) {
+          await w.check([agent.id])
+          w.clock.advance(5000)
+        }
+        expect(repairs).toHaveLength(crash)
+        expect((await w.check([agent.id])).healthy).toBe(1)
+      }
+      expect((await watchRow(h, agent.id)).crashTimes).toHaveLength(2)
+
+      // The third crash inside five minutes.
+      setAnswers(runtime, BROKEN)
+      w.clock.advance(120_000)
+      expect(await w.check([agent.id])).toMatchObject({ checked: 1, crashLoops: 1, repairs: 0, degraded: 0 })
+      const row = await watchRow(h, agent.id)
+      expect(row.state).toBe('crash_loop')
+      expect(row.reason).toMatch(/^3 crashes within 5 min: repairs stopped \(unreachable: /)
+      expect(row.ownerNotifiedAt).not.toBeNull()
+      expect(row.nextCheckAt!.getTime() - w.clock.now()).toBe(120_000)
+      const mails = await crashMails(h, h.users.alice.email)
+      expect(mails).toHaveLength(1)
+      expect(mails[0].subject).toBe(`Your agent "${agent.name}" keeps crashing`)
+      expect(mails[0].text).toContain('crashed 3 times within 5 minutes')
+
+      // Still failing, check after check: no repair, no second mail.
+      for (let i = 0; i < 4; i++) {
+        w.clock.advance(120_000)
+        expect(await w.check([agent.id])).toMatchObject({ checked: 1, repairs: 0, crashLoops: 0 })
+      }
+      expect(repairs).toHaveLength(2)
+      expect(await crashMails(h, h.users.alice.email)).toHaveLength(1)
+      expect((await watchRow(h, agent.id)).state).toBe('crash_loop')
+      expect(await transitions(h, agent.id)).toEqual([
+        '∅→healthy',
+        'healthy→degraded', 'degraded→repairing', 'repairing→healthy',
+        'healthy→degraded', 'degraded→repairing', 'repairing→healthy',
+        'healthy→crash_loop',
+      ])
+
+      // It recovers: healthy again, and checked at the normal interval.
+      setAnswers(runtime, healthy)
+      w.clock.advance(120_000)
+      expect((await w.check([agent.id])).healthy).toBe(1)
+      expect((await watchRow(h, agent.id)).state).toBe('healthy')
+    } finally {
+      await runtime.close()
+    }
+  })
+})
+
+function setAnswers(runtime: FakeRuntime, answers: Record<string, unknown>) {
+  for (const [path, answer] of Object.entries(answers)) runtime.set(path, answer as never)
+}
+
+const up = async (url: string) => ['running', 'healthy'].includes((await probeRuntime(url)).status)
+
+/** Retries `attempt` (with a short real pause) until it says done; fails after 50 tries. */
+async function waitFor(attempt: () => Promise<boolean>) {
+  for (let i = 0; i < 50; i++) {
+    if (await attempt()) return
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error('condition not met')
+}
