@@ -166,8 +166,9 @@ describe('limits: the backend /api routes\' limiter (120 per minute per IP)', ()
       for (const method of Object.keys(ops)) {
         // Whatever the answer (no credentials, no body), it has passed the limiter first.
         const res = await h.backend.request(path, { method: method.toUpperCase(), headers: { 'cf-connecting-ip': freshIp() } })
-        // `/api/ai/*` also passes its own 30/min limit, whose headers it answers with.
-        expect(res.headers.get('ratelimit-limit'), `${method} ${path}`).toBe(path.startsWith('/api/ai/') ? '30' : '120')
+        // `/api/ai/*` and `/api/deployments` also pass their own spec limits (30/min, 5/min), whose headers they answer with.
+        const own = path.startsWith('/api/ai/') ? '30' : path === '/api/deployments' ? '5' : '120'
+        expect(res.headers.get('ratelimit-limit'), `${method} ${path}`).toBe(own)
       }
     }
     for (const op of api.flatMap(([, ops]) => Object.values(ops))) {

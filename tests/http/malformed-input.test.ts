@@ -19,8 +19,9 @@ const HMAC = 'malformed-run-hmac'
 // Upstreams (chain RPC, identity providers) point at a closed port: they fail at once, never hang.
 const CLOSED = 'http://127.0.0.1:9'
 
+// Provisioning on: off, `POST /api/provision` and `/api/deployments` answer the spec's 500 by design.
 const h = await createHarness({
-  env: { INTERNAL_API_KEY: SHARED_KEY, HMAC_SECRET: HMAC, BASE_RPC_URL: CLOSED, GOOGLE_DISCOVERY_URL: `${CLOSED}/.well-known/openid-configuration`, FARCASTER_JWKS_URL: `${CLOSED}/jwks` },
+  env: { INTERNAL_API_KEY: SHARED_KEY, HMAC_SECRET: HMAC, PROVISIONING_ENABLED: '1', BASE_RPC_URL: CLOSED, GOOGLE_DISCOVERY_URL: `${CLOSED}/.well-known/openid-configuration`, FARCASTER_JWKS_URL: `${CLOSED}/jwks` },
 })
 afterAll(() => h.close())
 const { alice } = h.users

@@ -13,7 +13,7 @@ import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
-import { limitedRoute } from '../../../lib/http/rate-limit'
+import { describeLimit, limitedRoute, rateLimit } from '../../../lib/http/rate-limit'
 import { users } from '../../../schema'
 import { AgentConfigSchema, AgentNameField, AgentSchema, AiProviderField } from '../../agents/schemas'
 import { identityOrKeyDocs, resolveCaller } from '../identity-or-key'
@@ -51,7 +51,7 @@ const deploymentCaller = createMiddleware<AppEnv>(async (c, next) => {
 
 export const route = createRoute(
   limitedRoute(
-    limits.deployments,
+    limits.backend,
     {
       method: 'post',
       path: '/api/deployments',
@@ -64,7 +64,8 @@ export const route = createRoute(
         'provisioning as the web `POST /api/provision`: kill switch 503, provisioning disabled 500, a paid plan or live ' +
         'trial unless the user is an admin (403 `Active subscription required`), the plan’s agent count (429 `AGENT_LIMIT`), ' +
         'a provider failure 502 with the agent kept in status `error`. Never the gateway token.',
-      middleware: [deploymentCaller],
+      // Both of the spec's limits: every backend /api route's, then this route's 5/min (whose headers it answers with).
+      middleware: [rateLimit(limits.deployments), deploymentCaller],
       security: [{ sharedKey: [] }, ...(identityOrKeyDocs.security ?? [])],
       parameters: identityOrKeyDocs.parameters,
       request: { body: { content: { 'application/json': { schema: Body } }, required: true } },
@@ -75,7 +76,7 @@ export const route = createRoute(
         403: errorResponse('`Forbidden`: a Bearer token that is not the shared key (`FORBIDDEN`); or `Active subscription required` (`PLAN_REQUIRED`)'),
         404: errorResponse('`User not found` (`USER_NOT_FOUND`)'),
         409: errorResponse('The user already has an agent of this name (`CONFLICT`)'),
-        429: errorResponse('The plan’s agent count is reached (`AGENT_LIMIT`)'),
+        429: errorResponse(`The plan’s agent count is reached (\`AGENT_LIMIT\`); or over ${describeLimit(limits.deployments)}: \`${limits.deployments.message}\` (\`RATE_LIMITED\`)`),
         500: errorResponse('`Provisioning is disabled` (`PROVISIONING_DISABLED`); `Server misconfigured` (`MISCONFIGURED`); or an internal error'),
         502: errorResponse('The runtime provider failed; the agent is kept in status `error` (`PROVIDER_UNAVAILABLE`)'),
         503: errorResponse('`Provisioning is temporarily paused`: the kill switch is on (`PROVISIONING_PAUSED`)'),
