@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import { createBackendApp } from '../functions/backend/app'
 import { createWebApp } from '../functions/web'
 import { errorFields, log } from '../lib/log'
-import { registerWatchdogSchedule } from '../lib/watchdog/schedule'
+import { registerSchedules } from '../lib/queue/schedules'
 import { createNodeServices } from './services'
 import { serveDocsScripts } from './static-assets'
 
@@ -27,7 +27,7 @@ export async function startServer(env = process.env) {
 
   const backendApp = createBackendApp(services.provider)
   serveDocsScripts({ docs: web, backend: backendApp })
-  await registerWatchdogSchedule(services.services.queue) // QStash in production: README "The watchdog"
+  await registerSchedules(services.services.queue) // the watchdog and heartbeat crons; QStash in production: README "Crons"
 
   const host = env.HOST ?? '127.0.0.1'
   const servers = [

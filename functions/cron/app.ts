@@ -1,4 +1,5 @@
 import { createRouter } from '../../lib/app'
+import * as heartbeat from './routes/heartbeat'
 import * as watchdog from './routes/watchdog'
 
-export const app = createRouter().openapi(watchdog.route, watchdog.handler)
+export const app = createRouter().openapi(watchdog.route, watchdog.handler).openapi(heartbeat.route, heartbeat.handler)

@@ -24,6 +24,7 @@ export const CROSS_USER_PURPOSES = {
   subscriptionDeploy: "The backend records a paid subscription's runtime tier for the Stripe customer's user (shared key)",
   watchdog:
     "The watchdog's sweep over every user's running agents: find the agents due a check, lease them, record each probe's outcome and transition (agent_watchdog, agent_events, the agent's last-seen time and starting → running), and read the owner's email for the crash-loop notice",
+  heartbeatSync: "The heartbeat cron reads every live agent's stored heartbeat setting to put it on its gateway",
 } as const
 
 export type CrossUserPurpose = keyof typeof CROSS_USER_PURPOSES

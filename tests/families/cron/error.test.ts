@@ -95,7 +95,8 @@ describe('the schedule', () => {
     const server = await startServer({ PORT: '0', BACKEND_PORT: '0', DATA_DIR: dataDir, SESSION_SECRET: 'schedule-test', LOG_REQUESTS: '0' })
     try {
       expect(schedule).toHaveBeenCalledWith('watchdog', '/api/cron/watchdog', '*/2 * * * *', {})
-      expect(await schedule.mock.results[0].value).toEqual({ scheduleId: 'watchdog' })
+      expect(schedule).toHaveBeenCalledWith('heartbeat', '/api/cron/heartbeat', '*/15 * * * *', {})
+      expect(await Promise.all(schedule.mock.results.map((r) => r.value))).toEqual([{ scheduleId: 'watchdog' }, { scheduleId: 'heartbeat' }])
     } finally {
       schedule.mockRestore()
       await server.close()

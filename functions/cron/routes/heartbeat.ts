@@ -1,0 +1,49 @@
+import { createRoute, z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import type { AppEnv } from '../../../lib/context'
+import { HEARTBEAT_PATH, syncHeartbeats } from '../../../lib/heartbeat/sync'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { jsonBody } from '../../../lib/http/validation'
+import { requireQueueSignature } from '../../../lib/queue/receiver'
+
+const count = (description: string) => z.number().int().min(0).max(100_000).openapi({ format: 'int32', description })
+
+const Message = z
+  .object({ cursor: z.string().min(1).max(100).optional().openapi({ description: 'A continuation: the agents after this id' }) })
+  .openapi('HeartbeatSyncMessage', { description: 'Empty (`{}`) from the cron: start from the first agent' })
+
+export const route = createRoute({
+  method: 'post',
+  path: HEARTBEAT_PATH,
+  operationId: 'syncHeartbeats',
+  security: [{ queueSignature: [] }],
+  tags: ['Agents'],
+  summary: "Cron and queue receiver: put each live agent's stored heartbeat setting on its gateway",
+  description:
+    'Signed queue deliveries only (`Upstash-Signature`); the cron runs every 15 minutes. The setting `PUT /api/heartbeat` ' +
+    'stores is the owner\'s latest word: every running or starting agent whose gateway job differs from it (a setting ' +
+    'stored while the gateway was unreachable, a runtime that lost its job) gets it. The gateway runs the heartbeat itself; ' +
+    'nothing is sent twice. 200 agents per delivery, then a `{cursor}` continuation. An unreachable gateway is counted ' +
+    'and tried again at the next run.',
+  middleware: [requireQueueSignature] as const,
+  request: { body: jsonBody(Message) },
+  responses: {
+    200: ok(
+      z
+        .object({
+          ok: z.literal(true),
+          checked: count('Agents looked at on this page'),
+          updated: count('Gateways given the stored setting'),
+          unreachable: count('Gateways that could not be read or written'),
+          more: z.boolean().openapi({ description: 'A continuation was published for the next page' }),
+        })
+        .openapi('HeartbeatSyncResult'),
+    ),
+    401: errorResponse('Missing or invalid queue signature (`SIGNATURE_REQUIRED`, `INVALID_SIGNATURE`)'),
+  },
+})
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const done = await syncHeartbeats(c.var.services, c.req.valid('json').cursor)
+  return c.json({ ok: true as const, ...done }, 200)
+}

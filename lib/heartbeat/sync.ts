@@ -1,0 +1,78 @@
+import { and, asc, gt, inArray, isNotNull } from 'drizzle-orm'
+import type { Services } from '../context'
+import { asService } from '../db/rls'
+import { errorFields, log } from '../log'
+import { agentGateway } from '../agents/access'
+import { HEARTBEAT_FREQUENCIES, type HeartbeatFrequency } from '../runtime/provider'
+import { agents, type Agent } from '../../schema'
+
+/**
+ * The heartbeat cron (`POST /api/cron/heartbeat`): the stored heartbeat setting is the owner's latest word
+ * (`PUT /api/heartbeat` writes it whether or not the gateway took it), so each run puts it on every live agent's
+ * gateway whose own job differs: a setting stored while the gateway was unreachable, or a runtime that lost its
+ * job (a repair, a reset), is applied at the next run. The gateway runs the job itself; the platform never sends
+ * heartbeats on its behalf, so nothing is delivered twice. One page per delivery, a `{cursor}` continuation after it.
+ */
+export const HEARTBEAT_PATH = '/api/cron/heartbeat'
+export const HEARTBEAT_CRON = '*/15 * * * *'
+export const HEARTBEAT_PAGE = 200
+// Gateway calls in flight at once within a page.
+const CONCURRENCY = 10
+// The runtime's heartbeat job id (infra/runtime/state.ts).
+const HEARTBEAT_JOB = 'heartbeat'
+
+export interface HeartbeatSyncResult {
+  checked: number
+  updated: number
+  unreachable: number
+  more: boolean
+}
+
+const frequencyOf = (f: string): HeartbeatFrequency => ((HEARTBEAT_FREQUENCIES as readonly string[]).includes(f) ? (f as HeartbeatFrequency) : '1h')
+
+async function reconcile(services: Services, agent: Agent): Promise<'same' | 'updated' | 'unreachable'> {
+  try {
+    const gateway = await agentGateway(services, agent)
+    const job = (await gateway.cronJobs()).find((j) => j.id === HEARTBEAT_JOB)
+    const wanted = { enabled: agent.heartbeatEnabled, frequency: frequencyOf(agent.heartbeatFrequency) }
+    // No job and none wanted: nothing to do. A job that matches: nothing to do.
+    if ((!job && !wanted.enabled) || (job && job.enabled === wanted.enabled && job.frequency === wanted.frequency)) return 'same'
+    await gateway.setHeartbeat(wanted)
+    log.info('heartbeat.synced', { agentId: agent.id, enabled: wanted.enabled, frequency: wanted.frequency })
+    return 'updated'
+  } catch (e) {
+    log.warn('heartbeat.sync_unreachable', { agentId: agent.id, ...errorFields(e) })
+    return 'unreachable'
+  }
+}
+
+/** One page of live agents after `cursor`, reconciled; publishes the next page when this one was full. */
+export async function syncHeartbeats(services: Services, cursor?: string): Promise<HeartbeatSyncResult> {
+  const page = await asService(services.db, 'heartbeatSync', (tx) =>
+    tx
+      .select()
+      .from(agents)
+      .where(
+        and(
+          inArray(agents.status, ['running', 'starting']),
+          isNotNull(agents.runtimeUrl),
+          isNotNull(agents.gatewayToken),
+          cursor ? gt(agents.id, cursor) : undefined,
+        ),
+      )
+      .orderBy(asc(agents.id))
+      .limit(HEARTBEAT_PAGE),
+  )
+  const outcomes: Array<'same' | 'updated' | 'unreachable'> = []
+  for (let i = 0; i < page.length; i += CONCURRENCY) {
+    outcomes.push(...(await Promise.all(page.slice(i, i + CONCURRENCY).map((a) => reconcile(services, a)))))
+  }
+  const more = page.length === HEARTBEAT_PAGE
+  if (more) await services.queue.publish(HEARTBEAT_PATH, { cursor: page[page.length - 1].id }, { retries: 3 })
+  return {
+    checked: page.length,
+    updated: outcomes.filter((o) => o === 'updated').length,
+    unreachable: outcomes.filter((o) => o === 'unreachable').length,
+    more,
+  }
+}

@@ -1,0 +1,14 @@
+import { HEARTBEAT_CRON, HEARTBEAT_PATH } from '../heartbeat/sync'
+import { WATCHDOG_CRON, WATCHDOG_PATH } from '../watchdog/sweep'
+import type { Queue } from './types'
+
+/**
+ * Every cron of the platform: id, receiver path, cron, body. The local server registers them at start (in-process
+ * scheduler); in production they are the QStash schedules of README "Crons" (same ids, so registering again replaces).
+ */
+export const CRON_SCHEDULES = [
+  { id: 'watchdog', path: WATCHDOG_PATH, cron: WATCHDOG_CRON, body: {} },
+  { id: 'heartbeat', path: HEARTBEAT_PATH, cron: HEARTBEAT_CRON, body: {} },
+] as const
+
+export const registerSchedules = (queue: Queue) => Promise.all(CRON_SCHEDULES.map((s) => queue.schedule(s.id, s.path, s.cron, s.body)))
