@@ -20,6 +20,8 @@ export async function startServer(env = process.env) {
     env.SESSION_SECRET = crypto.randomUUID() + crypto.randomUUID()
     console.warn('SESSION_SECRET not set: using a random one for this process')
   }
+  // Locally an agent is a process on this machine (infra/local-runtime-provider.ts): provisioning is on unless set.
+  env.PROVISIONING_ENABLED ??= '1'
   const services = await createNodeServices({ env })
 
   const web = createWebApp(services.provider)
