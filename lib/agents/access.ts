@@ -3,7 +3,7 @@ import type { Config } from '../config'
 import type { Db } from '../db/client'
 import { withUser } from '../db/rls'
 import { ApiError } from '../http/errors'
-import type { RuntimeGateway, RuntimeTarget } from '../runtime/provider'
+import { RuntimeProviderError, type RuntimeGateway, type RuntimeTarget } from '../runtime/provider'
 import type { Services } from '../context'
 import { open, seal } from '../secret-box'
 import { agents, type Agent } from '../../schema'
@@ -52,7 +52,9 @@ export async function runtimeTarget(config: Config, agent: Agent): Promise<Runti
   }
 }
 
-/** The agent's runtime gateway API (`RuntimeProviderError` when it has none: no URL, no token). */
+/** The agent's runtime gateway API; 404 `RuntimeProviderError` when it has none (no URL or no token yet). */
 export async function agentGateway(services: Pick<Services, 'config' | 'runtimes'>, agent: Agent): Promise<RuntimeGateway> {
-  return services.runtimes.gateway(await runtimeTarget(services.config, agent))
+  const target = await runtimeTarget(services.config, agent)
+  if (!target.url || !target.gatewayToken) throw new RuntimeProviderError('The agent has no runtime gateway', 404, 'runtime')
+  return services.runtimes.gateway(target)
 }

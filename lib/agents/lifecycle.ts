@@ -6,7 +6,7 @@ import { ApiError } from '../http/errors'
 import { errorFields, log } from '../log'
 import { RuntimeProviderError } from '../runtime/provider'
 import { agents, type Agent } from '../../schema'
-import { agentNotFound, runtimeTarget } from './access'
+import { agentGateway, agentNotFound, runtimeTarget } from './access'
 import { forgetProbe } from './instance'
 import { recordStatus } from './provision'
 
@@ -20,7 +20,7 @@ import { recordStatus } from './provision'
  * | start | `start` | `starting` (`startedAt` now; the probe turns it `running`) |
  * | stop | `stop` | `stopped` |
  * | restart | `restart` | `starting` (`startedAt` now) |
- * | update | `updateImage(image)` | `starting` (`image` stored) |
+ * | update | `updateImage(image ?? RUNTIME_IMAGE)` | `starting` (`image` stored) |
  * | repair | `repair` | `starting` (`startedAt` now) |
  * | reset-memory | the gateway's `resetMemory` | unchanged |
  * | factory-reset | the gateway's `resetMemory`, then `repair` | `starting` (`startedAt` now) |
@@ -72,15 +72,14 @@ export async function runLifecycle(services: Services, agent: Agent, action: Lif
         await runtimes.restart(target)
         break
       case 'update':
-        await runtimes.updateImage(target, opts.image ?? agent.image ?? services.config.RUNTIME_IMAGE)
+        await runtimes.updateImage(target, opts.image ?? services.config.RUNTIME_IMAGE)
         break
       case 'repair':
         await runtimes.repair(target)
         break
       case 'reset-memory':
       case 'factory-reset':
-        if (!target.url || !target.gatewayToken) throw new RuntimeProviderError('The agent has no runtime gateway', 404, 'runtime')
-        await runtimes.gateway(target).resetMemory()
+        await (await agentGateway(services, agent)).resetMemory()
         if (action === 'factory-reset') await runtimes.repair(target)
         break
     }
@@ -100,8 +99,8 @@ export async function runLifecycle(services: Services, agent: Agent, action: Lif
   const status = STATUS_AFTER[action]
   return recordStatus(services, agent, status, action === 'stop' ? 'stopped by request' : null, {
     ...(status === 'starting' ? { startedAt: new Date() } : {}),
-    // Instance `update` (no image named) moves to the configured image, which is then the agent's.
-    ...(action === 'update' && opts.image ? { image: opts.image } : {}),
+    // An `update` with no image named (instance maintenance) moves to the configured image, which is then the agent's.
+    ...(action === 'update' ? { image: opts.image ?? services.config.RUNTIME_IMAGE } : {}),
   })
 }
 

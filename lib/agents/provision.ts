@@ -8,7 +8,7 @@ import type { Config } from '../config'
 import { hasPaidAccess, normalizePlan, PLANS, type PlanName, type PlanRecord } from '../billing/plans'
 import { RuntimeProviderError } from '../runtime/provider'
 import { agentEvents, agents, users, type Agent } from '../../schema'
-import { newGatewayToken, runtimeName } from './access'
+import { agentNotFound, newGatewayToken, runtimeName } from './access'
 
 /** Agents a plan allows (spec "Plans": solo 1, collective 3, label 10, network unlimited). */
 export const agentLimit = (plan: PlanName) => PLANS[plan].agents
@@ -98,8 +98,9 @@ export async function provisionAgent(services: Services, req: ProvisionRequest):
     return row
   })
 
+  let created: { serviceId: string; url: string } | undefined
   try {
-    const created = await runtimes.create({
+    created = await runtimes.create({
       agentId: agent.id,
       userId: req.userId,
       name: runtimeName(agent.id),
@@ -117,6 +118,12 @@ export async function provisionAgent(services: Services, req: ProvisionRequest):
   } catch (e) {
     const reason = e instanceof RuntimeProviderError ? `Runtime creation failed: ${e.message}` : 'Runtime creation failed'
     log.error('agent.provision_failed', { agentId: agent.id, provider: runtimes.kind, ...errorFields(e) })
+    if (created) {
+      // The runtime exists but its record could not be completed (or the agent was deleted meanwhile): remove it
+      // rather than leave a runtime the platform has no record of.
+      const target = { agentId: agent.id, name: runtimeName(agent.id), serviceId: created.serviceId, url: created.url, gatewayToken: null }
+      await runtimes.delete(target).catch((err) => log.error('agent.orphan_delete_failed', { agentId: agent.id, serviceId: created!.serviceId, ...errorFields(err) }))
+    }
     await recordStatus(services, agent, 'error', reason).catch((err) => log.error('agent.record_failed', { agentId: agent.id, ...errorFields(err) }))
     throw e instanceof RuntimeProviderError
       ? new ApiError(502, 'Runtime provider unavailable', { code: 'PROVIDER_UNAVAILABLE' })
@@ -124,7 +131,10 @@ export async function provisionAgent(services: Services, req: ProvisionRequest):
   }
 }
 
-/** Stores an agent's new status (and what else changed) with its transition, as the agent's owner. */
+/**
+ * Stores an agent's new status (and what else changed) with its transition, as the agent's owner. An agent deleted
+ * meanwhile is 404 `Agent not found` (nothing to record).
+ */
 export async function recordStatus(
   services: Pick<Services, 'db'>,
   agent: Pick<Agent, 'id' | 'userId' | 'status'>,
@@ -138,6 +148,7 @@ export async function recordStatus(
       .set({ status, statusReason: reason, ...changes, updatedAt: new Date() })
       .where(eq(agents.id, agent.id))
       .returning()
+    if (!row) throw agentNotFound()
     if (agent.status !== status) {
       await tx.insert(agentEvents).values({ agentId: agent.id, userId: agent.userId, kind: 'status', fromState: agent.status, toState: status, reason })
     }

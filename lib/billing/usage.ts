@@ -33,7 +33,7 @@ export async function readUsage(kv: Kv, userId: string, plan: PlanName, now = Da
 }
 
 /**
- * Spends `units` of today's allowance: the one function every AI route calls before its work. One atomic
+ * Spends `units` of today's allowance: the one function an AI route calls before its work (none spends yet). One atomic
  * increment; if it went past the allowance the units are given back and the call is refused (429
  * `USAGE_LIMIT`, with `resetsAt`). With `byok` the user's own provider key pays: units are counted, not capped.
  */

@@ -1,5 +1,6 @@
 import type { CronJob, DiagnosticCommand, DiagnosticResult, GatewaySession, HeartbeatFrequency, RuntimeGateway, SyncPayload } from './provider'
 import { RuntimeProviderError } from './provider'
+import { readCapped } from '../http/read-capped'
 
 /**
  * The runtime's gateway API over fetch, the same for every provider. Every call carries
@@ -18,6 +19,8 @@ import { RuntimeProviderError } from './provider'
  * | resetMemory | `POST /api/gateway/memory/reset` | → `{ok: true}` |
  */
 export const GATEWAY_TIMEOUT_MS = 10_000
+// The largest answer read from a runtime (diagnostic output included): the rest is never buffered.
+export const MAX_ANSWER_BYTES = 2 * 1024 * 1024
 // Diagnostics such as runtime.doctor may take longer than a read.
 export const DIAGNOSTIC_TIMEOUT_MS = 30_000
 
@@ -38,8 +41,15 @@ export function httpGateway(baseUrl: string, token: string, fetchImpl: typeof fe
       await res.body?.cancel()
       throw new RuntimeProviderError(`Runtime answered ${res.status}`, 502, 'runtime')
     }
+    let text: string | null
     try {
-      return (await res.json()) as T
+      text = await readCapped(res, MAX_ANSWER_BYTES)
+    } catch {
+      throw new RuntimeProviderError('Runtime answer cut off', 502, 'runtime')
+    }
+    if (text === null) throw new RuntimeProviderError('Runtime answer too large', 502, 'runtime')
+    try {
+      return JSON.parse(text) as T
     } catch {
       throw new RuntimeProviderError('Runtime answered a body that is not JSON', 502, 'runtime')
     }

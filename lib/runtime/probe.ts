@@ -1,3 +1,4 @@
+import { readCapped } from '../http/read-capped'
 import { describeFailure } from '../probe/service-probe'
 
 /**
@@ -51,7 +52,7 @@ export interface ProbeOptions {
 }
 
 // A probe answer is a few hundred bytes; anything far larger is not the documented answer.
-const MAX_BODY_CHARS = 64 * 1024
+const MAX_BODY_BYTES = 64 * 1024
 
 interface StatusBody {
   configured: boolean
@@ -130,14 +131,15 @@ async function ask(fetchImpl: typeof fetch, baseUrl: string, path: ProbePath, ti
   } catch (err) {
     return fail(null, describeFailure(err, timeoutMs))
   }
-  let text: string
+  let text: string | null
   try {
-    text = await res.text()
+    // Read no deeper than the cap: a runtime cannot make the platform buffer more, whatever it sends.
+    text = await readCapped(res, MAX_BODY_BYTES)
   } catch (err) {
     return fail(res.status, `body cut off: ${describeFailure(signal.aborted ? signal.reason : err, timeoutMs)}`)
   }
   if (res.status !== 200) return fail(res.status, `HTTP ${res.status}`)
-  if (text.length > MAX_BODY_CHARS) return fail(res.status, 'body too large')
+  if (text === null) return fail(res.status, 'body too large')
   let body: unknown
   try {
     body = JSON.parse(text)

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { findOwnAgent, runtimeTarget } from '../../../lib/agents/access'
+import { agentGateway, findOwnAgent } from '../../../lib/agents/access'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { RuntimeProviderError } from '../../../lib/runtime/provider'
 import { agentRoute } from '../route'
@@ -42,15 +42,10 @@ export const route = agentRoute({
 })
 
 export const handler: RouteHandler<typeof route> = async (c) => {
-  const { config, db, runtimes } = c.var.services
-  const agent = await findOwnAgent(db, c.var.user.id, c.req.valid('param').id)
-  const target = await runtimeTarget(config, agent)
-  if (!target.url || !target.gatewayToken) {
-    return c.json({ agentId: agent.id, source: 'unavailable' as const, sessions: [], totalMessages: 0, error: 'The agent has no runtime' }, 200)
-  }
+  const agent = await findOwnAgent(c.var.services.db, c.var.user.id, c.req.valid('param').id)
   try {
     // The runtime's answer is checked item by item: an entry that is not the documented shape is dropped.
-    const sessions = (await runtimes.gateway(target).sessions())
+    const sessions = (await (await agentGateway(c.var.services, agent)).sessions())
       .flatMap((s) => {
         const parsed = Session.safeParse(s)
         return parsed.success ? [parsed.data] : []

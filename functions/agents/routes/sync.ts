@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { findOwnAgent, runtimeTarget } from '../../../lib/agents/access'
+import { agentGateway, findOwnAgent } from '../../../lib/agents/access'
 import { providerApiError } from '../../../lib/agents/lifecycle'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { log } from '../../../lib/log'
@@ -39,13 +39,11 @@ export function memoriesOf(config: Record<string, unknown>): SyncPayload['memori
 }
 
 export const handler: RouteHandler<typeof route> = async (c) => {
-  const { config, db, runtimes } = c.var.services
+  const { db } = c.var.services
   const agent = await findOwnAgent(db, c.var.user.id, c.req.valid('param').id)
   const payload: SyncPayload = { skills: [], memories: memoriesOf(agent.config), files: [] }
   try {
-    const target = await runtimeTarget(config, agent)
-    if (!target.url || !target.gatewayToken) throw new RuntimeProviderError('The agent has no runtime gateway', 404, 'runtime')
-    await runtimes.gateway(target).sync(payload)
+    await (await agentGateway(c.var.services, agent)).sync(payload)
   } catch (e) {
     if (e instanceof RuntimeProviderError) throw providerApiError(e)
     throw e

@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { findOwnAgent } from '../../../lib/agents/access'
 import { agentJson, runLifecycle } from '../../../lib/agents/lifecycle'
+import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { agentRoute } from '../route'
@@ -33,19 +34,29 @@ export const route = agentRoute({
   summary: 'Move the agent’s runtime to another image',
   description:
     "Redeploys the runtime from `image` (else the platform's current image) through the provider; the agent's status " +
-    'after is `starting` and its stored image the new one. A provider failure other than a conflict leaves status `error`.',
+    "after is `starting` and its stored image the new one. `image` must be a tag or digest of the platform's runtime " +
+    'repository (the repository of `RUNTIME_IMAGE`): an owner picks a version, never an image of their own, which would ' +
+    "run their code in the platform's project (400 otherwise). " +
+    'A provider failure other than a conflict leaves status `error`.',
   request: { params: AgentIdParams, body: jsonBody(Body) },
   responses: {
     200: ok(AgentSchema, 'The agent as stored afterwards'),
-    400: errorResponse('`image` is not an image reference or too long (`VALIDATION`); or invalid JSON (`INVALID_JSON`)'),
+    400: errorResponse('`image` is not an image reference or too long, or `Image must be a version of <repository>` (`VALIDATION`); or invalid JSON (`INVALID_JSON`)'),
     404: errorResponse(`${NOT_FOUND}; or the provider has no runtime for it (\`NOT_FOUND\`)`),
     409: errorResponse('The agent is a template (`INVALID_TRANSITION`); or the provider refused the operation (`CONFLICT`)'),
     502: errorResponse(PROVIDER_DOWN),
   },
 })
 
+/** The repository of an image reference: everything before its tag or digest. */
+export const repositoryOf = (image: string) => image.replace(/@sha256:[a-f0-9]{64}$/, '').replace(/:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, '')
+
 export const handler: RouteHandler<typeof route> = async (c) => {
   const { image } = c.req.valid('json')
+  const runtimeRepository = repositoryOf(c.var.services.config.RUNTIME_IMAGE)
+  if (image && repositoryOf(image) !== runtimeRepository) {
+    throw new ApiError(400, `Image must be a version of ${runtimeRepository}`, { code: 'VALIDATION' })
+  }
   const agent = await findOwnAgent(c.var.services.db, c.var.user.id, c.req.valid('param').id)
   const updated = await runLifecycle(c.var.services, agent, 'update', { image: image ?? c.var.services.config.RUNTIME_IMAGE })
   return c.json(agentJson(updated), 200)

@@ -43,8 +43,9 @@ export const route = createRoute(limitedRoute(limits.backend, {
   description:
     'Idempotent: keyed by `subscriptionId` (else the customer), a repeat answers the same and changes nothing new. ' +
     'Resources per tier: solo, starter, underground 2GB / 1 CPU; collective, pro 4GB / 2; label, scale 8GB / 4; ' +
-    'network 16GB / 4; enterprise, white_glove 32GB / 8. The user is the one whose Stripe customer this is, when known. ' +
-    'The runtime itself is created by the agents family from this record.',
+    'network 16GB / 4; enterprise, white_glove 32GB / 8. The user is the one named by `userId`, else the one whose Stripe ' +
+    'customer this is. This records the subscription\'s tier and resources; runtimes are created when the user provisions ' +
+    '(`POST /api/provision`), sized by their plan.',
   middleware: [requireSharedKey],
   security: [{ sharedKey: [] }],
   request: { body: { content: { 'application/json': { schema: Body } }, required: true } },

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { agents } from '../../../schema'
+import { agents, users } from '../../../schema'
 import type { AgentJson } from '../../../lib/agents/lifecycle'
 import { RailwayProvider } from '../../../lib/runtime/railway'
 import { setPlan } from '../../auth/helpers'
@@ -100,7 +100,27 @@ describe('plan limits', () => {
     await expectError(await call(h, 'PUT', `/api/agents/${aliceAgent.id}`, { user: alice, body: { token: 'x' } }), 400, { code: 'VALIDATION' })
     await expectError(await call(h, 'PUT', `/api/agents/${aliceAgent.id}/config`, { user: alice, body: { config: 'x' } }), 400, { code: 'VALIDATION' })
     await expectError(await call(h, 'POST', `/api/agents/${aliceAgent.id}/update`, { user: alice, body: { image: 'not an image!' } }), 400, { code: 'VALIDATION' })
+    // An image of the owner's own would run their code in the platform's project: only versions of the runtime's repository.
+    for (const image of ['docker.io/attacker/miner:latest', 'ghcr.io/agent-platform/runtime-evil:1.0', 'ghcr.io/agent-platform:1.0']) {
+      await expectError(await call(h, 'POST', `/api/agents/${aliceAgent.id}/update`, { user: alice, body: { image } }), 400, {
+        error: 'Image must be a version of ghcr.io/agent-platform/runtime',
+        code: 'VALIDATION',
+      })
+    }
     expect((await storedAgent(h, aliceAgent.id)).plan).toBe('solo')
+  })
+
+  it('verify needs a verified email and paid access: a lapsed plan or an unverified email is 403 and changes nothing', async () => {
+    const verify = () => call(h, 'POST', `/api/agents/${aliceAgent.id}/verify`, { user: alice })
+    const forbidden = { error: 'Verification needs a verified email and paid access', code: 'FORBIDDEN' }
+    await setPlan(h.db, alice.id, 'solo', 'sub_lapsed', { status: 'canceled' })
+    await expectError(await verify(), 403, forbidden)
+    await setPlan(h.db, alice.id, 'solo', 'sub_back')
+    await h.db.update(users).set({ emailVerifiedAt: null }).where(eq(users.id, alice.id))
+    await expectError(await verify(), 403, forbidden)
+    expect((await storedAgent(h, aliceAgent.id)).verification).toBe('unverified')
+    await h.db.update(users).set({ emailVerifiedAt: new Date() }).where(eq(users.id, alice.id))
+    expect((await verify()).status).toBe(200)
   })
 
   it('unknown agent ids → 404 `Agent not found`', async () => {
@@ -141,7 +161,7 @@ describe('plan limits', () => {
       await expectError(await call(h, 'POST', `/api/agents/${id}/start`, { user: alice }), 404, { error: 'Runtime not found', code: 'NOT_FOUND' })
       await expectError(await call(h, 'POST', `/api/agents/${id}/sync`, { user: alice }), 404, { code: 'NOT_FOUND' })
       const messages = await (await call(h, 'GET', `/api/agents/${id}/messages`, { user: alice })).json()
-      expect(messages).toMatchObject({ source: 'unavailable', sessions: [], error: 'The agent has no runtime' })
+      expect(messages).toMatchObject({ source: 'unavailable', sessions: [], error: 'The agent has no runtime gateway' })
       expect(await (await call(h, 'GET', `/api/agents/${id}/stats`, { user: alice })).json()).toMatchObject({ status: 'unreachable', agentStatus: 'error' })
       expect((await call(h, 'DELETE', `/api/agents/${id}`, { user: alice })).status).toBe(200)
     })
