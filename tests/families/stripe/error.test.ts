@@ -72,6 +72,20 @@ describe('stripe: every redirect of the plan checkout', () => {
     expect(await billingState(t.h, alice.id)).toEqual(before)
   })
 
+  it('a subscription active or past_due → /pricing?error=already_subscribed, Stripe not called, nothing changed', async () => {
+    for (const status of ['active', 'past_due'] as const) {
+      const payer = await t.h.seedUser('Payer', `payer-${crypto.randomUUID().slice(0, 6)}@example.com`)
+      await t.h.db.update(users).set({ plan: 'solo', subscriptionId: `sub_${status}`, subscriptionStatus: status }).where(eq(users.id, payer.id))
+      const before = await billingState(t.h, payer.id)
+      const requests = t.stripe.requests.length
+      const res = await get(t.h, '/api/stripe/checkout?plan=collective', payer)
+      expect(res.status, status).toBe(303)
+      expect(res.headers.get('location')).toBe(dashboard('/pricing?error=already_subscribed'))
+      expect(t.stripe.requests.length).toBe(requests)
+      expect(await billingState(t.h, payer.id)).toEqual(before)
+    }
+  })
+
   it('a stored Stripe customer that Stripe does not know → checkout_failed', async () => {
     const gone = await t.h.seedUser('Gone', `gone-${crypto.randomUUID().slice(0, 6)}@example.com`)
     await t.h.db.update(users).set({ stripeCustomerId: 'cus_deleted0000' }).where(eq(users.id, gone.id))

@@ -70,6 +70,14 @@ describe('stripe: plan checkout', () => {
     expect(t.stripe.session(id)).toMatchObject({ customer, customer_email: null, client_reference_id: carol.id })
   })
 
+  it('a user who had a subscription (now canceled) checks out again without a second trial', async () => {
+    const fay = await t.h.seedUser('Fay', `fay-${crypto.randomUUID().slice(0, 6)}@example.com`)
+    const customer = t.stripe.addCustomer(undefined, fay.email)
+    await t.h.db.update(users).set({ stripeCustomerId: customer, subscriptionId: 'sub_old', subscriptionStatus: 'canceled' }).where(eq(users.id, fay.id))
+    const id = await startCheckout(t, fay, 'solo')
+    expect(t.stripe.session(id)).toMatchObject({ customer, trialDays: null, amount_total: 2900, metadata: { kind: 'plan', userId: fay.id, plan: 'solo' } })
+  })
+
   it('an admin is sent to onboarding without any call to Stripe', async () => {
     const before = t.stripe.requests.length
     const res = await get(t.h, '/api/stripe/checkout?plan=network', t.h.users.admin)

@@ -138,9 +138,10 @@ describe('stripe webhook: order', () => {
 
   it("events about a subscription the user has left, or an unknown customer, change nothing (200, recorded)", async () => {
     const user = await newUser('Moved')
+    // Two Checkouts opened before either completed (a second subscription is refused once one is active).
     const first = await paidCheckout(t, user, 'solo')
-    await delivered(t, completedEvent(t, first.id, { created: now() - 10 }))
     const second = await paidCheckout(t, user, 'collective')
+    await delivered(t, completedEvent(t, first.id, { created: now() - 10 }))
     await delivered(t, completedEvent(t, second.id))
     const state = await billingState(t.h, user.id)
     expect(state).toMatchObject({ plan: 'collective', subscriptionId: second.subscription, subscriptionStatus: 'active' })
