@@ -251,6 +251,21 @@ describe('stripe: webhook and deploy receiver errors', () => {
     expect(await deployments(t.h, refused.stripeCustomerId)).toEqual([])
   })
 
+  it('deploy receiver: the backend answering 408 or 429 → 502 BACKEND_UNAVAILABLE (retried, not dropped); the retry deploys', async () => {
+    const retried = job()
+    for (const status of [408, 429]) {
+      t.backendAnswers(status)
+      const res = await receive(t, retried)
+      expect(res.status, String(status)).toBe(502)
+      expect(await res.json()).toEqual({ error: 'Backend unavailable', code: 'BACKEND_UNAVAILABLE' })
+    }
+    expect(await deployments(t.h, retried.stripeCustomerId)).toEqual([])
+    const res = await receive(t, retried)
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ ok: true, deployed: true })
+    expect(await deployments(t.h, retried.stripeCustomerId)).toHaveLength(1)
+  })
+
   it('deploy receiver: an invalid job body → 400 VALIDATION, the backend not called', async () => {
     const res = await receive(t, { ...job(), tier: 'enterprise' })
     expect(res.status).toBe(400)
