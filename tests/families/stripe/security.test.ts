@@ -109,6 +109,8 @@ describe('stripe webhook: at most once', () => {
     expect(await delivered(t, completedEvent(t, session.id, { type: 'checkout.session.async_payment_succeeded' }))).toBe('duplicate')
     const verify = await get(t.h, `/api/checkout/verify?session_id=${session.id}`, user)
     expect(verify.status).toBe(200)
+    // A credit pack changes no plan: the answer is the account's own state (never subscribed), not `active`.
+    expect(await verify.json()).toEqual({ plan: 'solo', status: 'inactive', nextBilling: null, customerId: session.customer })
     expect((await userRow(t.h, user.id)).credits).toBe(5)
     expect(await purchases(t.h, user.id)).toMatchObject([{ paymentId: session.id, pack: 50, credits: 5 }])
   })
@@ -131,7 +133,10 @@ describe('stripe webhook: order', () => {
     // A checkout replayed after the cancellation (its event older) does not reactivate or redeploy either.
     const deploys = publishesFor(user.id).length
     expect(await delivered(t, completedEvent(t, session.id, { created: now() - 100 }))).toBe('stale')
-    expect((await get(t.h, `/api/checkout/verify?session_id=${session.id}`, user)).status).toBe(200)
+    // Verify applies nothing (stale) and says so: the stored state, canceled, not `active`.
+    const verify = await get(t.h, `/api/checkout/verify?session_id=${session.id}`, user)
+    expect(verify.status).toBe(200)
+    expect(await verify.json()).toEqual({ plan: 'solo', status: 'canceled', nextBilling: null, customerId: session.customer })
     expect(await billingState(t.h, user.id)).toEqual(after)
     expect(publishesFor(user.id)).toHaveLength(deploys)
   })
