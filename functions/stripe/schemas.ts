@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi'
-import { PLAN_NAMES } from '../../lib/billing/plans'
+import { PLAN_NAMES, SUBSCRIPTION_STATUSES } from '../../lib/billing/plans'
 
 /** A redirect's target, documented on every 303. */
 export const redirectTo = (description: string) => ({
@@ -9,13 +9,15 @@ export const redirectTo = (description: string) => ({
 
 export const VerifiedCheckoutSchema = z
   .object({
-    plan: z.enum(PLAN_NAMES).openapi({ description: "The checkout's plan (`solo` when it names none)" }),
-    status: z.literal('active'),
+    plan: z.enum(PLAN_NAMES).openapi({ description: "The caller's plan as stored once the checkout is applied (`solo` when they have none)" }),
+    status: z.enum(SUBSCRIPTION_STATUSES).openapi({
+      description: "The caller's subscription status as stored once the checkout is applied: `active` after a plan checkout, unless a newer event (a cancellation) already moved it on",
+    }),
     nextBilling: z
       .string()
       .max(64)
       .nullable()
-      .openapi({ format: 'date-time', description: "End of the subscription's current period (the trial's end during the trial); null when unknown" }),
+      .openapi({ format: 'date-time', description: "End of the subscription's current period (the trial's end during the trial); null when unknown or not `active`/`past_due`" }),
     customerId: z.string().max(255).nullable().openapi({ description: 'The Stripe customer (`cus_...`)' }),
   })
   .openapi('VerifiedCheckout')

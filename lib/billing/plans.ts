@@ -21,6 +21,10 @@ export const LEGACY_PLANS: Record<string, PlanName> = { starter: 'solo', pro: 'c
 export const SUBSCRIPTION_STATUSES = ['active', 'inactive', 'past_due', 'canceled'] as const
 export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number]
 
+/** A stored `subscriptionStatus` as one of the four (anything else reads as `inactive`). */
+export const knownStatus = (s: string | null | undefined): SubscriptionStatus =>
+  (SUBSCRIPTION_STATUSES as readonly (string | null | undefined)[]).includes(s) ? (s as SubscriptionStatus) : 'inactive'
+
 /** A stored or legacy plan name as one of the four plans; unknown, unset and the deprecated `free` read as `solo`. */
 export function normalizePlan(plan: string | null | undefined): PlanName {
   if (plan && plan in PLANS) return plan as PlanName

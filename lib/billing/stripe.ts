@@ -1,6 +1,10 @@
+import { eq } from 'drizzle-orm'
 import Stripe from 'stripe'
 import type { Config } from '../config'
+import type { Db } from '../db/client'
+import { readAsUser, type Reader } from '../db/rls'
 import { errorFields, type LogFields } from '../log'
+import { users } from '../../schema'
 import { PLANS, type PlanName } from './plans'
 
 /**
@@ -40,25 +44,55 @@ export function creditPriceId(config: Config, pack: CreditPack): string | undefi
   return { 50: config.STRIPE_PRICE_CREDITS_50, 200: config.STRIPE_PRICE_CREDITS_200, 500: config.STRIPE_PRICE_CREDITS_500 }[pack]
 }
 
-/** Days of Stripe trial every plan checkout carries (spec: "redirects 303 to the payment page with a 7-day trial"). */
+/**
+ * Days of Stripe trial a plan checkout carries (spec: "redirects 303 to the payment page with a 7-day trial"), only
+ * for a buyer who has never had a subscription: cancelling and checking out again does not start another trial.
+ */
 export const CHECKOUT_TRIAL_DAYS = 7
 
-/** The buyer a checkout is for: the signed-in user, and their Stripe customer once they have one. */
+/** The buyer a checkout is for: the signed-in user, their Stripe customer once they have one, and their subscription. */
 export interface Buyer {
   id: string
   email: string
   stripeCustomerId: string | null
+  /** The last subscription the user had (kept after it ends); null when they never had one. */
+  subscriptionId: string | null
+  subscriptionStatus: string
 }
+
+/** The signed-in caller as a Stripe buyer (one read, as the user). */
+export async function readBuyer(c: { var: { services: { reader: Reader }; user: { id: string; email: string } } }): Promise<Buyer> {
+  const [row] = await readAsUser(c, (tx: Db) =>
+    tx
+      .select({ stripeCustomerId: users.stripeCustomerId, subscriptionId: users.subscriptionId, subscriptionStatus: users.subscriptionStatus })
+      .from(users)
+      .where(eq(users.id, c.var.user.id))
+      .limit(1),
+  )
+  return {
+    id: c.var.user.id,
+    email: c.var.user.email,
+    stripeCustomerId: row?.stripeCustomerId ?? null,
+    subscriptionId: row?.subscriptionId ?? null,
+    subscriptionStatus: row?.subscriptionStatus ?? 'inactive',
+  }
+}
+
+/** A buyer who already pays (or whose payment Stripe is retrying) must not start a second subscription. */
+export const alreadySubscribed = (buyer: Buyer) => buyer.subscriptionStatus === 'active' || buyer.subscriptionStatus === 'past_due'
 
 /** `metadata.kind` on every Checkout Session this service creates: the webhook dispatches on it. */
 export type CheckoutKind = 'plan' | 'credits' | 'expert-setup'
 
-/** A subscription checkout for `plan` with the 7-day trial; the webhook and verify bind it to the buyer by `client_reference_id`. */
+/**
+ * A subscription checkout for `plan`, with the 7-day trial only when the buyer never had a subscription; the webhook
+ * and verify bind it to the buyer by `client_reference_id`. Callers refuse an `alreadySubscribed` buyer first.
+ */
 export function createPlanCheckout(stripe: Stripe, config: Config, buyer: Buyer, plan: PlanName, priceId: string) {
   return stripe.checkout.sessions.create({
     mode: 'subscription',
     line_items: [{ price: priceId, quantity: 1 }],
-    subscription_data: { trial_period_days: CHECKOUT_TRIAL_DAYS, metadata: { userId: buyer.id, plan } },
+    subscription_data: { ...(buyer.subscriptionId === null && { trial_period_days: CHECKOUT_TRIAL_DAYS }), metadata: { userId: buyer.id, plan } },
     client_reference_id: buyer.id,
     ...(buyer.stripeCustomerId ? { customer: buyer.stripeCustomerId } : { customer_email: buyer.email }),
     metadata: { kind: 'plan' satisfies CheckoutKind, userId: buyer.id, plan },

@@ -70,8 +70,8 @@ export interface CallbackQuery {
 
 /**
  * The callback's work, in the order its failures are reported: not configured (`unknown`), the provider's
- * `error`, `no_code`, `missing_state`, `invalid_state` (signature, 10 minutes, the browser's session if it sends
- * one must be the state's user, then single use), `token_failed` (discovery or token endpoint), `unknown`
+ * `error`, `no_code`, `missing_state`, `invalid_state` (signature, 10 minutes, the browser must send a session of
+ * the state's user, then single use), `token_failed` (discovery or token endpoint), `unknown`
  * (reading the primary calendar, storing); `access_denied` also when the calendar scopes were not all granted.
  * The connection is stored for the user the state names.
  */
@@ -85,9 +85,11 @@ export async function completeConnection(c: Context<AppEnv>, query: CallbackQuer
 
   const state = await verifyState(client.sessionSecret, query.state)
   if (!state) throw new ConnectFailure('invalid_state')
-  // Bound to the user: a browser signed in as someone else cannot finish another user's connect (nor burn it).
+  // Bound to the user's own browser: without a session, or signed in as someone else, the connect cannot be
+  // finished (nor burned). Otherwise a signed-out victim could be made to attach their calendar to an attacker's
+  // account by opening the attacker's consent link (OAuth connect CSRF).
   const browser = await readSession(c)
-  if (browser && browser.id !== state.userId) throw new ConnectFailure('invalid_state')
+  if (!browser || browser.id !== state.userId) throw new ConnectFailure('invalid_state')
   if (!(await spendState(kv, state))) throw new ConnectFailure('invalid_state')
 
   let tokens

@@ -1,31 +1,23 @@
-import { eq } from 'drizzle-orm'
 import type { Context } from 'hono'
 import type Stripe from 'stripe'
 import type { PlanName } from '../../../lib/billing/plans'
 import {
+  alreadySubscribed,
   CREDIT_PACKS,
   createCreditsCheckout,
   createPlanCheckout,
   creditPriceId,
   formatPrice,
   planPriceId,
+  readBuyer,
   stripeClient,
-  type Buyer,
   type CreditPack,
 } from '../../../lib/billing/stripe'
 import type { SignedInEnv } from '../../../lib/context'
-import { readAsUser } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { errorFields, log } from '../../../lib/log'
-import { users } from '../../../schema'
 
 const notConfigured = () => new ApiError(503, 'Stripe not configured', { code: 'NOT_CONFIGURED' })
-
-/** The caller as a Stripe buyer: their email, and their Stripe customer once a checkout made one. */
-async function buyer(c: Context<SignedInEnv>): Promise<Buyer> {
-  const [row] = await readAsUser(c, (tx) => tx.select({ stripeCustomerId: users.stripeCustomerId }).from(users).where(eq(users.id, c.var.user.id)))
-  return { id: c.var.user.id, email: c.var.user.email, stripeCustomerId: row?.stripeCustomerId ?? null }
-}
 
 /** A Checkout Session, or 500 `PAYMENT_PROVIDER_UNAVAILABLE` when Stripe fails or cannot be reached (nothing is stored). */
 async function checkout(what: string, create: () => Promise<Stripe.Checkout.Session>) {
@@ -39,13 +31,18 @@ async function checkout(what: string, create: () => Promise<Stripe.Checkout.Sess
   }
 }
 
-/** `create-checkout`: a subscription Checkout for `plan` (GBP, 7-day trial), price id from configuration. */
+/**
+ * `create-checkout`: a subscription Checkout for `plan` (GBP; the 7-day trial only for a user who never had a
+ * subscription), price id from configuration; 409 `Already subscribed` while the subscription is active or past due.
+ */
 export async function createCheckout(c: Context<SignedInEnv>, plan: PlanName) {
   const { config } = c.var.services
   const stripe = stripeClient(config)
   const priceId = planPriceId(config, plan)
   if (!stripe || !priceId) throw notConfigured()
-  const session = await checkout('plan', async () => createPlanCheckout(stripe, config, await buyer(c), plan, priceId))
+  const buyer = await readBuyer(c)
+  if (alreadySubscribed(buyer)) throw new ApiError(409, 'Already subscribed', { code: 'CONFLICT' })
+  const session = await checkout('plan', async () => createPlanCheckout(stripe, config, buyer, plan, priceId))
   return { url: session.url! }
 }
 
@@ -55,6 +52,6 @@ export async function buyCredits(c: Context<SignedInEnv>, pack: CreditPack) {
   const stripe = stripeClient(config)
   const priceId = creditPriceId(config, pack)
   if (!stripe || !priceId) throw notConfigured()
-  const session = await checkout('credits', async () => createCreditsCheckout(stripe, config, await buyer(c), pack, priceId))
+  const session = await checkout('credits', async () => createCreditsCheckout(stripe, config, await readBuyer(c), pack, priceId))
   return { success: true as const, credits: CREDIT_PACKS[pack], price: formatPrice(session.amount_total, session.currency), url: session.url! }
 }

@@ -1,6 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
-import { PLAN_NAMES, PLANS, SUBSCRIPTION_STATUSES, normalizePlan, type SubscriptionStatus } from '../../../lib/billing/plans'
+import { PLAN_NAMES, PLANS, knownStatus, normalizePlan } from '../../../lib/billing/plans'
 import { monthlyPrice } from '../../../lib/billing/stripe'
 import { readUsage } from '../../../lib/billing/usage'
 import { readAsUser } from '../../../lib/db/rls'
@@ -27,8 +27,6 @@ const plans = Object.fromEntries(
     return [name, { agents, memoryGb, cpus, monthlyPrice: monthlyGbp, currency: 'GBP' as const, price: monthlyPrice(name), dailyUnits, features: [...features] }]
   }),
 ) as Record<(typeof PLAN_NAMES)[number], { agents: number; memoryGb: number; cpus: number; monthlyPrice: number; currency: 'GBP'; price: string; dailyUnits: number; features: string[] }>
-
-const knownStatus = (s: string): SubscriptionStatus => ((SUBSCRIPTION_STATUSES as readonly string[]).includes(s) ? (s as SubscriptionStatus) : 'inactive')
 
 export const handler: RouteHandler<typeof route> = async (c) => {
   const me = c.var.user.id

@@ -75,7 +75,8 @@ export const route = signedInRoute(
     tags: ['Billing'],
     summary: 'Billing actions: create-checkout, enable-byok, disable-byok, get-usage, buy-credits',
     description:
-      '`create-checkout` → `{url}` (subscription Checkout in GBP, 7-day trial); `enable-byok` stores the provider key ' +
+      '`create-checkout` → `{url}` (subscription Checkout in GBP, with the 7-day trial only for a user who never had ' +
+      'a subscription; 409 while the subscription is `active` or `past_due`); `enable-byok` stores the provider key ' +
       'encrypted (AES-GCM) and never returns it; `disable-byok` removes it; `get-usage` → today\'s units and `resetsAt` ' +
       '(next midnight UTC); `buy-credits` (`pack` or its alias `amount`: 50, 200, 500 → 5, 15, 30 credits) → ' +
       '`{success, credits, price, url}`: the credits are granted when Stripe confirms the payment (webhook), once. ' +
@@ -84,6 +85,7 @@ export const route = signedInRoute(
     responses: {
       200: ok(Answer),
       400: errorResponse('`Invalid action` (`INVALID_ACTION`); `Invalid plan`, `Invalid pack`, `apiKey and provider are required` (`VALIDATION`); invalid JSON'),
+      409: errorResponse('`Already subscribed` (`CONFLICT`): `create-checkout` while the subscription is `active` or `past_due`'),
       500: errorResponse('`Checkout failed`: Stripe failed or unreachable, nothing stored (`PAYMENT_PROVIDER_UNAVAILABLE`); internal error'),
       503: errorResponse('`Stripe not configured` (`NOT_CONFIGURED`): no secret key or no price id for the plan or pack; or `Encryption not configured`'),
     },

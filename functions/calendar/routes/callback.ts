@@ -19,8 +19,9 @@ export const route = createRoute({
   tags: ['Calendar'],
   summary: 'Google Calendar OAuth callback',
   description:
-    'Called by Google. Checks the state (HMAC-SHA256 under `SESSION_SECRET`, at most 10 minutes old, single use, and, ' +
-    'when the browser sends a session, that session\'s user is the one the state names), exchanges the code (with its ' +
+    'Called by Google. Checks the state (HMAC-SHA256 under `SESSION_SECRET`, at most 10 minutes old, single use, and ' +
+    'the browser must send a session of the user the state names: without one, or signed in as someone else, ' +
+    '`invalid_state` and the state is not used up), exchanges the code (with its ' +
     'PKCE verifier), reads the primary calendar\'s id and time zone and stores the connection for the user the state ' +
     'names, tokens sealed. Always a redirect, never JSON: `/dashboard/calendar?connected=true`, or ' +
     '`/dashboard/calendar?error=<value>` with the provider\'s `error` (OAuth error characters, at most 64; else ' +

@@ -1,13 +1,10 @@
 import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { eq } from 'drizzle-orm'
 import { PLAN_NAMES, type PlanName } from '../../../lib/billing/plans'
-import { createPlanCheckout, planPriceId, stripeClient, stripeErrorFields } from '../../../lib/billing/stripe'
+import { alreadySubscribed, createPlanCheckout, planPriceId, readBuyer, stripeClient, stripeErrorFields } from '../../../lib/billing/stripe'
 import type { AppContext } from '../../../lib/context'
-import { readAsUser } from '../../../lib/db/rls'
 import { signedInRoute } from '../../../lib/http/routes'
 import { log } from '../../../lib/log'
-import { users } from '../../../schema'
 import { redirectTo } from '../schemas'
 
 const Query = z.object({
@@ -22,12 +19,14 @@ export const route = signedInRoute({
   summary: 'Start a plan subscription: redirect to Stripe Checkout',
   description:
     'Every answer but the 401 is a 303 redirect. To Stripe Checkout for the monthly GBP price of `plan` (29, 69, 149, ' +
-    '499) with a 7-day trial, for the signed-in user (`client_reference_id`; their Stripe customer when they have ' +
+    '499) with a 7-day trial (only for a user who never had a subscription), for the signed-in user (`client_reference_id`; their Stripe customer when they have ' +
     'one, else their email); after payment Stripe sends the browser to ' +
     '`{base_url}/checkout/success?session_id={CHECKOUT_SESSION_ID}&plan=<plan>`, on cancel to ' +
     '`{base_url}/pricing?cancelled=1`. Otherwise to `{base_url}/pricing?error=invalid_plan` (missing or unknown ' +
     'plan), `{base_url}/onboard?plan=<plan>&paid=1&admin=1` (admins bypass payment; Stripe is not called), ' +
-    '`{base_url}/pricing?error=stripe_not_configured` (no secret key or no price for the plan) or ' +
+    '`{base_url}/pricing?error=stripe_not_configured` (no secret key or no price for the plan), ' +
+    '`{base_url}/pricing?error=already_subscribed` (the user\'s subscription is `active` or `past_due`: no second ' +
+    'subscription; Stripe is not called) or ' +
     '`{base_url}/pricing?error=checkout_failed` (Stripe refused or did not answer). The plan is applied by the ' +
     'webhook or `GET /api/checkout/verify`, never by this redirect.',
   request: { query: Query },
@@ -56,9 +55,10 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   const stripe = stripeClient(config)
   const priceId = planPriceId(config, plan)
   if (!stripe || !priceId) return toDashboard(c, '/pricing?error=stripe_not_configured')
-  const [buyer] = await readAsUser(c, (tx) => tx.select({ stripeCustomerId: users.stripeCustomerId }).from(users).where(eq(users.id, user.id)).limit(1))
+  const buyer = await readBuyer(c)
+  if (alreadySubscribed(buyer)) return toDashboard(c, '/pricing?error=already_subscribed')
   try {
-    const session = await createPlanCheckout(stripe, config, { id: user.id, email: user.email, stripeCustomerId: buyer?.stripeCustomerId ?? null }, plan, priceId)
+    const session = await createPlanCheckout(stripe, config, buyer, plan, priceId)
     if (!session.url) throw new Error('Checkout Session without a url')
     c.header('Cache-Control', 'no-store')
     return c.redirect(session.url, 303)

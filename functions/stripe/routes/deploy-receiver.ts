@@ -20,15 +20,15 @@ export const route = createRoute({
     'Signed queue deliveries only (`Upstash-Signature`), published by a completed plan checkout (the Stripe ' +
     'webhook or checkout verify, once per Checkout Session). Calls the backend\'s `POST /api/subscriptions/deploy` ' +
     '(`Authorization: Bearer INTERNAL_API_KEY`, body `{tier, stripeCustomerId, subscriptionId, userId}`; idempotent by ' +
-    'subscription). The backend\'s 2xx is 200; its 5xx, a timeout (10 s) or no answer is 502 so the queue retries; ' +
-    'its 4xx is a permanent refusal: logged, and 200 `deployed: false` so it is not retried forever. 503 when ' +
+    'subscription). The backend\'s 2xx is 200; its 5xx, 408, 429, a timeout (10 s) or no answer is 502 so the queue ' +
+    'retries; its other 4xx is a permanent refusal: logged, and 200 `deployed: false` so it is not retried forever. 503 when ' +
     '`BACKEND_URL` or `INTERNAL_API_KEY` is unset (retried).',
   middleware: [requireQueueSignature] as const,
   request: { body: jsonBody(DeployJobSchema) },
   responses: {
     200: ok(DeployResultSchema, 'Deployed, or refused for good by the backend'),
     401: errorResponse('Missing or invalid queue signature'),
-    502: errorResponse('The backend failed or did not answer (`BACKEND_UNAVAILABLE`): retried by the queue'),
+    502: errorResponse('The backend failed (5xx, 408, 429) or did not answer (`BACKEND_UNAVAILABLE`): retried by the queue'),
     503: errorResponse('Backend not configured (`NOT_CONFIGURED`): retried by the queue'),
   },
 })
@@ -51,7 +51,8 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     throw new ApiError(502, 'Backend unavailable', { code: 'BACKEND_UNAVAILABLE' })
   }
   await res.body?.cancel()
-  if (res.status >= 500) {
+  // 408 (request timeout) and 429 (rate limited) are transient, like 5xx: the queue retries.
+  if (res.status >= 500 || res.status === 408 || res.status === 429) {
     log.error('stripe.deploy_failed', { ...fields, status: res.status })
     throw new ApiError(502, 'Backend unavailable', { code: 'BACKEND_UNAVAILABLE' })
   }

@@ -1,14 +1,17 @@
 import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
+import { eq } from 'drizzle-orm'
 import type Stripe from 'stripe'
-import { normalizePlan } from '../../../lib/billing/plans'
+import { knownStatus, normalizePlan } from '../../../lib/billing/plans'
 import { isStripeNotFound, stripeClient, stripeErrorFields } from '../../../lib/billing/stripe'
 import { idOf, periodEndOf } from '../../../lib/billing/subscription'
 import { applyVerifiedCheckout } from '../../../lib/billing/webhook'
+import { readAsUser } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
 import { log } from '../../../lib/log'
+import { users } from '../../../schema'
 import { VerifiedCheckoutSchema } from '../schemas'
 
 const Query = z.object({
@@ -32,8 +35,12 @@ export const route = signedInRoute({
     'trial). Then applies it exactly as the webhook does (the same function, so a verify before or after the ' +
     'webhook gives one state): plan, status `active`, Stripe customer and subscription, and the runtime deploy ' +
     '(queued once per session); a credit pack is granted once per payment. An event newer than the checkout ' +
-    'already applied (for instance a cancellation) is not undone. `nextBilling` is the end of the current period ' +
-    '(the trial\'s end during the trial), null when unknown. A session id Stripe does not know is 404.',
+    'already applied (for instance a cancellation) is not undone. The answer is the caller\'s state as stored after ' +
+    'that: `plan` and `status` (so `canceled`, not `active`, when the subscription was canceled since), `nextBilling` ' +
+    'the end of the current period (the trial\'s end during the trial) while `active` or `past_due`, else null, and ' +
+    '`customerId`. A credit pack\'s session changes no plan: it answers the same way, the caller\'s current plan ' +
+    'and status (a user who never subscribed: `solo`, `inactive`); the credits show in `GET /api/billing`. A ' +
+    'session id Stripe does not know is 404.',
   request: { query: Query },
   responses: {
     200: ok(VerifiedCheckoutSchema, 'The checkout is paid and applied'),
@@ -68,14 +75,25 @@ export const handler: RouteHandler<typeof route> = async (c) => {
     throw new ApiError(402, 'Payment not completed', { code: 'PAYMENT_INCOMPLETE' })
   }
   await applyVerifiedCheckout(db, { config, queue }, session)
+  // Answer what is stored now (the apply may have been stale, or the session a credit pack), not what it asked for.
+  const [stored] = await readAsUser(c, (tx) =>
+    tx
+      .select({ plan: users.plan, status: users.subscriptionStatus, subscriptionId: users.subscriptionId, periodEnd: users.subscriptionPeriodEnd, customerId: users.stripeCustomerId })
+      .from(users)
+      .where(eq(users.id, c.var.user.id))
+      .limit(1),
+  )
+  const status = knownStatus(stored?.status)
   const subscription = session.subscription && typeof session.subscription === 'object' ? session.subscription : null
-  const nextBilling = subscription ? periodEndOf(subscription) : null
+  // The period end comes with the subscription's own events; until one is stored, this session's subscription has it.
+  const sessionPeriodEnd = subscription && stored?.subscriptionId === subscription.id ? periodEndOf(subscription) : null
+  const nextBilling = status === 'active' || status === 'past_due' ? (stored?.periodEnd ?? sessionPeriodEnd) : null
   return c.json(
     {
-      plan: normalizePlan(session.metadata?.plan),
-      status: 'active' as const,
+      plan: normalizePlan(stored?.plan),
+      status,
       nextBilling: nextBilling?.toISOString() ?? null,
-      customerId: idOf(session.customer),
+      customerId: stored?.customerId ?? idOf(session.customer),
     },
     200,
   )

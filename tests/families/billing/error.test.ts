@@ -64,6 +64,27 @@ describe('POST /api/billing: validation is 400 with the envelope', () => {
   })
 })
 
+describe('POST /api/billing: already subscribed', () => {
+  it('create-checkout while the subscription is active or past_due is 409 `Already subscribed`, Stripe not called; credits still sell', async () => {
+    for (const status of ['active', 'past_due'] as const) {
+      const user = await freshUser(h)
+      await h.db.update(users).set({ plan: 'solo', subscriptionId: `sub_${status}`, subscriptionStatus: status }).where(eq(users.id, user.id))
+      const before = stripe.sessions.length
+      const res = await billingAction(h, user, { action: 'create-checkout', plan: 'collective' })
+      expect(res.status, status).toBe(409)
+      expect(await res.json()).toEqual({ error: 'Already subscribed', code: 'CONFLICT' })
+      expect(stripe.sessions.length).toBe(before)
+      expect((await billingAction(h, user, { action: 'buy-credits', pack: 50 })).status).toBe(200)
+    }
+    // A canceled or inactive subscription may check out again.
+    for (const status of ['canceled', 'inactive'] as const) {
+      const user = await freshUser(h)
+      await h.db.update(users).set({ subscriptionId: `sub_${status}`, subscriptionStatus: status }).where(eq(users.id, user.id))
+      expect((await billingAction(h, user, { action: 'create-checkout', plan: 'solo' })).status, status).toBe(200)
+    }
+  })
+})
+
 describe('POST /api/billing: Stripe not configured or failing', () => {
   it('without STRIPE_SECRET_KEY both checkouts are 503 `Stripe not configured`; BYOK and usage still work', async () => {
     const user = await freshUser(unconfigured)

@@ -125,6 +125,19 @@ describe('POST /api/billing: checkouts', () => {
     expect(session.cancel_url).toBe('http://localhost:3000/pricing?cancelled=1')
   })
 
+  it('create-checkout after a subscription ended: no second trial (something is due today)', async () => {
+    const user = await freshUser(h)
+    const customer = stripe.addCustomer(undefined, user.email)
+    await h.db.update(users).set({ stripeCustomerId: customer, subscriptionId: 'sub_ended', subscriptionStatus: 'canceled' }).where(eq(users.id, user.id))
+    const { url } = await action(h, user, { action: 'create-checkout', plan: 'solo' })
+    const created = stripe.sessions.at(-1)!
+    expect(url).toBe(created.url)
+    const session = stripe.session(created.id)!
+    expect(session.trialDays).toBeNull()
+    expect(session.amount_total).toBeGreaterThan(0)
+    expect(session).toMatchObject({ customer, metadata: { kind: 'plan', userId: user.id, plan: 'solo' } })
+  })
+
   it('an existing Stripe customer is reused rather than a new one made from the email', async () => {
     const user = await freshUser(h)
     const customer = stripe.addCustomer(undefined, user.email)

@@ -108,12 +108,17 @@ describe('calendar OAuth state', () => {
     expect(await connectionRow(h, alice.id)).toMatchObject({ calendarId: calendarOf(alice).id, connected: true })
   })
 
-  it('without a session cookie the connection is stored for the user the state names', async () => {
+  it('without a session cookie → invalid_state (connect CSRF on a signed-out victim), the state not used up', async () => {
     const { h } = s
     const carol = await h.seedUser('Carol', `carol-${crypto.randomUUID().slice(0, 6)}@example.com`)
     s.cal.setPrimary(calendarOf(carol))
     const back = await authorize(await connectUrl(h, carol))
-    expect(landing(await callback(h, back.searchParams))).toBe('connected')
+    const before = exchanges()
+    expect(landing(await callback(h, back.searchParams))).toBe('error:invalid_state')
+    expect(exchanges()).toBe(before)
+    expect(await connectionRow(h, carol.id)).toBeUndefined()
+    // Not burned: carol's own browser can still finish it.
+    expect(landing(await callback(h, back.searchParams, carol.cookie))).toBe('connected')
     expect(await connectionRow(h, carol.id)).toMatchObject({ calendarId: calendarOf(carol).id })
   })
 })

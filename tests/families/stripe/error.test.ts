@@ -72,6 +72,20 @@ describe('stripe: every redirect of the plan checkout', () => {
     expect(await billingState(t.h, alice.id)).toEqual(before)
   })
 
+  it('a subscription active or past_due → /pricing?error=already_subscribed, Stripe not called, nothing changed', async () => {
+    for (const status of ['active', 'past_due'] as const) {
+      const payer = await t.h.seedUser('Payer', `payer-${crypto.randomUUID().slice(0, 6)}@example.com`)
+      await t.h.db.update(users).set({ plan: 'solo', subscriptionId: `sub_${status}`, subscriptionStatus: status }).where(eq(users.id, payer.id))
+      const before = await billingState(t.h, payer.id)
+      const requests = t.stripe.requests.length
+      const res = await get(t.h, '/api/stripe/checkout?plan=collective', payer)
+      expect(res.status, status).toBe(303)
+      expect(res.headers.get('location')).toBe(dashboard('/pricing?error=already_subscribed'))
+      expect(t.stripe.requests.length).toBe(requests)
+      expect(await billingState(t.h, payer.id)).toEqual(before)
+    }
+  })
+
   it('a stored Stripe customer that Stripe does not know → checkout_failed', async () => {
     const gone = await t.h.seedUser('Gone', `gone-${crypto.randomUUID().slice(0, 6)}@example.com`)
     await t.h.db.update(users).set({ stripeCustomerId: 'cus_deleted0000' }).where(eq(users.id, gone.id))
@@ -235,6 +249,21 @@ describe('stripe: webhook and deploy receiver errors', () => {
     expect(res.status).toBe(200)
     expect(await res.json()).toEqual({ ok: true, deployed: false })
     expect(await deployments(t.h, refused.stripeCustomerId)).toEqual([])
+  })
+
+  it('deploy receiver: the backend answering 408 or 429 → 502 BACKEND_UNAVAILABLE (retried, not dropped); the retry deploys', async () => {
+    const retried = job()
+    for (const status of [408, 429]) {
+      t.backendAnswers(status)
+      const res = await receive(t, retried)
+      expect(res.status, String(status)).toBe(502)
+      expect(await res.json()).toEqual({ error: 'Backend unavailable', code: 'BACKEND_UNAVAILABLE' })
+    }
+    expect(await deployments(t.h, retried.stripeCustomerId)).toEqual([])
+    const res = await receive(t, retried)
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ ok: true, deployed: true })
+    expect(await deployments(t.h, retried.stripeCustomerId)).toHaveLength(1)
   })
 
   it('deploy receiver: an invalid job body → 400 VALIDATION, the backend not called', async () => {

@@ -70,6 +70,14 @@ describe('stripe: plan checkout', () => {
     expect(t.stripe.session(id)).toMatchObject({ customer, customer_email: null, client_reference_id: carol.id })
   })
 
+  it('a user who had a subscription (now canceled) checks out again without a second trial', async () => {
+    const fay = await t.h.seedUser('Fay', `fay-${crypto.randomUUID().slice(0, 6)}@example.com`)
+    const customer = t.stripe.addCustomer(undefined, fay.email)
+    await t.h.db.update(users).set({ stripeCustomerId: customer, subscriptionId: 'sub_old', subscriptionStatus: 'canceled' }).where(eq(users.id, fay.id))
+    const id = await startCheckout(t, fay, 'solo')
+    expect(t.stripe.session(id)).toMatchObject({ customer, trialDays: null, amount_total: 2900, metadata: { kind: 'plan', userId: fay.id, plan: 'solo' } })
+  })
+
   it('an admin is sent to onboarding without any call to Stripe', async () => {
     const before = t.stripe.requests.length
     const res = await get(t.h, '/api/stripe/checkout?plan=network', t.h.users.admin)
@@ -194,6 +202,23 @@ describe('stripe: subscription and invoice events', () => {
 })
 
 describe('stripe: credit packs and the expert setup', () => {
+  it("verify of a subscriber's credit pack answers their own plan and status, not a plan the pack does not have", async () => {
+    const jo = await t.h.seedUser('Jo', `jo-${crypto.randomUUID().slice(0, 6)}@example.com`)
+    const customer = t.stripe.addCustomer(undefined, jo.email)
+    const periodEnd = new Date(Math.ceil(Date.now() / 1000 + 20 * 86400) * 1000)
+    await t.h.db
+      .update(users)
+      .set({ plan: 'label', subscriptionStatus: 'active', subscriptionId: 'sub_jo', stripeCustomerId: customer, subscriptionPeriodEnd: periodEnd })
+      .where(eq(users.id, jo.id))
+    expect((await call(t.h, 'POST', '/api/billing', { user: jo, body: { action: 'buy-credits', pack: 50 } })).status).toBe(200)
+    const session = t.stripe.sessions.at(-1)!
+    t.stripe.complete(session.id)
+    const res = await get(t.h, `/api/checkout/verify?session_id=${session.id}`, jo)
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ plan: 'label', status: 'active', nextBilling: periodEnd.toISOString(), customerId: customer })
+    expect(await userRow(t.h, jo.id)).toMatchObject({ plan: 'label', credits: 5 })
+  })
+
   it('a paid credit pack (bought through POST /api/billing) grants its credits once', async () => {
     const ivy = await t.h.seedUser('Ivy', `ivy-${crypto.randomUUID().slice(0, 6)}@example.com`)
     const res = await call(t.h, 'POST', '/api/billing', { user: ivy, body: { action: 'buy-credits', pack: 200 } })

@@ -41,7 +41,12 @@ export async function stripeHarness(opts: { env?: Record<string, string | undefi
       ...opts.env,
     },
   })
-  backendFetch = (req) => h.backend.fetch(req)
+  // What the edge in front of the backend answers instead of it (a gateway timeout, its rate limit), once each.
+  const edgeAnswers: number[] = []
+  backendFetch = (req) => {
+    const status = edgeAnswers.shift()
+    return status ? new Response(null, { status }) : h.backend.fetch(req)
+  }
 
   const queue = h.services.queue
   const publish = queue.publish.bind(queue)
@@ -62,6 +67,10 @@ export async function stripeHarness(opts: { env?: Record<string, string | undefi
     published,
     failPublishes(n = 1) {
       failing = n
+    },
+    /** The next backend requests are answered with these statuses (one each) before reaching the backend. */
+    backendAnswers(...statuses: number[]) {
+      edgeAnswers.push(...statuses)
     },
     /** Resolves once every queued delivery has been made (the deploy receiver has answered). */
     idle: () => (queue as LocalQueue).idle(),

@@ -109,6 +109,8 @@ describe('stripe webhook: at most once', () => {
     expect(await delivered(t, completedEvent(t, session.id, { type: 'checkout.session.async_payment_succeeded' }))).toBe('duplicate')
     const verify = await get(t.h, `/api/checkout/verify?session_id=${session.id}`, user)
     expect(verify.status).toBe(200)
+    // A credit pack changes no plan: the answer is the account's own state (never subscribed), not `active`.
+    expect(await verify.json()).toEqual({ plan: 'solo', status: 'inactive', nextBilling: null, customerId: session.customer })
     expect((await userRow(t.h, user.id)).credits).toBe(5)
     expect(await purchases(t.h, user.id)).toMatchObject([{ paymentId: session.id, pack: 50, credits: 5 }])
   })
@@ -131,16 +133,20 @@ describe('stripe webhook: order', () => {
     // A checkout replayed after the cancellation (its event older) does not reactivate or redeploy either.
     const deploys = publishesFor(user.id).length
     expect(await delivered(t, completedEvent(t, session.id, { created: now() - 100 }))).toBe('stale')
-    expect((await get(t.h, `/api/checkout/verify?session_id=${session.id}`, user)).status).toBe(200)
+    // Verify applies nothing (stale) and says so: the stored state, canceled, not `active`.
+    const verify = await get(t.h, `/api/checkout/verify?session_id=${session.id}`, user)
+    expect(verify.status).toBe(200)
+    expect(await verify.json()).toEqual({ plan: 'solo', status: 'canceled', nextBilling: null, customerId: session.customer })
     expect(await billingState(t.h, user.id)).toEqual(after)
     expect(publishesFor(user.id)).toHaveLength(deploys)
   })
 
   it("events about a subscription the user has left, or an unknown customer, change nothing (200, recorded)", async () => {
     const user = await newUser('Moved')
+    // Two Checkouts opened before either completed (a second subscription is refused once one is active).
     const first = await paidCheckout(t, user, 'solo')
-    await delivered(t, completedEvent(t, first.id, { created: now() - 10 }))
     const second = await paidCheckout(t, user, 'collective')
+    await delivered(t, completedEvent(t, first.id, { created: now() - 10 }))
     await delivered(t, completedEvent(t, second.id))
     const state = await billingState(t.h, user.id)
     expect(state).toMatchObject({ plan: 'collective', subscriptionId: second.subscription, subscriptionStatus: 'active' })
