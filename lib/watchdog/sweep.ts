@@ -1,5 +1,6 @@
 import { and, eq, gt, inArray, isNull, lte, or } from 'drizzle-orm'
 import { runtimeTarget } from '../agents/access'
+import { forgetProbe } from '../agents/instance'
 import type { Config } from '../config'
 import type { Services } from '../context'
 import type { Db } from '../db/client'
@@ -39,6 +40,8 @@ export interface WatchdogDeps {
   readonly config: Config
   readonly queue: Queue
   readonly mail: Mailer
+  /** Where the instance's cached probe lives (lib/agents/instance.ts), dropped around a repair. */
+  readonly kv: Services['kv']
   readonly runtimes: Pick<RuntimeProvider, 'repair'>
   /** The clock every rule reads (epoch ms); tests control it. */
   now(): number
@@ -58,6 +61,9 @@ export function watchdogDeps(services: Services, overrides: Partial<WatchdogDeps
     },
     get mail() {
       return overrides.mail ?? services.mail
+    },
+    get kv() {
+      return overrides.kv ?? services.kv
     },
     get runtimes() {
       return overrides.runtimes ?? services.runtimes
@@ -170,23 +176,42 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
   if (!leased.length) return result
 
   // 2. Probe, bounded; 3. judge; repair and notify where the rules say so.
-  const outcomes = await mapLimit(leased, s.concurrency, async ({ agent, watch }): Promise<Outcome> => {
+  let outcomes = await mapLimit(leased, s.concurrency, async ({ agent, watch }): Promise<Outcome> => {
     const probe = agent.runtimeUrl
       ? await probeRuntime(agent.runtimeUrl, { now: deps.now })
       : { status: 'unreachable' as const, statusReason: 'The agent has no runtime URL' }
     const d = decide(watch, probe, now, s)
     return { agent, watch, probe, d, repaired: false, notified: false }
   })
+  // A repair restarts the runtime: only for agents still meant to run (the owner may have stopped or deleted one
+  // since the lease was taken). The others are left out of the record; their lease is released below.
+  const repairable = outcomes.filter((o) => o.d.repair)
+  if (repairable.length) {
+    const still = await asService(deps.db, 'watchdog', (tx) =>
+      tx.select({ id: agents.id }).from(agents).where(and(inArray(agents.id, repairable.map((o) => o.agent.id)), inArray(agents.status, WATCHED))),
+    )
+    const watched = new Set(still.map((r) => r.id))
+    const gone = new Set(repairable.filter((o) => !watched.has(o.agent.id)))
+    if (gone.size) {
+      log.info('watchdog.repair_skipped', { agents: gone.size })
+      outcomes = outcomes.filter((o) => !gone.has(o))
+    }
+  }
   await mapLimit(
     outcomes.filter((o) => o.d.repair),
     s.concurrency,
     async (o) => {
+      // As lib/agents/lifecycle.ts `runLifecycle(…, 'repair')`: the cached probe dropped before and after, the status
+      // `starting` recorded with the transition (below, with the outcome). A failed repair leaves the status as it was.
+      await forgetProbe(deps, o.agent.id)
       try {
         await deps.runtimes.repair(await runtimeTarget(deps.config, o.agent))
         o.repaired = true
       } catch (e) {
         o.d = { ...o.d, state: 'degraded', reason: `Repair ${o.d.repairAttempts} of ${s.maxRepairAttempts} failed: ${e instanceof Error ? e.message : 'provider error'}` }
         log.error('watchdog.repair_failed', { agentId: o.agent.id, ...errorFields(e) })
+      } finally {
+        await forgetProbe(deps, o.agent.id).catch((e) => log.warn('watchdog.probe_cache_failed', { agentId: o.agent.id, ...errorFields(e) }))
       }
     },
   )
@@ -195,6 +220,18 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
   // 4. Record: the outcome on each row (a lease lost meanwhile writes nothing), its transition, the agent's last sighting.
   await asService(deps.db, 'watchdog', async (tx) => {
     const mine = (id: string) => and(eq(agentWatchdog.agentId, id), eq(agentWatchdog.leaseOwner, owner))
+    // Only agents that still exist (one deleted since the lease would break the events' foreign key and roll the
+    // whole batch back), locked so their status read here holds until the commit.
+    const existing = outcomes.length
+      ? await tx
+          .select({ id: agents.id, status: agents.status })
+          .from(agents)
+          .where(inArray(agents.id, outcomes.map((o) => o.agent.id)))
+          .for('update')
+      : []
+    const statusOf = new Map(existing.map((a) => [a.id, a.status]))
+    // Deleted agents are out of the record and of the result.
+    outcomes = outcomes.filter((o) => statusOf.has(o.agent.id))
     const plain = outcomes.filter((o) => o.d.state === 'healthy' && o.d.reason === null && !o.d.clearNotified && o.d.crashTimes.length === o.watch.crashTimes.length)
     if (plain.length) {
       await tx
@@ -235,6 +272,16 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
       }))
     if (events.length) await tx.insert(agentEvents).values(events)
 
+    // A repaired runtime is starting again (`startedAt` now), as runLifecycle records a repair.
+    const restarted = outcomes.filter((o) => o.repaired && WATCHED.includes(statusOf.get(o.agent.id)!))
+    if (restarted.length) {
+      await tx.update(agents).set({ status: 'starting', statusReason: null, startedAt: at, updatedAt: at }).where(inArray(agents.id, restarted.map((o) => o.agent.id)))
+      const moved = restarted.filter((o) => statusOf.get(o.agent.id) !== 'starting')
+      if (moved.length) {
+        await tx.insert(agentEvents).values(moved.map((o) => ({ agentId: o.agent.id, userId: o.agent.userId, kind: 'status', fromState: statusOf.get(o.agent.id)!, toState: 'starting', reason: null, at })))
+      }
+    }
+
     const alive = outcomes.filter((o) => o.d.alive).map((o) => o.agent.id)
     if (alive.length) {
       await tx.update(agents).set({ lastSeenAt: at }).where(inArray(agents.id, alive))
@@ -250,6 +297,11 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
         )
       }
     }
+    // Leases of agents left out (deleted, or no longer meant to run) go back.
+    await tx
+      .update(agentWatchdog)
+      .set({ leaseUntil: null, leaseOwner: null })
+      .where(and(inArray(agentWatchdog.agentId, leased.map((l) => l.agent.id)), eq(agentWatchdog.leaseOwner, owner)))
   })
 
   for (const o of outcomes) {

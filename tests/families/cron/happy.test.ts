@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runtimeTarget } from '../../../lib/agents/access'
+import { probeKey } from '../../../lib/agents/instance'
 import { provisionAgent } from '../../../lib/agents/provision'
 import { probeRuntime } from '../../../lib/runtime/probe'
 import { agents } from '../../../schema'
@@ -78,7 +79,13 @@ describe('healthy → degraded → repaired, with a real local runtime and the t
     w.clock.advance(1000)
     expect(await w.check([agent.id])).toMatchObject({ checked: 1, degraded: 1, repairs: 0 })
     w.clock.advance(5000)
+    // A probe answer cached by the instance routes is dropped by the repair, as by any lifecycle call.
+    await h.services.kv.set(probeKey(agent.id), { status: 'running' }, { ttlMs: 60_000 })
     expect(await w.check([agent.id])).toMatchObject({ checked: 1, repairs: 1 })
+    expect(await h.services.kv.get(probeKey(agent.id))).toBeNull()
+    // The repair is recorded as runLifecycle records one: the agent is starting again.
+    const [repaired] = await h.db.select().from(agents).where(eq(agents.id, agent.id))
+    expect(repaired).toMatchObject({ status: 'starting', startedAt: new Date(w.clock.now()) })
     row = await watchRow(h, agent.id)
     expect(row).toMatchObject({ state: 'repairing', repairAttempts: 1, consecutiveFailures: 0 })
     expect(row.reason).toMatch(/^Repair 1 of 2 after 3 failed probes/)
@@ -90,6 +97,8 @@ describe('healthy → degraded → repaired, with a real local runtime and the t
     row = await watchRow(h, agent.id)
     expect(row).toMatchObject({ state: 'healthy', reason: null, consecutiveFailures: 0, repairAttempts: 0 })
     expect(await transitions(h, agent.id)).toEqual(['∅→healthy', 'healthy→degraded', 'degraded→repairing', 'repairing→healthy'])
+    // The watchdog's status transitions (at the test clock's times; provisioning's are at the real time).
+    expect((await transitions(h, agent.id, 'status')).filter((t) => !t.includes('provisioning'))).toEqual(['starting→running', 'running→starting', 'starting→running'])
   }, 30_000)
 })
 
