@@ -8,7 +8,7 @@ import { asService } from '../db/rls'
 import { errorFields, log } from '../log'
 import type { Mailer } from '../mail/types'
 import type { Queue } from '../queue/types'
-import { probeRuntime, type RuntimeStatus } from '../runtime/probe'
+import { PROBE_TIMEOUTS_MS, probeRuntime, type RuntimeStatus } from '../runtime/probe'
 import type { RuntimeProvider } from '../runtime/provider'
 import { agentEvents, agents, agentWatchdog, users, type Agent } from '../../schema'
 import { crashLoopMail } from './notice'
@@ -30,8 +30,27 @@ export const WATCHDOG_CRON = '*/2 * * * *'
 export const MAX_BATCH = 500
 /** Batches one sweep invocation publishes before handing the rest to a continuation message. */
 const BATCHES_PER_PAGE = 20
-/** How long a batch holds its agents: more than the probes (5 s) and a provider's repair call take. */
-const LEASE_MS = 60_000
+/** The longest a probe takes: its paths are asked in parallel, each with its own timeout. */
+const PROBE_MS = Math.max(...Object.values(PROBE_TIMEOUTS_MS))
+/**
+ * The longest a provider's repair takes: Railway's is two API calls (service lookup, redeploy), each bounded by
+ * lib/runtime/railway.ts `RAILWAY_TIMEOUT_MS` (15 s; not imported, to keep the provider out of bundles without it).
+ */
+const REPAIR_MS = 30_000
+/** The rest of a batch: the lease and record transactions, the probe-cache drops, the crash-loop mails. */
+const LEASE_MARGIN_MS = 30_000
+
+/**
+ * How long a batch holds its agents: every step of the batch at its worst, so no other delivery takes an agent a
+ * batch still works on. The batch probes its agents `concurrency` at a time, then repairs those that need it at the
+ * same bound (at worst all of them): ceil(batch / concurrency) rounds of a probe timeout and of a repair, plus a
+ * margin. With the defaults (100 agents, 25 at once) 4 × (5 s + 30 s) + 30 s = 170 s. A batch that dies early
+ * leaves its agents unwatched that long at most; the next sweep after the lease takes them over.
+ */
+export function leaseMs(s: Pick<WatchdogSettings, 'batchSize' | 'concurrency'>): number {
+  const rounds = Math.ceil(Math.min(s.batchSize, MAX_BATCH) / s.concurrency)
+  return rounds * (PROBE_MS + REPAIR_MS) + LEASE_MARGIN_MS
+}
 /** Agent statuses the watchdog looks after: the runtime is meant to be up. */
 const WATCHED = ['starting', 'running']
 
@@ -161,7 +180,7 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
       .onConflictDoNothing()
     const rows = await tx
       .update(agentWatchdog)
-      .set({ leaseUntil: new Date(now + LEASE_MS), leaseOwner: owner })
+      .set({ leaseUntil: new Date(now + leaseMs(s)), leaseOwner: owner })
       .where(
         and(
           inArray(agentWatchdog.agentId, candidates.map((a) => a.id)),

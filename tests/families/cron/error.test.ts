@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { LocalQueue } from '../../../infra/local-queue'
 import { startServer } from '../../../infra/server'
+import { watchdogSettings } from '../../../lib/watchdog/rules'
+import { leaseMs } from '../../../lib/watchdog/sweep'
 import { agents, agentWatchdog } from '../../../schema'
 import { HEALTHY, startFakeRuntime, type FakeRuntime } from '../../support/fake-runtime'
 import { createHarness, type Harness } from '../../support/harness'
@@ -114,6 +116,25 @@ describe('the owner acts on an agent while its batch runs', () => {
     } finally {
       await slow.close()
       await healthy.close()
+    }
+  })
+
+  it('a batch leases its agents for the whole batch at its worst: ceil(batch / concurrency) × (probe timeout + repair) + margin', async () => {
+    // Defaults: 100 agents, 25 at once: 4 rounds of a 5 s probe and a 30 s repair, plus 30 s.
+    expect(leaseMs(watchdogSettings(h.services.config))).toBe(170_000)
+    expect(leaseMs({ batchSize: 500, concurrency: 1 })).toBe(500 * 35_000 + 30_000)
+    const slow = await startFakeRuntime(SLOW_BROKEN)
+    try {
+      const w = engine(h)
+      const agent = await seedAgent(h, h.users.bob, slow.url)
+      const pending = w.check([agent.id])
+      await sleep(150)
+      // Held while the batch probes, for the computed time.
+      expect((await watchRow(h, agent.id)).leaseUntil).toEqual(new Date(w.clock.now() + 170_000))
+      await pending
+      expect((await watchRow(h, agent.id)).leaseUntil).toBeNull()
+    } finally {
+      await slow.close()
     }
   })
 
