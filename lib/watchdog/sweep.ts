@@ -7,6 +7,7 @@ import type { Db } from '../db/client'
 import { asService } from '../db/rls'
 import { errorFields, log } from '../log'
 import type { Mailer } from '../mail/types'
+import { continuationId, runOf } from '../queue/continuation'
 import type { Queue } from '../queue/types'
 import { PROBE_TIMEOUTS_MS, probeRuntime, type RuntimeStatus } from '../runtime/probe'
 import type { RuntimeProvider } from '../runtime/provider'
@@ -26,6 +27,8 @@ import { decide, watchdogSettings, type Decision, type WatchdogSettings } from '
 export const WATCHDOG_PATH = '/api/cron/watchdog'
 /** The production and local schedule (QStash cron syntax): every 2 minutes, the spec's check interval. */
 export const WATCHDOG_CRON = '*/2 * * * *'
+/** The cron's period: a sweep's run (lib/queue/continuation.ts) is the period it started in. */
+const WATCHDOG_PERIOD_MS = 2 * 60_000
 /** Agents one batch message may name (the receiver's bound; WATCHDOG_BATCH_SIZE is at most this). */
 export const MAX_BATCH = 500
 /** Batches one sweep invocation publishes before handing the rest to a continuation message. */
@@ -111,13 +114,16 @@ export interface BatchResult {
 }
 
 /** One delivery to `WATCHDOG_PATH`: a batch when it names agents, else a sweep (from `cursor` when given). */
-export async function runWatchdog(deps: WatchdogDeps, body: { agentIds?: string[]; cursor?: string }) {
+export async function runWatchdog(deps: WatchdogDeps, body: { agentIds?: string[]; cursor?: string; run?: string }) {
   if (body.agentIds) return { kind: 'batch' as const, ...(await checkAgents(deps, body.agentIds)) }
-  return { kind: 'sweep' as const, ...(await sweep(deps, body.cursor)) }
+  return { kind: 'sweep' as const, ...(await sweep(deps, body.cursor, body.run)) }
 }
 
-/** Pages the agents due a check (no watchdog row yet, or its next check passed; not leased) and publishes them. */
-export async function sweep(deps: WatchdogDeps, cursor?: string): Promise<SweepResult> {
+/**
+ * Pages the agents due a check (no watchdog row yet, or its next check passed; not leased) and publishes them. `run`
+ * is the sweep's start (the cron delivery's period), carried by its continuations, which it deduplicates.
+ */
+export async function sweep(deps: WatchdogDeps, cursor?: string, run = runOf(deps.now(), WATCHDOG_PERIOD_MS)): Promise<SweepResult> {
   const s = watchdogSettings(deps.config)
   const now = new Date(deps.now())
   const page = s.batchSize * BATCHES_PER_PAGE
@@ -141,7 +147,10 @@ export async function sweep(deps: WatchdogDeps, cursor?: string): Promise<SweepR
   const batches = chunk(ids, Math.min(s.batchSize, MAX_BATCH))
   await mapLimit(batches, 8, (agentIds) => deps.queue.publish(WATCHDOG_PATH, { agentIds }, { flowControl: flow(s) }))
   const more = ids.length === page
-  if (more) await deps.queue.publish(WATCHDOG_PATH, { cursor: ids[ids.length - 1] })
+  if (more) {
+    const next = ids[ids.length - 1]
+    await deps.queue.publish(WATCHDOG_PATH, { cursor: next, run }, { deduplicationId: continuationId(WATCHDOG_PATH, run, next) })
+  }
   log.info('watchdog.sweep', { due: ids.length, batches: batches.length, more })
   return { due: ids.length, batches: batches.length, more }
 }

@@ -7,7 +7,8 @@ import { probeRuntime } from '../../../lib/runtime/probe'
 import { agents } from '../../../schema'
 import { HEALTHY, startFakeRuntime, type FakeRuntime } from '../../support/fake-runtime'
 import { createHarness, type Harness } from '../../support/harness'
-import { BROKEN, crashMails, deliver, engine, localQueue, QUEUE_KEY, seedAgent, transitions, watchRow } from './helpers'
+import { sweep, watchdogDeps } from '../../../lib/watchdog/sweep'
+import { BROKEN, crashMails, deliver, engine, localQueue, QUEUE_KEY, recordingQueue, seedAgent, testClock, transitions, watchRow } from './helpers'
 
 const healthy = { '/healthz': HEALTHY.healthz, '/readyz': HEALTHY.readyz, '/api/status': HEALTHY.status() }
 
@@ -178,3 +179,32 @@ async function waitFor(attempt: () => Promise<boolean>) {
   }
   throw new Error('condition not met')
 }
+
+describe('a sweep past one page', () => {
+  it('hands the rest to a {cursor, run} continuation whose deduplication id a retried delivery repeats', async () => {
+    for (let i = 0; i < 21; i++) await seedAgent(h, h.users.alice, null)
+    const clock = testClock(Date.parse('2026-03-02T10:02:07Z'))
+    const queue = recordingQueue()
+    // One agent a batch: a page is 20 agents.
+    const deps = watchdogDeps(h.services, { now: clock.now, queue, config: { ...h.services.config, WATCHDOG_BATCH_SIZE: 1 } })
+    expect(await sweep(deps)).toMatchObject({ due: 20, batches: 20, more: true })
+    const first = queue.published.filter((p) => p.body.cursor)
+    expect(first).toHaveLength(1)
+    const { cursor, run } = first[0].body
+    expect(run).toBe('2026-03-02T10:02')
+    expect(first[0].opts).toEqual({ deduplicationId: `_api_cron_watchdog|2026-03-02T10:02|${cursor}` })
+    // The same delivery retried (later, within the cron's period): the same continuation id, so no second chain.
+    clock.advance(30_000)
+    queue.published.length = 0
+    await sweep(deps)
+    expect(queue.published.filter((p) => p.body.cursor).map((p) => p.opts?.deduplicationId)).toEqual([first[0].opts!.deduplicationId])
+    // The continuation carries the run on to its own pages; the next cron run is another chain.
+    queue.published.length = 0
+    await sweep(deps, cursor, run)
+    expect(queue.published.every((p) => !p.body.cursor || p.body.run === run)).toBe(true)
+    clock.advance(120_000)
+    queue.published.length = 0
+    await sweep(deps)
+    expect(queue.published.find((p) => p.body.cursor)?.body.run).toBe('2026-03-02T10:04')
+  })
+})
