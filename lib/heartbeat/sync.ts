@@ -4,7 +4,7 @@ import { asService } from '../db/rls'
 import { errorFields, log } from '../log'
 import { continuationId, runOf } from '../queue/continuation'
 import { agentGateway } from '../agents/access'
-import { HEARTBEAT_FREQUENCIES, type HeartbeatFrequency } from '../runtime/provider'
+import { HEARTBEAT_JOB_ID, heartbeatFrequency } from '../runtime/provider'
 import { agents, type Agent } from '../../schema'
 
 /**
@@ -21,8 +21,6 @@ const HEARTBEAT_PERIOD_MS = 15 * 60_000
 export const HEARTBEAT_PAGE = 200
 // Gateway calls in flight at once within a page.
 const CONCURRENCY = 10
-// The runtime's heartbeat job id (infra/runtime/state.ts).
-const HEARTBEAT_JOB = 'heartbeat'
 
 export interface HeartbeatSyncResult {
   checked: number
@@ -31,13 +29,11 @@ export interface HeartbeatSyncResult {
   more: boolean
 }
 
-const frequencyOf = (f: string): HeartbeatFrequency => ((HEARTBEAT_FREQUENCIES as readonly string[]).includes(f) ? (f as HeartbeatFrequency) : '1h')
-
 async function reconcile(services: Services, agent: Agent): Promise<'same' | 'updated' | 'unreachable'> {
   try {
     const gateway = await agentGateway(services, agent)
-    const job = (await gateway.cronJobs()).find((j) => j.id === HEARTBEAT_JOB)
-    const wanted = { enabled: agent.heartbeatEnabled, frequency: frequencyOf(agent.heartbeatFrequency) }
+    const job = (await gateway.cronJobs()).find((j) => j.id === HEARTBEAT_JOB_ID)
+    const wanted = { enabled: agent.heartbeatEnabled, frequency: heartbeatFrequency(agent.heartbeatFrequency) }
     // No job and none wanted: nothing to do. A job that matches: nothing to do.
     if ((!job && !wanted.enabled) || (job && job.enabled === wanted.enabled && job.frequency === wanted.frequency)) return 'same'
     await gateway.setHeartbeat(wanted)
