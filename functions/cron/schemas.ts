@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi'
+import { RUN_PATTERN } from '../../lib/queue/continuation'
 import { MAX_BATCH } from '../../lib/watchdog/sweep'
 
 /** A count in an answer: a sweep page or a batch, far under these bounds. */
@@ -6,10 +7,19 @@ const count = (description: string) => z.number().int().min(0).max(100_000).open
 
 const agentId = z.string().min(1).max(100)
 
+/** A continuation's run: when the cron delivery started it (deduplicates the continuations of a retried delivery). */
+export const ContinuationRun = z
+  .string()
+  .max(16)
+  .regex(RUN_PATTERN)
+  .optional()
+  .openapi({ description: "A continuation: the run's start (ISO minute of its cron period), which deduplicates its continuations", example: '2026-03-02T10:00' })
+
 export const WatchdogMessage = z
   .object({
     agentIds: z.array(agentId).min(1).max(MAX_BATCH).optional().openapi({ description: 'A batch: check these agents (those due and not leased elsewhere)' }),
     cursor: agentId.optional().openapi({ description: 'A sweep continuation: page the due agents after this id' }),
+    run: ContinuationRun,
   })
   .openapi('WatchdogMessage', { description: 'Empty (`{}`) from the cron: start a sweep' })
 

@@ -3,20 +3,15 @@ import { agentGateway } from '../../lib/agents/access'
 import { withUser } from '../../lib/db/rls'
 import { ApiError } from '../../lib/http/errors'
 import { errorFields, log } from '../../lib/log'
-import { HEARTBEAT_FREQUENCIES, type CronJob, type HeartbeatFrequency } from '../../lib/runtime/provider'
+import { HEARTBEAT_JOB_ID, heartbeatFrequency, type CronJob, type HeartbeatFrequency } from '../../lib/runtime/provider'
 import { agents, type Agent } from '../../schema'
 import { chosenAgent, iso, type SignedInContext } from './shared'
-
-/** The runtime's heartbeat cron job id (infra/runtime/state.ts `HEARTBEAT_JOB_ID`). */
-const HEARTBEAT_JOB = 'heartbeat'
-
-const asFrequency = (f: string): HeartbeatFrequency => ((HEARTBEAT_FREQUENCIES as readonly string[]).includes(f) ? (f as HeartbeatFrequency) : '1h')
 
 /** The gateway's heartbeat job, or null when it has none or cannot be read (then the database answers). */
 async function gatewayJob(c: SignedInContext, agent: Agent): Promise<CronJob | null> {
   try {
     const jobs = await (await agentGateway(c.var.services, agent)).cronJobs()
-    return jobs.find((j) => j.id === HEARTBEAT_JOB) ?? null
+    return jobs.find((j) => j.id === HEARTBEAT_JOB_ID) ?? null
   } catch (e) {
     log.warn('heartbeat.gateway_read_failed', { agentId: agent.id, ...errorFields(e) })
     return null
@@ -32,7 +27,7 @@ export async function readHeartbeat(c: SignedInContext, agentId: string | undefi
   return {
     source: 'db' as const,
     enabled: agent.heartbeatEnabled,
-    frequency: asFrequency(agent.heartbeatFrequency),
+    frequency: heartbeatFrequency(agent.heartbeatFrequency),
     message: agent.heartbeatMessage ?? 'The gateway has no heartbeat job or could not be reached: the stored setting is shown',
   }
 }
@@ -44,7 +39,7 @@ export async function readHeartbeat(c: SignedInContext, agentId: string | undefi
  */
 export async function writeHeartbeat(c: SignedInContext, req: { agentId?: string; frequency?: HeartbeatFrequency; enabled: boolean }) {
   const agent = await chosenAgent(c, req.agentId)
-  const frequency = req.frequency ?? asFrequency(agent?.heartbeatFrequency ?? '1h')
+  const frequency = req.frequency ?? heartbeatFrequency(agent?.heartbeatFrequency ?? '1h')
   let source: 'gateway' | 'db' = 'db'
   let written = { enabled: req.enabled, frequency }
   if (agent) {

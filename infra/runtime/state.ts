@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { CronJob, GatewaySession, HeartbeatFrequency, SyncPayload } from '../../lib/runtime/provider'
+import { HEARTBEAT_JOB_ID, type CronJob, type GatewaySession, type HeartbeatFrequency, type SyncPayload } from '../../lib/runtime/provider'
 
 /**
  * What the local runtime keeps on its /data volume (`DATA_DIR/state.json`): chat sessions, the heartbeat
@@ -82,7 +82,7 @@ export const FREQUENCY_MS: Record<HeartbeatFrequency, number> = {
   '12h': 12 * 3_600_000,
 }
 
-export const HEARTBEAT_JOB_ID = 'heartbeat'
+export { HEARTBEAT_JOB_ID }
 
 export function cronJobs(state: RuntimeState): CronJob[] {
   const h = state.heartbeat

@@ -28,7 +28,7 @@ export const noInstance = () => new ApiError(404, 'No instance found. Please dep
 
 /** How long a probe answer other than `unreachable` is reused for one instance. */
 export const INSTANCE_PROBE_TTL_MS = 10_000
-const probeKey = (agentId: string) => `instance-probe:${agentId}`
+export const probeKey = (agentId: string) => `instance-probe:${agentId}`
 
 /**
  * The runtime's probed state, reused from kv for `INSTANCE_PROBE_TTL_MS` unless it was `unreachable` (never

@@ -23,8 +23,9 @@ export const CROSS_USER_PURPOSES = {
   agentLifecycle: "The backend's shared-key lifecycle routes (`POST /api/agents/:id/start|stop|restart|repair`): find the agent by id, whoever owns it",
   subscriptionDeploy: "The backend records a paid subscription's runtime tier for the Stripe customer's user (shared key)",
   watchdog:
-    "The watchdog's sweep over every user's running agents: find the agents due a check, lease them, record each probe's outcome and transition (agent_watchdog, agent_events, the agent's last-seen time and starting → running), and read the owner's email for the crash-loop notice",
-  heartbeatSync: "The heartbeat cron reads every live agent's stored heartbeat setting to put it on its gateway",
+    "The watchdog's sweep over every user's running agents: find the agents due a check, lease them, record each probe's outcome and transition (agent_watchdog, agent_events, the agent's last-seen time, starting → running, and starting again after a repair), and read the owner's email for the crash-loop notice",
+  heartbeatSync:
+    "The heartbeat cron reads every live (running or starting) agent's row, opens its sealed gateway token and calls its gateway to write the stored heartbeat setting there when the gateway's job differs",
 } as const
 
 export type CrossUserPurpose = keyof typeof CROSS_USER_PURPOSES

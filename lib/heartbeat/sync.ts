@@ -2,8 +2,9 @@ import { and, asc, gt, inArray, isNotNull } from 'drizzle-orm'
 import type { Services } from '../context'
 import { asService } from '../db/rls'
 import { errorFields, log } from '../log'
+import { continuationId, runOf } from '../queue/continuation'
 import { agentGateway } from '../agents/access'
-import { HEARTBEAT_FREQUENCIES, type HeartbeatFrequency } from '../runtime/provider'
+import { HEARTBEAT_JOB_ID, heartbeatFrequency } from '../runtime/provider'
 import { agents, type Agent } from '../../schema'
 
 /**
@@ -15,11 +16,11 @@ import { agents, type Agent } from '../../schema'
  */
 export const HEARTBEAT_PATH = '/api/cron/heartbeat'
 export const HEARTBEAT_CRON = '*/15 * * * *'
+/** The cron's period: a sync's run (lib/queue/continuation.ts) is the period it started in. */
+const HEARTBEAT_PERIOD_MS = 15 * 60_000
 export const HEARTBEAT_PAGE = 200
 // Gateway calls in flight at once within a page.
 const CONCURRENCY = 10
-// The runtime's heartbeat job id (infra/runtime/state.ts).
-const HEARTBEAT_JOB = 'heartbeat'
 
 export interface HeartbeatSyncResult {
   checked: number
@@ -28,13 +29,11 @@ export interface HeartbeatSyncResult {
   more: boolean
 }
 
-const frequencyOf = (f: string): HeartbeatFrequency => ((HEARTBEAT_FREQUENCIES as readonly string[]).includes(f) ? (f as HeartbeatFrequency) : '1h')
-
 async function reconcile(services: Services, agent: Agent): Promise<'same' | 'updated' | 'unreachable'> {
   try {
     const gateway = await agentGateway(services, agent)
-    const job = (await gateway.cronJobs()).find((j) => j.id === HEARTBEAT_JOB)
-    const wanted = { enabled: agent.heartbeatEnabled, frequency: frequencyOf(agent.heartbeatFrequency) }
+    const job = (await gateway.cronJobs()).find((j) => j.id === HEARTBEAT_JOB_ID)
+    const wanted = { enabled: agent.heartbeatEnabled, frequency: heartbeatFrequency(agent.heartbeatFrequency) }
     // No job and none wanted: nothing to do. A job that matches: nothing to do.
     if ((!job && !wanted.enabled) || (job && job.enabled === wanted.enabled && job.frequency === wanted.frequency)) return 'same'
     await gateway.setHeartbeat(wanted)
@@ -46,8 +45,11 @@ async function reconcile(services: Services, agent: Agent): Promise<'same' | 'up
   }
 }
 
-/** One page of live agents after `cursor`, reconciled; publishes the next page when this one was full. */
-export async function syncHeartbeats(services: Services, cursor?: string): Promise<HeartbeatSyncResult> {
+/**
+ * One page of live agents after `cursor`, reconciled; publishes the next page when this one was full. `run` is the
+ * sync's start (the cron delivery's period), carried by its continuations, which it deduplicates.
+ */
+export async function syncHeartbeats(services: Services, cursor?: string, run = runOf(Date.now(), HEARTBEAT_PERIOD_MS)): Promise<HeartbeatSyncResult> {
   const page = await asService(services.db, 'heartbeatSync', (tx) =>
     tx
       .select()
@@ -68,7 +70,10 @@ export async function syncHeartbeats(services: Services, cursor?: string): Promi
     outcomes.push(...(await Promise.all(page.slice(i, i + CONCURRENCY).map((a) => reconcile(services, a)))))
   }
   const more = page.length === HEARTBEAT_PAGE
-  if (more) await services.queue.publish(HEARTBEAT_PATH, { cursor: page[page.length - 1].id }, { retries: 3 })
+  if (more) {
+    const next = page[page.length - 1].id
+    await services.queue.publish(HEARTBEAT_PATH, { cursor: next, run }, { retries: 3, deduplicationId: continuationId(HEARTBEAT_PATH, run, next) })
+  }
   return {
     checked: page.length,
     updated: outcomes.filter((o) => o === 'updated').length,

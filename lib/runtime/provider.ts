@@ -29,6 +29,11 @@ export type DiagnosticCommand = (typeof DIAGNOSTIC_COMMANDS)[number]
 /** Heartbeat frequencies (spec "Health and heartbeat"). */
 export const HEARTBEAT_FREQUENCIES = ['30m', '1h', '2h', '3h', '6h', '12h'] as const
 export type HeartbeatFrequency = (typeof HEARTBEAT_FREQUENCIES)[number]
+/** The id of the runtime's heartbeat cron job (its gateway's `cronJobs()`; infra/runtime/state.ts answers it). */
+export const HEARTBEAT_JOB_ID = 'heartbeat'
+/** A stored frequency as the gateway takes it: one of HEARTBEAT_FREQUENCIES, else the default `1h`. */
+export const heartbeatFrequency = (value: string): HeartbeatFrequency =>
+  (HEARTBEAT_FREQUENCIES as readonly string[]).includes(value) ? (value as HeartbeatFrequency) : '1h'
 
 /** Port on which a runtime answers its probes and gateway API (spec "Agent status probe": internal port 18789). */
 export const RUNTIME_PORT = 18789

@@ -1,13 +1,15 @@
 import { and, eq, gt, inArray, isNull, lte, or } from 'drizzle-orm'
 import { runtimeTarget } from '../agents/access'
+import { forgetProbe } from '../agents/instance'
 import type { Config } from '../config'
 import type { Services } from '../context'
 import type { Db } from '../db/client'
 import { asService } from '../db/rls'
 import { errorFields, log } from '../log'
 import type { Mailer } from '../mail/types'
+import { continuationId, runOf } from '../queue/continuation'
 import type { Queue } from '../queue/types'
-import { probeRuntime, type RuntimeStatus } from '../runtime/probe'
+import { PROBE_TIMEOUTS_MS, probeRuntime, type RuntimeStatus } from '../runtime/probe'
 import type { RuntimeProvider } from '../runtime/provider'
 import { agentEvents, agents, agentWatchdog, users, type Agent } from '../../schema'
 import { crashLoopMail } from './notice'
@@ -25,12 +27,33 @@ import { decide, watchdogSettings, type Decision, type WatchdogSettings } from '
 export const WATCHDOG_PATH = '/api/cron/watchdog'
 /** The production and local schedule (QStash cron syntax): every 2 minutes, the spec's check interval. */
 export const WATCHDOG_CRON = '*/2 * * * *'
+/** The cron's period: a sweep's run (lib/queue/continuation.ts) is the period it started in. */
+const WATCHDOG_PERIOD_MS = 2 * 60_000
 /** Agents one batch message may name (the receiver's bound; WATCHDOG_BATCH_SIZE is at most this). */
 export const MAX_BATCH = 500
 /** Batches one sweep invocation publishes before handing the rest to a continuation message. */
 const BATCHES_PER_PAGE = 20
-/** How long a batch holds its agents: more than the probes (5 s) and a provider's repair call take. */
-const LEASE_MS = 60_000
+/** The longest a probe takes: its paths are asked in parallel, each with its own timeout. */
+const PROBE_MS = Math.max(...Object.values(PROBE_TIMEOUTS_MS))
+/**
+ * The longest a provider's repair takes: Railway's is two API calls (service lookup, redeploy), each bounded by
+ * lib/runtime/railway.ts `RAILWAY_TIMEOUT_MS` (15 s; not imported, to keep the provider out of bundles without it).
+ */
+const REPAIR_MS = 30_000
+/** The rest of a batch: the lease and record transactions, the probe-cache drops, the crash-loop mails. */
+const LEASE_MARGIN_MS = 30_000
+
+/**
+ * How long a batch holds its agents: every step of the batch at its worst, so no other delivery takes an agent a
+ * batch still works on. The batch probes its agents `concurrency` at a time, then repairs those that need it at the
+ * same bound (at worst all of them): ceil(batch / concurrency) rounds of a probe timeout and of a repair, plus a
+ * margin. With the defaults (100 agents, 25 at once) 4 × (5 s + 30 s) + 30 s = 170 s. A batch that dies early
+ * leaves its agents unwatched that long at most; the next sweep after the lease takes them over.
+ */
+export function leaseMs(s: Pick<WatchdogSettings, 'batchSize' | 'concurrency'>): number {
+  const rounds = Math.ceil(Math.min(s.batchSize, MAX_BATCH) / s.concurrency)
+  return rounds * (PROBE_MS + REPAIR_MS) + LEASE_MARGIN_MS
+}
 /** Agent statuses the watchdog looks after: the runtime is meant to be up. */
 const WATCHED = ['starting', 'running']
 
@@ -39,6 +62,8 @@ export interface WatchdogDeps {
   readonly config: Config
   readonly queue: Queue
   readonly mail: Mailer
+  /** Where the instance's cached probe lives (lib/agents/instance.ts), dropped around a repair. */
+  readonly kv: Services['kv']
   readonly runtimes: Pick<RuntimeProvider, 'repair'>
   /** The clock every rule reads (epoch ms); tests control it. */
   now(): number
@@ -58,6 +83,9 @@ export function watchdogDeps(services: Services, overrides: Partial<WatchdogDeps
     },
     get mail() {
       return overrides.mail ?? services.mail
+    },
+    get kv() {
+      return overrides.kv ?? services.kv
     },
     get runtimes() {
       return overrides.runtimes ?? services.runtimes
@@ -86,13 +114,16 @@ export interface BatchResult {
 }
 
 /** One delivery to `WATCHDOG_PATH`: a batch when it names agents, else a sweep (from `cursor` when given). */
-export async function runWatchdog(deps: WatchdogDeps, body: { agentIds?: string[]; cursor?: string }) {
+export async function runWatchdog(deps: WatchdogDeps, body: { agentIds?: string[]; cursor?: string; run?: string }) {
   if (body.agentIds) return { kind: 'batch' as const, ...(await checkAgents(deps, body.agentIds)) }
-  return { kind: 'sweep' as const, ...(await sweep(deps, body.cursor)) }
+  return { kind: 'sweep' as const, ...(await sweep(deps, body.cursor, body.run)) }
 }
 
-/** Pages the agents due a check (no watchdog row yet, or its next check passed; not leased) and publishes them. */
-export async function sweep(deps: WatchdogDeps, cursor?: string): Promise<SweepResult> {
+/**
+ * Pages the agents due a check (no watchdog row yet, or its next check passed; not leased) and publishes them. `run`
+ * is the sweep's start (the cron delivery's period), carried by its continuations, which it deduplicates.
+ */
+export async function sweep(deps: WatchdogDeps, cursor?: string, run = runOf(deps.now(), WATCHDOG_PERIOD_MS)): Promise<SweepResult> {
   const s = watchdogSettings(deps.config)
   const now = new Date(deps.now())
   const page = s.batchSize * BATCHES_PER_PAGE
@@ -116,7 +147,10 @@ export async function sweep(deps: WatchdogDeps, cursor?: string): Promise<SweepR
   const batches = chunk(ids, Math.min(s.batchSize, MAX_BATCH))
   await mapLimit(batches, 8, (agentIds) => deps.queue.publish(WATCHDOG_PATH, { agentIds }, { flowControl: flow(s) }))
   const more = ids.length === page
-  if (more) await deps.queue.publish(WATCHDOG_PATH, { cursor: ids[ids.length - 1] })
+  if (more) {
+    const next = ids[ids.length - 1]
+    await deps.queue.publish(WATCHDOG_PATH, { cursor: next, run }, { deduplicationId: continuationId(WATCHDOG_PATH, run, next) })
+  }
   log.info('watchdog.sweep', { due: ids.length, batches: batches.length, more })
   return { due: ids.length, batches: batches.length, more }
 }
@@ -155,7 +189,7 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
       .onConflictDoNothing()
     const rows = await tx
       .update(agentWatchdog)
-      .set({ leaseUntil: new Date(now + LEASE_MS), leaseOwner: owner })
+      .set({ leaseUntil: new Date(now + leaseMs(s)), leaseOwner: owner })
       .where(
         and(
           inArray(agentWatchdog.agentId, candidates.map((a) => a.id)),
@@ -170,23 +204,42 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
   if (!leased.length) return result
 
   // 2. Probe, bounded; 3. judge; repair and notify where the rules say so.
-  const outcomes = await mapLimit(leased, s.concurrency, async ({ agent, watch }): Promise<Outcome> => {
+  let outcomes = await mapLimit(leased, s.concurrency, async ({ agent, watch }): Promise<Outcome> => {
     const probe = agent.runtimeUrl
       ? await probeRuntime(agent.runtimeUrl, { now: deps.now })
       : { status: 'unreachable' as const, statusReason: 'The agent has no runtime URL' }
     const d = decide(watch, probe, now, s)
     return { agent, watch, probe, d, repaired: false, notified: false }
   })
+  // A repair restarts the runtime: only for agents still meant to run (the owner may have stopped or deleted one
+  // since the lease was taken). The others are left out of the record; their lease is released below.
+  const repairable = outcomes.filter((o) => o.d.repair)
+  if (repairable.length) {
+    const still = await asService(deps.db, 'watchdog', (tx) =>
+      tx.select({ id: agents.id }).from(agents).where(and(inArray(agents.id, repairable.map((o) => o.agent.id)), inArray(agents.status, WATCHED))),
+    )
+    const watched = new Set(still.map((r) => r.id))
+    const gone = new Set(repairable.filter((o) => !watched.has(o.agent.id)))
+    if (gone.size) {
+      log.info('watchdog.repair_skipped', { agents: gone.size })
+      outcomes = outcomes.filter((o) => !gone.has(o))
+    }
+  }
   await mapLimit(
     outcomes.filter((o) => o.d.repair),
     s.concurrency,
     async (o) => {
+      // As lib/agents/lifecycle.ts `runLifecycle(…, 'repair')`: the cached probe dropped before and after, the status
+      // `starting` recorded with the transition (below, with the outcome). A failed repair leaves the status as it was.
+      await forgetProbe(deps, o.agent.id)
       try {
         await deps.runtimes.repair(await runtimeTarget(deps.config, o.agent))
         o.repaired = true
       } catch (e) {
         o.d = { ...o.d, state: 'degraded', reason: `Repair ${o.d.repairAttempts} of ${s.maxRepairAttempts} failed: ${e instanceof Error ? e.message : 'provider error'}` }
         log.error('watchdog.repair_failed', { agentId: o.agent.id, ...errorFields(e) })
+      } finally {
+        await forgetProbe(deps, o.agent.id).catch((e) => log.warn('watchdog.probe_cache_failed', { agentId: o.agent.id, ...errorFields(e) }))
       }
     },
   )
@@ -195,6 +248,18 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
   // 4. Record: the outcome on each row (a lease lost meanwhile writes nothing), its transition, the agent's last sighting.
   await asService(deps.db, 'watchdog', async (tx) => {
     const mine = (id: string) => and(eq(agentWatchdog.agentId, id), eq(agentWatchdog.leaseOwner, owner))
+    // Only agents that still exist (one deleted since the lease would break the events' foreign key and roll the
+    // whole batch back), locked so their status read here holds until the commit.
+    const existing = outcomes.length
+      ? await tx
+          .select({ id: agents.id, status: agents.status })
+          .from(agents)
+          .where(inArray(agents.id, outcomes.map((o) => o.agent.id)))
+          .for('update')
+      : []
+    const statusOf = new Map(existing.map((a) => [a.id, a.status]))
+    // Deleted agents are out of the record and of the result.
+    outcomes = outcomes.filter((o) => statusOf.has(o.agent.id))
     const plain = outcomes.filter((o) => o.d.state === 'healthy' && o.d.reason === null && !o.d.clearNotified && o.d.crashTimes.length === o.watch.crashTimes.length)
     if (plain.length) {
       await tx
@@ -235,6 +300,16 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
       }))
     if (events.length) await tx.insert(agentEvents).values(events)
 
+    // A repaired runtime is starting again (`startedAt` now), as runLifecycle records a repair.
+    const restarted = outcomes.filter((o) => o.repaired && WATCHED.includes(statusOf.get(o.agent.id)!))
+    if (restarted.length) {
+      await tx.update(agents).set({ status: 'starting', statusReason: null, startedAt: at, updatedAt: at }).where(inArray(agents.id, restarted.map((o) => o.agent.id)))
+      const moved = restarted.filter((o) => statusOf.get(o.agent.id) !== 'starting')
+      if (moved.length) {
+        await tx.insert(agentEvents).values(moved.map((o) => ({ agentId: o.agent.id, userId: o.agent.userId, kind: 'status', fromState: statusOf.get(o.agent.id)!, toState: 'starting', reason: null, at })))
+      }
+    }
+
     const alive = outcomes.filter((o) => o.d.alive).map((o) => o.agent.id)
     if (alive.length) {
       await tx.update(agents).set({ lastSeenAt: at }).where(inArray(agents.id, alive))
@@ -250,6 +325,11 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
         )
       }
     }
+    // Leases of agents left out (deleted, or no longer meant to run) go back.
+    await tx
+      .update(agentWatchdog)
+      .set({ leaseUntil: null, leaseOwner: null })
+      .where(and(inArray(agentWatchdog.agentId, leased.map((l) => l.agent.id)), eq(agentWatchdog.leaseOwner, owner)))
   })
 
   for (const o of outcomes) {

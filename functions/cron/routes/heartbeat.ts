@@ -5,11 +5,12 @@ import { HEARTBEAT_PATH, syncHeartbeats } from '../../../lib/heartbeat/sync'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { requireQueueSignature } from '../../../lib/queue/receiver'
+import { ContinuationRun } from '../schemas'
 
 const count = (description: string) => z.number().int().min(0).max(100_000).openapi({ format: 'int32', description })
 
 const Message = z
-  .object({ cursor: z.string().min(1).max(100).optional().openapi({ description: 'A continuation: the agents after this id' }) })
+  .object({ cursor: z.string().min(1).max(100).optional().openapi({ description: 'A continuation: the agents after this id' }), run: ContinuationRun })
   .openapi('HeartbeatSyncMessage', { description: 'Empty (`{}`) from the cron: start from the first agent' })
 
 export const route = createRoute({
@@ -44,6 +45,7 @@ export const route = createRoute({
 })
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const done = await syncHeartbeats(c.var.services, c.req.valid('json').cursor)
+  const { cursor, run } = c.req.valid('json')
+  const done = await syncHeartbeats(c.var.services, cursor, run)
   return c.json({ ok: true as const, ...done }, 200)
 }

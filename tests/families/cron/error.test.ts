@@ -1,10 +1,14 @@
+import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { LocalQueue } from '../../../infra/local-queue'
 import { startServer } from '../../../infra/server'
-import { startFakeRuntime, type FakeRuntime } from '../../support/fake-runtime'
+import { watchdogSettings } from '../../../lib/watchdog/rules'
+import { leaseMs } from '../../../lib/watchdog/sweep'
+import { agents, agentWatchdog } from '../../../schema'
+import { HEALTHY, startFakeRuntime, type FakeRuntime } from '../../support/fake-runtime'
 import { createHarness, type Harness } from '../../support/harness'
 import { BROKEN, deliver, engine, QUEUE_KEY, seedAgent, transitions, watchRow } from './helpers'
 
@@ -85,6 +89,75 @@ describe('faults on the runtime side', () => {
     expect(exhausted).toMatchObject({ state: 'degraded', repairAttempts: 2 })
     expect(exhausted.reason).toMatch(/^Repair attempts exhausted \(2\): 3 failed probes/)
     expect(exhausted.nextCheckAt!.getTime() - (w.clock.now() - 5000)).toBe(120_000)
+  })
+})
+
+describe('the owner acts on an agent while its batch runs', () => {
+  // A runtime that fails slowly: the batch is still probing when the test changes the agent's row.
+  const SLOW_BROKEN = Object.fromEntries(Object.entries(BROKEN).map(([path, a]) => [path, { ...a, delayMs: 400 }]))
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+  it('an agent deleted between lease and record is left out; the others in the batch are recorded', async () => {
+    const slow = await startFakeRuntime(SLOW_BROKEN)
+    const healthy = await startFakeRuntime({ '/healthz': HEALTHY.healthz, '/readyz': HEALTHY.readyz, '/api/status': HEALTHY.status() })
+    try {
+      const w = engine(h)
+      const doomed = await seedAgent(h, h.users.alice, slow.url)
+      const kept = await seedAgent(h, h.users.alice, healthy.url)
+      const pending = w.check([doomed.id, kept.id])
+      await sleep(150)
+      await h.db.delete(agents).where(eq(agents.id, doomed.id))
+      expect(await pending).toMatchObject({ checked: 1, healthy: 1, degraded: 0 })
+      expect(await watchRow(h, kept.id)).toMatchObject({ state: 'healthy', leaseUntil: null, leaseOwner: null })
+      expect(await transitions(h, kept.id)).toEqual(['∅→healthy'])
+      expect(await watchRow(h, doomed.id)).toBeUndefined()
+      // Nothing re-queued for the deleted agent.
+      expect(w.queue.published).toEqual([])
+    } finally {
+      await slow.close()
+      await healthy.close()
+    }
+  })
+
+  it('a batch leases its agents for the whole batch at its worst: ceil(batch / concurrency) × (probe timeout + repair) + margin', async () => {
+    // Defaults: 100 agents, 25 at once: 4 rounds of a 5 s probe and a 30 s repair, plus 30 s.
+    expect(leaseMs(watchdogSettings(h.services.config))).toBe(170_000)
+    expect(leaseMs({ batchSize: 500, concurrency: 1 })).toBe(500 * 35_000 + 30_000)
+    const slow = await startFakeRuntime(SLOW_BROKEN)
+    try {
+      const w = engine(h)
+      const agent = await seedAgent(h, h.users.bob, slow.url)
+      const pending = w.check([agent.id])
+      await sleep(150)
+      // Held while the batch probes, for the computed time.
+      expect((await watchRow(h, agent.id)).leaseUntil).toEqual(new Date(w.clock.now() + 170_000))
+      await pending
+      expect((await watchRow(h, agent.id)).leaseUntil).toBeNull()
+    } finally {
+      await slow.close()
+    }
+  })
+
+  it('an agent its owner stopped during the batch is not repaired, nor restarted; its lease is released', async () => {
+    const slow = await startFakeRuntime(SLOW_BROKEN)
+    try {
+      const repairs: string[] = []
+      const w = engine(h, { runtimes: { repair: async (t) => void repairs.push(t.agentId) } })
+      const agent = await seedAgent(h, h.users.bob, slow.url)
+      // Failed twice already: this check's failed probe asks for a repair.
+      await h.db.insert(agentWatchdog).values({ agentId: agent.id, userId: agent.userId, state: 'degraded', consecutiveFailures: 2, lastProbeAt: new Date(w.clock.now() - 5000), nextCheckAt: new Date(w.clock.now()) })
+      const pending = w.check([agent.id])
+      await sleep(150)
+      await h.db.update(agents).set({ status: 'stopped', statusReason: 'stopped by request' }).where(eq(agents.id, agent.id))
+      expect(await pending).toMatchObject({ checked: 0, repairs: 0 })
+      expect(repairs).toEqual([])
+      const [row] = await h.db.select().from(agents).where(eq(agents.id, agent.id))
+      expect(row.status).toBe('stopped')
+      expect(await watchRow(h, agent.id)).toMatchObject({ state: 'degraded', consecutiveFailures: 2, repairAttempts: 0, leaseUntil: null, leaseOwner: null })
+      expect(await transitions(h, agent.id)).toEqual([])
+    } finally {
+      await slow.close()
+    }
   })
 })
 

@@ -1,12 +1,14 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runtimeTarget } from '../../../lib/agents/access'
+import { probeKey } from '../../../lib/agents/instance'
 import { provisionAgent } from '../../../lib/agents/provision'
 import { probeRuntime } from '../../../lib/runtime/probe'
 import { agents } from '../../../schema'
 import { HEALTHY, startFakeRuntime, type FakeRuntime } from '../../support/fake-runtime'
 import { createHarness, type Harness } from '../../support/harness'
-import { BROKEN, crashMails, deliver, engine, localQueue, QUEUE_KEY, seedAgent, transitions, watchRow } from './helpers'
+import { sweep, watchdogDeps } from '../../../lib/watchdog/sweep'
+import { BROKEN, crashMails, deliver, engine, localQueue, QUEUE_KEY, recordingQueue, seedAgent, testClock, transitions, watchRow } from './helpers'
 
 const healthy = { '/healthz': HEALTHY.healthz, '/readyz': HEALTHY.readyz, '/api/status': HEALTHY.status() }
 
@@ -78,7 +80,13 @@ describe('healthy → degraded → repaired, with a real local runtime and the t
     w.clock.advance(1000)
     expect(await w.check([agent.id])).toMatchObject({ checked: 1, degraded: 1, repairs: 0 })
     w.clock.advance(5000)
+    // A probe answer cached by the instance routes is dropped by the repair, as by any lifecycle call.
+    await h.services.kv.set(probeKey(agent.id), { status: 'running' }, { ttlMs: 60_000 })
     expect(await w.check([agent.id])).toMatchObject({ checked: 1, repairs: 1 })
+    expect(await h.services.kv.get(probeKey(agent.id))).toBeNull()
+    // The repair is recorded as runLifecycle records one: the agent is starting again.
+    const [repaired] = await h.db.select().from(agents).where(eq(agents.id, agent.id))
+    expect(repaired).toMatchObject({ status: 'starting', startedAt: new Date(w.clock.now()) })
     row = await watchRow(h, agent.id)
     expect(row).toMatchObject({ state: 'repairing', repairAttempts: 1, consecutiveFailures: 0 })
     expect(row.reason).toMatch(/^Repair 1 of 2 after 3 failed probes/)
@@ -90,6 +98,8 @@ describe('healthy → degraded → repaired, with a real local runtime and the t
     row = await watchRow(h, agent.id)
     expect(row).toMatchObject({ state: 'healthy', reason: null, consecutiveFailures: 0, repairAttempts: 0 })
     expect(await transitions(h, agent.id)).toEqual(['∅→healthy', 'healthy→degraded', 'degraded→repairing', 'repairing→healthy'])
+    // The watchdog's status transitions (at the test clock's times; provisioning's are at the real time).
+    expect((await transitions(h, agent.id, 'status')).filter((t) => !t.includes('provisioning'))).toEqual(['starting→running', 'running→starting', 'starting→running'])
   }, 30_000)
 })
 
@@ -169,3 +179,32 @@ async function waitFor(attempt: () => Promise<boolean>) {
   }
   throw new Error('condition not met')
 }
+
+describe('a sweep past one page', () => {
+  it('hands the rest to a {cursor, run} continuation whose deduplication id a retried delivery repeats', async () => {
+    for (let i = 0; i < 21; i++) await seedAgent(h, h.users.alice, null)
+    const clock = testClock(Date.parse('2026-03-02T10:02:07Z'))
+    const queue = recordingQueue()
+    // One agent a batch: a page is 20 agents.
+    const deps = watchdogDeps(h.services, { now: clock.now, queue, config: { ...h.services.config, WATCHDOG_BATCH_SIZE: 1 } })
+    expect(await sweep(deps)).toMatchObject({ due: 20, batches: 20, more: true })
+    const first = queue.published.filter((p) => p.body.cursor)
+    expect(first).toHaveLength(1)
+    const { cursor, run } = first[0].body
+    expect(run).toBe('2026-03-02T10:02')
+    expect(first[0].opts).toEqual({ deduplicationId: `_api_cron_watchdog|2026-03-02T10:02|${cursor}` })
+    // The same delivery retried (later, within the cron's period): the same continuation id, so no second chain.
+    clock.advance(30_000)
+    queue.published.length = 0
+    await sweep(deps)
+    expect(queue.published.filter((p) => p.body.cursor).map((p) => p.opts?.deduplicationId)).toEqual([first[0].opts!.deduplicationId])
+    // The continuation carries the run on to its own pages; the next cron run is another chain.
+    queue.published.length = 0
+    await sweep(deps, cursor, run)
+    expect(queue.published.every((p) => !p.body.cursor || p.body.run === run)).toBe(true)
+    clock.advance(120_000)
+    queue.published.length = 0
+    await sweep(deps)
+    expect(queue.published.find((p) => p.body.cursor)?.body.run).toBe('2026-03-02T10:04')
+  })
+})
