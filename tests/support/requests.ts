@@ -22,3 +22,13 @@ export function backendCall(app: Pick<Harness['backend'], 'request'>, method: st
   const json: Record<string, string> = opts.body === undefined ? {} : { 'content-type': 'application/json' }
   return app.request(path, { method, headers: { 'cf-connecting-ip': freshIp(), ...json, ...opts.headers }, body: encode(opts.body) })
 }
+
+/**
+ * Waits, when needed, so that the next `needMs` fall inside one fixed rate-limit window of `windowSec` (both
+ * limiter adapters count in windows aligned to the epoch): a test that fills a limit never straddles a reset.
+ */
+export async function withinOneWindow(windowSec: number, needMs = 10_000) {
+  const windowMs = windowSec * 1000
+  const left = windowMs - (Date.now() % windowMs)
+  if (left < needMs) await new Promise((r) => setTimeout(r, left + 50))
+}

@@ -5,7 +5,7 @@ import type { AgentJson } from '../../../lib/agents/lifecycle'
 import { RailwayProvider } from '../../../lib/runtime/railway'
 import { setPlan } from '../../auth/helpers'
 import { createHarness, type Harness } from '../../support/harness'
-import { backendCall, call } from '../../support/requests'
+import { backendCall, call, withinOneWindow } from '../../support/requests'
 import { AGENTS_ENV, provision, provisioningConfig, storedAgent, withServices } from './helpers'
 
 let h: Harness
@@ -60,6 +60,7 @@ describe('provision: switches and plans', () => {
   })
 
   it('invalid bodies → 400 VALIDATION', async () => {
+    await withinOneWindow(60)
     const user = await paidUser()
     for (const body of [{ name: '' }, { name: 'x'.repeat(101) }, { config: [1, 2] }, { config: { big: 'x'.repeat(17_000) } }, { aiProvider: 5 }]) {
       await expectError(await call(h, 'POST', '/api/provision', { user, body }), 400, { code: 'VALIDATION' })
@@ -177,6 +178,7 @@ describe('backend deployments', () => {
 
   it('5 per minute per IP: the sixth → 429 `Deployment rate limit exceeded.`', async () => {
     const ip = { 'cf-connecting-ip': '203.0.113.77' }
+    await withinOneWindow(60)
     for (let i = 0; i < 5; i++) expect((await backendCall(h.backend, 'POST', '/api/deployments', { headers: ip, body: {} })).status).not.toBe(429)
     const res = await backendCall(h.backend, 'POST', '/api/deployments', { headers: ip, body: {} })
     expect(res.headers.get('retry-after')).toBeTruthy()

@@ -3,7 +3,7 @@ import { signedIdentityHeaders } from '../../../lib/auth/identity'
 import { spendUnits } from '../../../lib/billing/usage'
 import { setPlan } from '../../auth/helpers'
 import { createHarness, type Harness, type SeededUser } from '../../support/harness'
-import { backendCall } from '../../support/requests'
+import { backendCall, withinOneWindow } from '../../support/requests'
 
 const HMAC = 'ai-identity-secret'
 let h: Harness
@@ -63,6 +63,7 @@ describe('GET /api/ai/usage (backend, behind the plan check)', () => {
     const user = await fresh()
     await setPlan(h.db, user.id, 'solo', 'sub_rl1')
     const ip = `203.0.113.${Math.floor(Math.random() * 200) + 20}`
+    await withinOneWindow(60)
     for (let i = 0; i < 30; i++) expect((await usage(user, {}, ip)).status).toBe(200)
     const res = await usage(user, {}, ip)
     expect(res.status).toBe(429)

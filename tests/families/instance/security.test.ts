@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness } from '../../support/harness'
-import { call } from '../../support/requests'
+import { call, withinOneWindow } from '../../support/requests'
 import { closeFakes, fake, PROBES, seedAgent } from './helpers'
 
 let h: Harness
@@ -75,6 +75,7 @@ describe('instance: security', () => {
     const u = await h.seedUser('Lim', `lim-${crypto.randomUUID()}@example.com`)
     const f = await fake(PROBES.running)
     await seedAgent(h, u, { runtimeUrl: f.url })
+    await withinOneWindow(60)
     const statuses: number[] = []
     for (let i = 0; i < 31; i++) statuses.push((await call(h, 'GET', `/api/instance/${u.id}${i % 2 ? '/stats' : ''}`, { user: u })).status)
     expect(statuses.slice(0, 30).every((s) => s === 200)).toBe(true)
