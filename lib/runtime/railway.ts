@@ -4,6 +4,23 @@ import { assertNoPlatformSecrets } from './env-guard'
 import { httpGateway } from './gateway'
 import type { CreatedRuntime, LogLine, RuntimeGateway, RuntimeProvider, RuntimeSpec, RuntimeTarget } from './provider'
 import { RUNTIME_PORT, RuntimeProviderError } from './provider'
+import {
+  PROJECT_SERVICES,
+  SERVICE_CREATE,
+  VARIABLE_COLLECTION_UPSERT,
+  VOLUME_CREATE,
+  VOLUME_DELETE,
+  SERVICE_INSTANCE_LIMITS_UPDATE,
+  SERVICE_DOMAIN_CREATE,
+  SERVICE_INSTANCE_DEPLOY,
+  SERVICE_INSTANCE_REDEPLOY,
+  SERVICE_INSTANCE_UPDATE,
+  LATEST_DEPLOYMENT,
+  DEPLOYMENT_RESTART,
+  DEPLOYMENT_STOP,
+  SERVICE_DELETE,
+  DEPLOYMENT_LOGS,
+} from './railway-queries'
 
 /**
  * The Railway adapter of the runtime provider port: Railway's public GraphQL API over fetch only, so it runs on
@@ -46,141 +63,6 @@ export interface RailwayProviderOptions {
   /** Poll interval of `logs()`; default RAILWAY_LOG_POLL_MS. */
   logPollMs?: number
 }
-
-// --- GraphQL documents ------------------------------------------------------------------------------------------
-
-/** docs "GraphQL overview": a project's services as a connection (`project(id) { services { edges { node } } }`). */
-const PROJECT_SERVICES = `query projectServices($id: String!) {
-  project(id: $id) {
-    services {
-      edges {
-        node {
-          id
-          name
-        }
-      }
-    }
-  }
-}`
-
-/** docs "Manage Services" → "Create a service" → "From a Docker image": input {projectId, name, source: {image}}. */
-const SERVICE_CREATE = `mutation serviceCreate($input: ServiceCreateInput!) {
-  serviceCreate(input: $input) {
-    id
-    name
-  }
-}`
-
-/**
- * docs "Manage Variables" → "Upsert multiple variables": input {projectId, environmentId, serviceId, variables},
- * optional `replace` and `skipDeploys` ("Don't trigger a redeploy after change"). We skip the redeploy: create
- * deploys once, at the end.
- */
-const VARIABLE_COLLECTION_UPSERT = `mutation variableCollectionUpsert($input: VariableCollectionUpsertInput!) {
-  variableCollectionUpsert(input: $input)
-}`
-
-/** docs "Manage Volumes" → "Create a volume": input {projectId, serviceId, mountPath}, optional environmentId. */
-const VOLUME_CREATE = `mutation volumeCreate($input: VolumeCreateInput!) {
-  volumeCreate(input: $input) {
-    id
-    name
-  }
-}`
-
-/** docs "Manage Volumes" → "Delete a volume" (used only to clean up a half-made runtime). */
-const VOLUME_DELETE = `mutation volumeDelete($volumeId: String!) {
-  volumeDelete(volumeId: $volumeId)
-}`
-
-/**
- * Per-service resources. The docs ("Manage Services" → "Get resource limits") show only the read side,
- * `serviceInstanceLimits(serviceId, environmentId)` returning JSON. The write side is
- * `serviceInstanceLimitsUpdate(input: ServiceInstanceLimitsUpdateInput!): Boolean` with input
- * {serviceId: String!, environmentId: String!, memoryGB: Float, vCPUs: Float}, as Railway's schema declares it
- * and as generated Railway clients send it; it applies from the next deployment, which create triggers last.
- * `serviceInstanceUpdate`'s documented input has no resource fields, so it is not the way.
- */
-const SERVICE_INSTANCE_LIMITS_UPDATE = `mutation serviceInstanceLimitsUpdate($input: ServiceInstanceLimitsUpdateInput!) {
-  serviceInstanceLimitsUpdate(input: $input)
-}`
-
-/** docs "Manage Domains" → "Create a service domain": input {serviceId, environmentId}, optional targetPort. */
-const SERVICE_DOMAIN_CREATE = `mutation serviceDomainCreate($input: ServiceDomainCreateInput!) {
-  serviceDomainCreate(input: $input) {
-    id
-    domain
-  }
-}`
-
-/**
- * docs "Manage Services" → "Deploy a service": a new deployment of the service's current source and
- * configuration; returns the deployment id. Used at the end of create and after an image change.
- */
-const SERVICE_INSTANCE_DEPLOY = `mutation serviceInstanceDeployV2($serviceId: String!, $environmentId: String!) {
-  serviceInstanceDeployV2(serviceId: $serviceId, environmentId: $environmentId)
-}`
-
-/** docs "Manage Services" → "Redeploy a service": redeploys the latest deployment (start, repair). */
-const SERVICE_INSTANCE_REDEPLOY = `mutation serviceInstanceRedeploy($serviceId: String!, $environmentId: String!) {
-  serviceInstanceRedeploy(serviceId: $serviceId, environmentId: $environmentId)
-}`
-
-/**
- * docs "Manage Services" → "Update service instance settings": serviceInstanceUpdate(serviceId, environmentId,
- * input: ServiceInstanceUpdateInput!). The source is `input.source` (ServiceSourceInput {image, repo}), the field
- * Railway's CLI sets the same way for a repo (`input: {source: {repo: $repo}}`).
- */
-const SERVICE_INSTANCE_UPDATE = `mutation serviceInstanceUpdate($serviceId: String!, $environmentId: String!, $input: ServiceInstanceUpdateInput!) {
-  serviceInstanceUpdate(serviceId: $serviceId, environmentId: $environmentId, input: $input)
-}`
-
-/**
- * docs "Manage Deployments" → "List deployments" / "Get latest active deployment": deployments(input:
- * DeploymentListInput!, first: Int), newest first; `first: 1` is the latest. No status filter: a crashed
- * deployment is exactly the one to restart or read logs of.
- */
-const LATEST_DEPLOYMENT = `query deployments($input: DeploymentListInput!, $first: Int) {
-  deployments(input: $input, first: $first) {
-    edges {
-      node {
-        id
-        status
-        createdAt
-      }
-    }
-  }
-}`
-
-/** docs "Manage Deployments" → "Restart a deployment": restarts a running deployment without rebuilding. */
-const DEPLOYMENT_RESTART = `mutation deploymentRestart($id: String!) {
-  deploymentRestart(id: $id)
-}`
-
-/**
- * docs "Manage Deployments" → "Stop a deployment": stops a running deployment; the service, its variables,
- * volume and domain stay, and `serviceInstanceRedeploy` (start) brings it back.
- */
-const DEPLOYMENT_STOP = `mutation deploymentStop($id: String!) {
-  deploymentStop(id: $id)
-}`
-
-/** docs "Manage Services" → "Delete a service": "deletes the service and all its deployments". */
-const SERVICE_DELETE = `mutation serviceDelete($id: String!) {
-  serviceDelete(id: $id)
-}`
-
-/**
- * docs "Manage Deployments" → "Get runtime logs": deploymentLogs(deploymentId, limit) → [{timestamp, message,
- * severity}], optional `filter`, `startDate`, `endDate` (ISO 8601).
- */
-const DEPLOYMENT_LOGS = `query deploymentLogs($deploymentId: String!, $limit: Int, $startDate: DateTime) {
-  deploymentLogs(deploymentId: $deploymentId, limit: $limit, startDate: $startDate) {
-    timestamp
-    message
-    severity
-  }
-}`
 
 // --- the adapter ------------------------------------------------------------------------------------------------
 
