@@ -12,7 +12,7 @@ import { createWebApp } from '../functions/web'
 import type { LocalQueue } from '../infra/local-queue'
 import { createNodeServices } from '../infra/services'
 import { asService, withUser } from '../lib/db/rls'
-import { WATCHDOG_PATH } from '../lib/watchdog/sweep'
+import { WATCHDOG_PATH } from '../lib/watchdog/deps'
 import { agentEvents, agents, agentWatchdog, users } from '../schema'
 import { HEALTHY, startFakeRuntime } from '../tests/support/fake-runtime'
 

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi'
 import { RUN_PATTERN } from '../../lib/queue/continuation'
-import { MAX_BATCH } from '../../lib/watchdog/sweep'
+import { MAX_BATCH } from '../../lib/watchdog/deps'
 
 /** A count in an answer: a sweep page or a batch, far under these bounds. */
 const count = (description: string) => z.number().int().min(0).max(100_000).openapi({ format: 'int32', description })

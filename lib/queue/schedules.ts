@@ -1,5 +1,5 @@
 import { HEARTBEAT_CRON, HEARTBEAT_PATH } from '../heartbeat/sync'
-import { WATCHDOG_CRON, WATCHDOG_PATH } from '../watchdog/sweep'
+import { WATCHDOG_CRON, WATCHDOG_PATH } from '../watchdog/deps'
 import type { Queue } from './types'
 
 /**

@@ -4,7 +4,8 @@ import type { AppEnv } from '../../../lib/context'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { requireQueueSignature } from '../../../lib/queue/receiver'
-import { runWatchdog, watchdogDeps, WATCHDOG_PATH } from '../../../lib/watchdog/sweep'
+import { watchdogDeps, WATCHDOG_PATH } from '../../../lib/watchdog/deps'
+import { runWatchdog } from '../../../lib/watchdog/sweep'
 import { WatchdogMessage, WatchdogResult } from '../schemas'
 
 export const route = createRoute({
