@@ -1,3 +1,4 @@
+import type { KvScript, LocalScriptStore } from './script'
 import type { Kv, LimitResult, LimitRule, RateLimiter } from './types'
 
 /** Fewest writes between two sweeps: small stores are swept rarely, for nothing. */
@@ -70,6 +71,59 @@ export class MemoryKv implements Kv, RateLimiter {
     this.write(key, String(value), e ? e.expiresAt : this.now() + ttlMs)
     return value
   }
+
+  /** The script's JavaScript twin, run synchronously on this store: nothing interleaves, as in Redis. */
+  async eval<R>(script: KvScript<R>, keys: string[], args: (string | number)[]) {
+    return script.local(this.scriptStore, keys, args.map(String))
+  }
+
+  private readonly scriptStore: LocalScriptStore = (() => {
+    const zset = (key: string): Record<string, number> => {
+      const e = this.live(key)
+      return e ? (JSON.parse(e.value) as Record<string, number>) : {}
+    }
+    const saveZset = (key: string, members: Record<string, number>) => {
+      if (Object.keys(members).length === 0) return void this.entries.delete(key) // Redis drops empty sets
+      this.write(key, JSON.stringify(members), this.live(key)?.expiresAt ?? Infinity)
+    }
+    return {
+      now: () => this.now(),
+      get: (key) => this.live(key)?.value ?? null,
+      set: (key, value, ttlMs) => this.write(key, value, ttlMs ? this.now() + ttlMs : Infinity),
+      del: (key) => void this.entries.delete(key),
+      pttl: (key) => {
+        const e = this.live(key)
+        return !e ? -2 : e.expiresAt === Infinity ? -1 : e.expiresAt - this.now()
+      },
+      pexpire: (key, ttlMs) => {
+        const e = this.live(key)
+        if (e) e.expiresAt = this.now() + ttlMs
+      },
+      incrby: (key, by) => {
+        const e = this.live(key)
+        const value = (e ? Number(e.value) : 0) + by
+        this.write(key, String(value), e ? e.expiresAt : Infinity)
+        return value
+      },
+      zadd: (key, score, member) => saveZset(key, { ...zset(key), [member]: score }),
+      zrem: (key, member) => {
+        const members = zset(key)
+        if (!(member in members)) return 0
+        delete members[member]
+        saveZset(key, members)
+        return 1
+      },
+      zremrangebyscore: (key, min, max) => {
+        const members = zset(key)
+        let removed = 0
+        for (const [m, score] of Object.entries(members)) if (score >= min && score <= max) (delete members[m], removed++)
+        if (removed) saveZset(key, members)
+        return removed
+      },
+      zcard: (key) => Object.keys(zset(key)).length,
+      zscore: (key, member) => zset(key)[member] ?? null,
+    }
+  })()
 
   async limit(rule: LimitRule, identifier: string): Promise<LimitResult> {
     const windowMs = rule.windowSec * 1000

@@ -1,3 +1,5 @@
+import type { KvScript } from './script'
+
 /** Key-value port (Upstash Redis in production, in-process when embedded). Values are JSON. */
 export interface Kv {
   get<T = unknown>(key: string): Promise<T | null>
@@ -11,6 +13,11 @@ export interface Kv {
    * trip. The expiry is set when the counter has none (its first increment): `ttlMs` later.
    */
   incr(key: string, by: number, ttlMs: number): Promise<number>
+  /**
+   * Runs `script` atomically with `keys` and `args` (lib/kv/script.ts): Lua on Redis, its JavaScript twin in
+   * process. Script keys live beside the JSON values; never read them with `get`.
+   */
+  eval<R>(script: KvScript<R>, keys: string[], args: (string | number)[]): Promise<R>
 }
 
 export interface LimitRule {

@@ -1,5 +1,6 @@
 import { Ratelimit } from '@upstash/ratelimit'
 import { Redis } from '@upstash/redis/cloudflare' // the Workers entry: fetch only, no Node fallbacks
+import type { KvScript } from './script'
 import type { Kv, LimitResult, LimitRule, RateLimiter } from './types'
 
 // INCRBY, then an expiry if the counter has none: one script, so one round trip and no window without a TTL.
@@ -43,6 +44,11 @@ export class UpstashKv implements Kv, RateLimiter {
 
   async incr(key: string, by: number, ttlMs: number) {
     return Number(await this.redis.eval(INCR_WITH_EXPIRY, [key], [String(by), String(ttlMs)]))
+  }
+
+  /** EVALSHA first, EVAL when Redis does not have the script yet (the SDK's `Script.exec`). */
+  async eval<R>(script: KvScript<R>, keys: string[], args: (string | number)[]) {
+    return (await this.redis.createScript<R>(script.lua).exec(keys, args.map(String))) as R
   }
 
   async limit(rule: LimitRule, identifier: string): Promise<LimitResult> {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { expect, it } from 'vitest'
 import type { Kv, LimitRule, RateLimiter } from '../../lib/kv/types'
+import { commandsScript, slotsScript } from './scripts'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -124,5 +125,23 @@ export function kvContract(make: () => Kv & RateLimiter, root = 'kvtest:') {
     await sleep(150)
     expect(await kv.get(`${p}t`)).toBeNull()
     expect(await kv.incr(`${p}t`, 1, 60_000)).toBe(1)
+  })
+
+  it('eval runs each script command with the same replies on every adapter', async () => {
+    const kv = make()
+    const p = prefix()
+    const out = await kv.eval(commandsScript, [`${p}s`, `${p}c`, `${p}z`], ['héllo'])
+    expect(out).toEqual(['héllo', 1, 3, -1, 9, 1, 0, 1, -2, -1])
+  })
+
+  it('eval is atomic: 50 concurrent claims on 7 expiring slots admit exactly 7, and expired slots free up', async () => {
+    const kv = make()
+    const p = prefix()
+    const now = Date.now()
+    const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => kv.eval(slotsScript, [`${p}slots`], [now, 7, 60_000, `t${i}`])))
+    expect(replies.filter(([ok]) => ok === 1)).toHaveLength(7)
+    expect(Math.max(...replies.map(([, n]) => n))).toBe(7)
+    // Past every ticket's expiry the set is empty again.
+    expect(await kv.eval(slotsScript, [`${p}slots`], [now + 60_001, 7, 60_000, 'late'])).toEqual([1, 1])
   })
 }
