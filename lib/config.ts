@@ -97,6 +97,12 @@ export const configSchema = z.object({
   BASE_RPC_URL: z.string().default('https://mainnet.base.org'),
   TOKEN_GATE_CONTRACT: z.string().optional(),
   TOKEN_GATE_MIN_BALANCE: z.string().default('1'),
+  // Gateway payments (MPP credentials, payment-session deposits): an ERC-20 on chain 8453 (BASE_RPC_URL) paid to
+  // PAYMENT_RECIPIENT. Without a recipient, MPP and sessions answer "not configured". USDC on Base by default.
+  PAYMENT_RECIPIENT: z.string().optional(),
+  PAYMENT_TOKEN_ADDRESS: z.string().default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
+  PAYMENT_TOKEN_DECIMALS: z.coerce.number().int().min(0).max(36).default(6),
+  PAYMENT_CURRENCY: z.string().default('USDC'),
   // Google sign-in and cross-account protection (RISC)
   GOOGLE_CLIENT_ID: z.string().optional(),
   GOOGLE_CLIENT_SECRET: z.string().optional(),

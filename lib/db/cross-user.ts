@@ -26,6 +26,12 @@ export const CROSS_USER_PURPOSES = {
     "The watchdog's sweep over every user's running agents: find the agents due a check, lease them, record each probe's outcome and transition (agent_watchdog, agent_events, the agent's last-seen time, starting → running, and starting again after a repair), and read the owner's email for the crash-loop notice",
   heartbeatSync:
     "The heartbeat cron reads every live (running or starting) agent's row, opens its sealed gateway token and calls its gateway to write the stored heartbeat setting there when the gateway's job differs",
+  gatewayPayments:
+    'The paid gateway (anonymous wallets, no user): record each on-chain payment once (MPP credentials, session deposits), open payment sessions, and debit them against single-use voucher nonces',
+  chatDelivery:
+    "The chat queue receiver delivers a user's job to their agent's runtime: read the job and its agent (the sealed gateway token), record attempts, result and status",
+  permissionHook:
+    'The tool-call hook (internal key) records a dangerous call as a permission request for the agent\'s owner, and reads its state when the hook polls',
 } as const
 
 export type CrossUserPurpose = keyof typeof CROSS_USER_PURPOSES

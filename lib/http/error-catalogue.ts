@@ -92,4 +92,16 @@ export const errorCodes = {
   PROVISIONING_DISABLED: 'Provisioning is not enabled on this deployment (`PROVISIONING_ENABLED`): nothing was created.',
   PROVISIONING_PAUSED: 'The provisioning kill switch is on (`PROVISIONING_KILL_SWITCH`): nothing was created; try again later.',
   NOT_CONNECTED: 'The calendar is not connected (never connected, or Google revoked the grant): connect it again.',
+
+  // Gateway (spec 2 "Gateway": the `error` string is the spec's lower-case code, exact)
+  UNKNOWN_PLUGIN: 'No plugin with that id is registered (`unknown_plugin`).',
+  PAYMENT_REQUIRED: 'The plugin costs money and no payment came with the call, or it did not verify (`payment_required`): the body carries the MPP challenge and the card checkout.',
+  SESSION_REQUIRED: 'The payment method is `session` but `X-Session-Id` or `X-Wallet-Address` is missing (`session_required`).',
+  SESSION_INVALID: 'No payment session with that id belongs to that wallet (`session_invalid`).',
+  INSUFFICIENT_BALANCE: 'The payment session cannot cover the price (`insufficient_balance`): `session.remaining` and `session.cost` say by how much.',
+  VOUCHER_FAILED: 'The session voucher is missing, not signed by the session\'s wallet, for another session, below the cumulative amount, or its nonce was used (`voucher_failed`).',
+  NO_PLUGIN: 'The plugin has no upstream configured, or the upstream did not answer in time (`no_plugin`).',
+  WORKLOAD_LIMIT: 'Every chat slot (per user or platform-wide) is taken, or the minute\'s budget is spent: `retryAfterSeconds` says when to try again.',
+  ALREADY_CLAIMED: 'Another agent claimed the job first.',
+  ALREADY_DECIDED: 'The permission request was already approved or denied: a decision applies once.',
 } as const satisfies Record<ErrorCode, string>

@@ -45,4 +45,8 @@ export const limits = {
   provision: { name: 'provision', limit: 5, windowSec: 60, message: 'Too many requests', per: 'user' },
   // Backend `POST /api/deployments` per IP (spec "Limits", message exact).
   deployments: { name: 'deployments', limit: 5, windowSec: 60, message: 'Deployment rate limit exceeded.' },
+  // Web `POST /api/v1/gateway` per IP (spec "Limits": 100/min): anonymous, paid calls.
+  gateway: { name: 'gateway', limit: 100, windowSec: 60, message: 'Too many requests' },
+  // Web chat per IP (spec "Limits": `/api/chat` 60/min): `POST /api/gateway/chat`, before the workload gate.
+  chat: { name: 'chat', limit: 60, windowSec: 60, message: 'Too many requests' },
 } satisfies Record<string, NamedLimit>

@@ -12,6 +12,11 @@ import {
   mailOutbox,
   passkeys,
   calendarConnections,
+  chainPayments,
+  chatJobs,
+  paymentSessions,
+  paymentSessionVouchers,
+  permissionRequests,
   creditPurchases,
   passwordResets,
   providerKeys,
@@ -180,6 +185,52 @@ export const TABLES: TableCase[] = [
     seed: async (h, s) => {
       await h.db.insert(agents).values({ id: `agent-wd-${s.alice.id}`, userId: s.alice.id, name: `w-${hex()}` }).onConflictDoNothing()
       return h.db.insert(agentWatchdog).values({ agentId: `agent-wd-${s.alice.id}`, userId: s.alice.id })
+    },
+  },
+  {
+    name: 'chat_jobs',
+    owner: 'user_id',
+    update: 'status',
+    grants: { select: true, delete: false, update: true },
+    seed: async (h, s) => {
+      await h.db.insert(agents).values({ id: `agent-job-${s.alice.id}`, userId: s.alice.id, name: `j-${hex()}` }).onConflictDoNothing()
+      return h.db.insert(chatJobs).values({ userId: s.alice.id, agentId: `agent-job-${s.alice.id}`, message: 'hello' })
+    },
+  },
+  {
+    name: 'permission_requests',
+    owner: 'user_id',
+    update: 'status',
+    grants: { select: true, delete: false, update: true },
+    seed: (h, s) => h.db.insert(permissionRequests).values({ userId: s.alice.id, agentId: 'a1', toolName: 'bash', reason: 'r' }),
+  },
+  {
+    name: 'chain_payments',
+    owner: 'payer',
+    update: 'purpose',
+    grants: { select: false, delete: false, update: false },
+    seed: (h, s) =>
+      h.db.insert(chainPayments).values({ txHash: `0x${hex()}${hex()}`, purpose: 'mpp', reference: 'n', chainId: 8453, token: '0x0', payer: s.alice.id, recipient: '0x1', amount: '1' }),
+  },
+  {
+    name: 'payment_sessions',
+    owner: 'wallet_address',
+    update: 'spent_amount',
+    grants: { select: false, delete: false, update: false },
+    seed: (h, s) =>
+      h.db.insert(paymentSessions).values({ id: `ps-${s.alice.id}`, walletAddress: s.alice.id, depositTxHash: `0x${hex()}`, chainId: 8453, token: '0x0', depositAmount: '100' }),
+  },
+  {
+    name: 'payment_session_vouchers',
+    owner: 'plugin_id',
+    update: 'amount',
+    grants: { select: false, delete: false, update: false },
+    seed: async (h, s) => {
+      await h.db
+        .insert(paymentSessions)
+        .values({ id: `ps-v-${s.alice.id}`, walletAddress: '0xabc', depositTxHash: `0x${hex()}`, chainId: 8453, token: '0x0', depositAmount: '100' })
+        .onConflictDoNothing()
+      return h.db.insert(paymentSessionVouchers).values({ sessionId: `ps-v-${s.alice.id}`, nonce: '1', cumulativeAmount: '1', amount: '1', pluginId: s.alice.id })
     },
   },
 ]
