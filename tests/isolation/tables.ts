@@ -13,6 +13,16 @@ import {
   passkeys,
   calendarConnections,
   chainPayments,
+  files,
+  muxEvents,
+  radioGuestPasses,
+  radioSessions,
+  skillInstallations,
+  skillRatings,
+  skills,
+  socialPosts,
+  storageUsage,
+  userWallets,
   chatJobs,
   paymentSessions,
   paymentSessionVouchers,
@@ -39,6 +49,8 @@ export interface TableCase {
   /** A column for the cross-user UPDATE: one app_user may update when there is one. */
   update: string
   grants: { select: boolean; delete: boolean; update: boolean }
+  /** Every user may read every row (a public catalog): reads are not isolated, writes are. */
+  publicRead?: boolean
   seed?: (h: Harness, s: Seeded) => Promise<unknown>
 }
 
@@ -232,5 +244,89 @@ export const TABLES: TableCase[] = [
         .onConflictDoNothing()
       return h.db.insert(paymentSessionVouchers).values({ sessionId: `ps-v-${s.alice.id}`, nonce: '1', cumulativeAmount: '1', amount: '1', pluginId: s.alice.id })
     },
+  },
+  {
+    name: 'files',
+    owner: 'user_id',
+    update: 'status',
+    grants: { select: true, delete: true, update: true },
+    seed: async (h, s) => {
+      await h.db.insert(agents).values({ id: `agent-file-${s.alice.id}`, userId: s.alice.id, name: `f-${hex()}` }).onConflictDoNothing()
+      return h.db.insert(files).values({ userId: s.alice.id, agentId: `agent-file-${s.alice.id}`, filename: 'a.txt', storageKey: `k-${hex()}`, size: 1, mimeType: 'text/plain' })
+    },
+  },
+  {
+    name: 'storage_usage',
+    owner: 'user_id',
+    update: 'bytes',
+    grants: { select: true, delete: false, update: true },
+    seed: (h, s) => h.db.insert(storageUsage).values({ userId: s.alice.id, bytes: 10 }),
+  },
+  {
+    name: 'skills',
+    owner: 'author_user_id',
+    update: 'downloads',
+    grants: { select: true, delete: false, update: false },
+    publicRead: true,
+    seed: (h, s) => h.db.insert(skills).values({ name: `s-${hex()}`, nameKey: `s-${hex()}`, description: 'd', authorUserId: s.alice.id, scan: {} }),
+  },
+  {
+    name: 'skill_ratings',
+    owner: 'user_id',
+    update: 'rating',
+    grants: { select: true, delete: false, update: true },
+    seed: async (h, s) => {
+      const [skill] = await h.db.insert(skills).values({ name: `r-${hex()}`, nameKey: `r-${hex()}`, description: 'd', scan: {} }).returning()
+      return h.db.insert(skillRatings).values({ skillId: skill.id, userId: s.alice.id, rating: 4 })
+    },
+  },
+  {
+    name: 'skill_installations',
+    owner: 'user_id',
+    update: 'enabled',
+    grants: { select: true, delete: true, update: true },
+    seed: async (h, s) => {
+      await h.db.insert(agents).values({ id: `agent-skill-${s.alice.id}`, userId: s.alice.id, name: `k-${hex()}` }).onConflictDoNothing()
+      const [skill] = await h.db.insert(skills).values({ name: `i-${hex()}`, nameKey: `i-${hex()}`, description: 'd', scan: {} }).returning()
+      return h.db.insert(skillInstallations).values({ userId: s.alice.id, agentId: `agent-skill-${s.alice.id}`, skillId: skill.id })
+    },
+  },
+  {
+    name: 'social_posts',
+    owner: 'user_id',
+    update: 'body',
+    grants: { select: true, delete: false, update: false },
+    seed: async (h, s) => {
+      await h.db.insert(agents).values({ id: `agent-post-${s.alice.id}`, userId: s.alice.id, name: `p-${hex()}` }).onConflictDoNothing()
+      return h.db.insert(socialPosts).values({ userId: s.alice.id, agentId: `agent-post-${s.alice.id}`, body: 'hello' })
+    },
+  },
+  {
+    name: 'radio_sessions',
+    owner: 'wallet',
+    update: 'status',
+    grants: { select: false, delete: false, update: false },
+    seed: (h, s) => h.db.insert(radioSessions).values({ wallet: s.alice.id, name: 'DJ', accessPath: 'holding', expiresAt: future() }),
+  },
+  {
+    name: 'radio_guest_passes',
+    owner: 'wallet',
+    update: 'expires_at',
+    grants: { select: false, delete: false, update: false },
+    seed: (h, s) => h.db.insert(radioGuestPasses).values({ wallet: s.alice.id, expiresAt: future() }),
+  },
+  {
+    name: 'mux_events',
+    owner: 'id',
+    update: 'type',
+    grants: { select: false, delete: false, update: false },
+    seed: (h, s) => h.db.insert(muxEvents).values({ id: s.alice.id, type: 'video.live_stream.active' }),
+  },
+  {
+    name: 'user_wallets',
+    owner: 'user_id',
+    update: 'network',
+    grants: { select: true, delete: false, update: false },
+    seed: (h, s) => h.db.insert(userWallets).values({ userId: s.alice.id, address: '0xabc', walletId: 'w1', network: 'base' }),
   },
 ]
