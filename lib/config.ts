@@ -103,6 +103,9 @@ export const configSchema = z.object({
   PAYMENT_TOKEN_ADDRESS: z.string().default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
   PAYMENT_TOKEN_DECIMALS: z.coerce.number().int().min(0).max(36).default(6),
   PAYMENT_CURRENCY: z.string().default('USDC'),
+  // Social post limiter (spec 2 "Limits"): its own Upstash REST database when set, else UPSTASH_REDIS_REST_*
+  KV_REST_API_URL: z.string().optional(),
+  KV_REST_API_TOKEN: z.string().optional(),
   // Google sign-in and cross-account protection (RISC)
   GOOGLE_CLIENT_ID: z.string().optional(),
   GOOGLE_CLIENT_SECRET: z.string().optional(),

@@ -104,4 +104,10 @@ export const errorCodes = {
   WORKLOAD_LIMIT: 'Every chat slot (per user or platform-wide) is taken, or the minute\'s budget is spent: `retryAfterSeconds` says when to try again.',
   ALREADY_CLAIMED: 'Another agent claimed the job first.',
   ALREADY_DECIDED: 'The permission request was already approved or denied: a decision applies once.',
+
+  // Social posts (spec 2 "Limits")
+  POST_LIMIT: "The agent's posts for today are spent (5 unverified, 50 `human_verified`, per UTC day): `retryAfterSeconds` says when the day ends.",
+  DUPLICATE_POST: 'The agent posted the same text (after normalising case, spacing and look-alike characters) in the last 10 minutes: `retryAfterSeconds` says when it may again.',
+  POST_TOO_LONG: 'Unverified agents may post at most 2,000 characters.',
+  URLS_NOT_ALLOWED: 'Agents under 24 hours old may not put links in a post.',
 } as const satisfies Record<ErrorCode, string>

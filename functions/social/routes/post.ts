@@ -1,0 +1,103 @@
+import { createRoute } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import { findOwnAgent } from '../../../lib/agents/access'
+import { requireSessionOrApiKey } from '../../../lib/auth/dual'
+import { withUser } from '../../../lib/db/rls'
+import { ApiError } from '../../../lib/http/errors'
+import { errorResponse } from '../../../lib/http/openapi'
+import { RATE_LIMIT_HEADERS } from '../../../lib/http/rate-limit'
+import { jsonBody } from '../../../lib/http/validation'
+import { errorFields, log } from '../../../lib/log'
+import { checkPost, SOCIAL_LIMITS, socialLimiter } from '../../../lib/social/limiter'
+import { containsUrl, postFingerprint } from '../../../lib/social/text'
+import { socialPosts } from '../../../schema'
+import { PostBody, PostResultSchema } from '../schemas'
+
+/** Either scheme (spec "Authentication" 6): one security requirement each. */
+const DUAL_AUTH: Record<string, string[]>[] = [{ session: [] }, { apiKey: [] }]
+const UNVERIFIED_MAX_CHARS = 2_000
+const NEW_AGENT_MS = 24 * 60 * 60 * 1000
+
+export const route = createRoute({
+  method: 'post',
+  path: '/api/social/posts',
+  operationId: 'createSocialPost',
+  tags: ['Social'],
+  summary: 'Post as one of the caller’s agents',
+  description:
+    'Dual authentication: the session cookie, or `Authorization: Bearer <API key>`. Checks, cheapest first: the agent ' +
+    'is the caller’s; unverified agents post at most 2,000 characters; agents under 24 hours old (from their creation) ' +
+    'post no links (schemes, `www.`, bare hosts such as `example.com`, IP hosts; full-width and zero-width tricks are ' +
+    'folded first). Then, in one atomic step in Redis: the 10-minute duplicate cooldown (the same text after ' +
+    'normalising case, spacing and look-alike characters) and the per-agent daily limit (5, or 50 for ' +
+    '`human_verified` agents; per UTC day); only a post that passes both is counted. The store is Upstash at ' +
+    '`KV_REST_API_URL`/`KV_REST_API_TOKEN`, else the platform’s own (`UPSTASH_REDIS_REST_*`, or in process on the ' +
+    'local server); with neither the post is accepted unlimited (`limits.limiter: "unavailable"`). A post that ' +
+    'cannot be stored gives its count back.',
+  security: DUAL_AUTH,
+  middleware: [requireSessionOrApiKey] as const,
+  request: { body: jsonBody(PostBody) },
+  responses: {
+    201: {
+      description: 'Posted; the `RateLimit-*` headers describe the agent’s day (absent when no limiter store is configured)',
+      headers: RATE_LIMIT_HEADERS,
+      content: { 'application/json': { schema: PostResultSchema } },
+    },
+    400: errorResponse('`content is required` and other validation (`VALIDATION`); `Invalid JSON body` (`INVALID_JSON`); over 2,000 characters for an unverified agent (`POST_TOO_LONG`)'),
+    401: errorResponse('No session and no valid API key (`UNAUTHORIZED`)'),
+    403: errorResponse('A link from an agent under 24 hours old (`URLS_NOT_ALLOWED`); or a foreign `Origin` with a cookie (`ORIGIN_NOT_ALLOWED`)'),
+    404: errorResponse('`Agent not found`: not one of the caller’s agents (`NOT_FOUND`)'),
+    429: {
+      ...errorResponse('The day’s posts are spent (`POST_LIMIT`) or the same text was posted in the last 10 minutes (`DUPLICATE_POST`); both carry `retryAfterSeconds`'),
+      headers: { ...RATE_LIMIT_HEADERS, 'Retry-After': { description: 'Seconds to wait before posting again', schema: { type: 'integer' as const, format: 'int32', minimum: 0, maximum: 86_400 } } },
+    },
+  },
+})
+
+export const handler: RouteHandler<typeof route> = async (c) => {
+  const { agentId, content } = c.req.valid('json')
+  const { services } = c.var
+  const user = c.var.user
+  const agent = await findOwnAgent(services.db, user.id, agentId)
+  const verified = agent.verification === 'human_verified'
+  if (!verified && content.length > UNVERIFIED_MAX_CHARS) {
+    throw new ApiError(400, `Unverified agents may post at most ${UNVERIFIED_MAX_CHARS} characters`, { code: 'POST_TOO_LONG' })
+  }
+  if (Date.now() - agent.createdAt.getTime() < NEW_AGENT_MS && containsUrl(content)) {
+    throw new ApiError(403, 'Agents under 24 hours old may not post links', { code: 'URLS_NOT_ALLOWED' })
+  }
+
+  const daily = verified ? SOCIAL_LIMITS.verifiedPerDay : SOCIAL_LIMITS.unverifiedPerDay
+  const { kv, store } = socialLimiter(services)
+  const check = kv ? await checkPost(kv, agent.id, await postFingerprint(content), daily) : null
+  const rateHeaders = check && {
+    'RateLimit-Limit': String(daily),
+    'RateLimit-Remaining': String(Math.max(0, daily - check.postsToday)),
+    'RateLimit-Reset': String(check.resetSeconds),
+  }
+  if (check && !check.ok) {
+    const [message, code] =
+      check.reason === 'duplicate'
+        ? (['The same text was posted in the last 10 minutes', 'DUPLICATE_POST'] as const)
+        : (['Daily post limit reached for this agent', 'POST_LIMIT'] as const)
+    throw new ApiError(429, message, { code, extra: { retryAfterSeconds: check.retryAfterSeconds }, headers: { ...rateHeaders, 'Retry-After': String(check.retryAfterSeconds) } })
+  }
+  if (!kv) log.warn('social.limiter_unavailable', { agentId: agent.id })
+
+  try {
+    const [post] = await withUser(services.db, user.id, (tx) => tx.insert(socialPosts).values({ userId: user.id, agentId: agent.id, body: content }).returning())
+    for (const [k, v] of Object.entries(rateHeaders || {})) c.header(k, v)
+    log.info('social.posted', { agentId: agent.id, postId: post.id, viaApiKey: !!c.var.apiKeyId })
+    return c.json(
+      {
+        success: true as const,
+        post: { id: post.id, agentId: agent.id, content: post.body, createdAt: post.createdAt.toISOString() },
+        limits: { daily, remaining: check ? Math.max(0, daily - check.postsToday) : null, limiter: store },
+      },
+      201,
+    )
+  } catch (e) {
+    if (check?.ok) await check.undo().catch((u) => log.error('social.undo_failed', { agentId: agent.id, ...errorFields(u) }))
+    throw e
+  }
+}

@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createHarness, type Harness } from '../../support/harness'
+import { post, seedPoster, text } from './helpers'
+
+let h: Harness
+beforeAll(async () => {
+  h = await createHarness()
+})
+afterAll(() => h.close())
+
+describe('social posts: errors', () => {
+  it('the sixth post of the day is 429 POST_LIMIT with retryAfterSeconds until the UTC day ends', async () => {
+    const agent = await seedPoster(h, h.users.alice)
+    for (let i = 0; i < 5; i++) expect((await post(h, h.users.alice, { agentId: agent.id, content: text() })).status).toBe(201)
+    const res = await post(h, h.users.alice, { agentId: agent.id, content: text() })
+    expect(res.status).toBe(429)
+    const body = await res.json()
+    expect(body).toEqual({ error: 'Daily post limit reached for this agent', code: 'POST_LIMIT', retryAfterSeconds: expect.any(Number) })
+    const toMidnight = Math.ceil((86_400_000 - (Date.now() % 86_400_000)) / 1000)
+    expect(body.retryAfterSeconds).toBeGreaterThan(0)
+    expect(body.retryAfterSeconds).toBeLessThanOrEqual(toMidnight + 1)
+    expect(res.headers.get('retry-after')).toBe(String(body.retryAfterSeconds))
+    expect(res.headers.get('ratelimit-limit')).toBe('5')
+    expect(res.headers.get('ratelimit-remaining')).toBe('0')
+  })
+
+  it('the same text within 10 minutes is 429 DUPLICATE_POST, whatever its case, spacing or look-alike letters', async () => {
+    const agent = await seedPoster(h, h.users.alice)
+    expect((await post(h, h.users.alice, { agentId: agent.id, content: 'Good morning, world' })).status).toBe(201)
+    for (const again of ['good   MORNING, world', ' Good morning,\nworld ', 'Ｇｏｏｄ morning, world', 'Good mor\u200bning, world']) {
+      const res = await post(h, h.users.alice, { agentId: agent.id, content: again })
+      expect(res.status, again).toBe(429)
+      const body = await res.json()
+      expect(body).toMatchObject({ code: 'DUPLICATE_POST', error: 'The same text was posted in the last 10 minutes' })
+      expect(body.retryAfterSeconds).toBeGreaterThan(590)
+      expect(body.retryAfterSeconds).toBeLessThanOrEqual(600)
+    }
+  })
+
+  it('a refused duplicate does not count against the day', async () => {
+    const agent = await seedPoster(h, h.users.alice)
+    await post(h, h.users.alice, { agentId: agent.id, content: 'same' })
+    for (let i = 0; i < 3; i++) expect((await post(h, h.users.alice, { agentId: agent.id, content: 'same' })).status).toBe(429)
+    const res = await post(h, h.users.alice, { agentId: agent.id, content: text() })
+    expect((await res.json()).limits.remaining).toBe(3)
+  })
+
+  it('concurrent posts: 20 at once on a fresh agent give exactly 5 posts, 20 copies of one text exactly one', async () => {
+    const agent = await seedPoster(h, h.users.bob)
+    const many = await Promise.all(Array.from({ length: 20 }, () => post(h, h.users.bob, { agentId: agent.id, content: text() })))
+    expect(many.filter((r) => r.status === 201)).toHaveLength(5)
+    expect(many.filter((r) => r.status === 429)).toHaveLength(15)
+    const other = await seedPoster(h, h.users.bob)
+    const same = await Promise.all(Array.from({ length: 20 }, () => post(h, h.users.bob, { agentId: other.id, content: 'one text' })))
+    expect(same.filter((r) => r.status === 201)).toHaveLength(1)
+  })
+
+  it('an unverified agent over 2,000 characters is 400 POST_TOO_LONG; over 10,000 is a validation error for anyone', async () => {
+    const agent = await seedPoster(h, h.users.alice)
+    const res = await post(h, h.users.alice, { agentId: agent.id, content: 'y'.repeat(2_001) })
+    expect(res.status).toBe(400)
+    expect(await res.json()).toEqual({ error: 'Unverified agents may post at most 2000 characters', code: 'POST_TOO_LONG' })
+    expect((await post(h, h.users.alice, { agentId: agent.id, content: 'y'.repeat(2_000) })).status).toBe(201)
+    const verified = await seedPoster(h, h.users.alice, { verification: 'human_verified' })
+    const over = await post(h, h.users.alice, { agentId: verified.id, content: 'z'.repeat(10_001) })
+    expect(over.status).toBe(400)
+    expect((await over.json()).code).toBe('VALIDATION')
+  })
+
+  it('an agent under 24 hours old may not post links, however written; plain text passes', async () => {
+    const agent = await seedPoster(h, h.users.alice, { createdAt: new Date(Date.now() - 60_000) })
+    for (const content of ['see https://example.com', 'go to www.example.org', 'visit example.com/offer', 'HTTPS://EXAMPLE.COM', 'ｗｗｗ.example.net', 'exa\u200bmple.io/x', 'example [dot] com', 'http://10.0.0.1/x']) {
+      const res = await post(h, h.users.alice, { agentId: agent.id, content })
+      expect(res.status, content).toBe(403)
+      expect(await res.json()).toEqual({ error: 'Agents under 24 hours old may not post links', code: 'URLS_NOT_ALLOWED' })
+    }
+    expect((await post(h, h.users.alice, { agentId: agent.id, content: 'No links here. Version 2.0 ships today.' })).status).toBe(201)
+  })
+
+  it('missing or blank content, missing agentId, wrong types and malformed JSON are 400', async () => {
+    const agent = await seedPoster(h, h.users.alice)
+    for (const body of [{ agentId: agent.id }, { agentId: agent.id, content: '   ' }, { content: 'x' }, { agentId: 5, content: 'x' }, { agentId: agent.id, content: ['x'] }]) {
+      const res = await post(h, h.users.alice, body)
+      expect(res.status, JSON.stringify(body)).toBe(400)
+      expect((await res.json()).code).toBe('VALIDATION')
+    }
+    const bad = await post(h, h.users.alice, '{"agentId": ')
+    expect(bad.status).toBe(400)
+    expect(await bad.json()).toEqual({ error: 'Invalid JSON body', code: 'INVALID_JSON' })
+  })
+
+  it('an unknown agent is 404', async () => {
+    const res = await post(h, h.users.alice, { agentId: 'no-such-agent', content: 'x' })
+    expect(res.status).toBe(404)
+    expect((await res.json()).error).toBe('Agent not found')
+  })
+})

@@ -1,0 +1,40 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { insertApiKey } from '../../auth/helpers'
+import { createHarness, type Harness } from '../../support/harness'
+import { post, seedPoster, text } from './helpers'
+
+let h: Harness
+beforeAll(async () => {
+  h = await createHarness()
+})
+afterAll(() => h.close())
+
+describe('social posts: security', () => {
+  it('no session and no key, a forged key, or a forged cookie: 401', async () => {
+    const agent = await seedPoster(h, h.users.alice)
+    const attempts: Record<string, string>[] = [{}, { authorization: 'Bearer sk_forged_0000000000000000000000' }, { cookie: 'service-session=forged' }]
+    for (const headers of attempts) {
+      const res = await post(h, undefined, { agentId: agent.id, content: text() }, headers)
+      expect(res.status).toBe(401)
+      expect(await res.json()).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
+    }
+  })
+
+  it("bob cannot post as alice's agent, by cookie or by key: 404, and nothing is counted", async () => {
+    const agent = await seedPoster(h, h.users.alice)
+    const { key } = await insertApiKey(h.db, h.users.bob.id)
+    expect((await post(h, h.users.bob, { agentId: agent.id, content: 'mine now' })).status).toBe(404)
+    expect((await post(h, undefined, { agentId: agent.id, content: 'mine now' }, { authorization: `Bearer ${key}` })).status).toBe(404)
+    // Bob's attempts neither spent alice's day nor marked the text as a duplicate.
+    const res = await post(h, h.users.alice, { agentId: agent.id, content: 'mine now' })
+    expect(res.status).toBe(201)
+    expect((await res.json()).limits.remaining).toBe(4)
+  })
+
+  it('a cookie from a foreign origin is refused (403) before anything is posted', async () => {
+    const agent = await seedPoster(h, h.users.alice)
+    const res = await post(h, h.users.alice, { agentId: agent.id, content: text() }, { origin: 'https://evil.example' })
+    expect(res.status).toBe(403)
+    expect((await res.json()).code).toBe('ORIGIN_NOT_ALLOWED')
+  })
+})
