@@ -4,6 +4,7 @@ import { app as agents } from './agents/app'
 import { app as auth } from './auth/app'
 import { app as billing } from './billing/app'
 import { app as calendar } from './calendar/app'
+import { app as colony } from './colony/app'
 import { app as cron } from './cron/app'
 import { app as devices } from './devices/app'
 import { app as docs } from './docs/app'
@@ -43,6 +44,7 @@ export const webRoutes = createRouter()
   .route('/', logs)
   .route('/', cron)
   .route('/', social)
+  .route('/', colony)
 
 /** The whole web API on one app, as `npm start`, the tests and the bench serve it: every family, then the docs. */
 export const createWebApp = (provide: ServiceProvider) => createPlatformApp(provide).route('/', webRoutes).route('/', docs)

@@ -106,6 +106,11 @@ export const configSchema = z.object({
   // Social post limiter (spec 2 "Limits"): its own Upstash REST database when set, else UPSTASH_REDIS_REST_*
   KV_REST_API_URL: z.string().optional(),
   KV_REST_API_TOKEN: z.string().optional(),
+  // The colony's soul host (GET /api/colony/status): the primary, then fallbacks (comma-separated) raced beside it
+  SOUL_SERVICE_URL: z.string().optional(),
+  SOUL_SERVICE_FALLBACK_URLS: list,
+  SOUL_SERVICE_TOKEN: z.string().optional(),
+  SOUL_SERVICE_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5_000),
   // Google sign-in and cross-account protection (RISC)
   GOOGLE_CLIENT_ID: z.string().optional(),
   GOOGLE_CLIENT_SECRET: z.string().optional(),
