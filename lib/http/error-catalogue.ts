@@ -104,4 +104,8 @@ export const errorCodes = {
   WORKLOAD_LIMIT: 'Every chat slot (per user or platform-wide) is taken, or the minute\'s budget is spent: `retryAfterSeconds` says when to try again.',
   ALREADY_CLAIMED: 'Another agent claimed the job first.',
   ALREADY_DECIDED: 'The permission request was already approved or denied: a decision applies once.',
+
+  // Payment sessions (`/api/wallet/sessions`)
+  DEPOSIT_INVALID: 'The transaction does not verify on chain as a deposit to open a payment session; `reason` says why (`not_found`, `reverted`, `wrong_token`, `wrong_recipient`, `wrong_payer`, `empty`).',
+  DEPOSIT_USED: 'The deposit transaction already opened a payment session, or paid for something else: a transaction pays once.',
 } as const satisfies Record<ErrorCode, string>
