@@ -34,9 +34,9 @@ export const PaymentSessionSchema = z
     spent: usd('What calls have taken'),
     remaining: usd('What is left to spend: `deposit - spent`'),
     currency: z.string().max(16).openapi({ description: 'The token paid in, counted 1 token = 1 USD', example: 'USDC' }),
-    chainId: z.number().int().min(1).max(2 ** 31),
+    chainId: z.number().int().min(1).max(2_147_483_647).openapi({ format: 'int32', example: 8453 }),
     token: z.string().max(42).openapi({ description: 'The ERC-20 deposited, checksummed' }),
-    tokenDecimals: z.number().int().min(0).max(36).openapi({ description: 'Voucher amounts are in base units: USD × 10^tokenDecimals' }),
+    tokenDecimals: z.number().int().min(0).max(36).openapi({ format: 'int32', description: 'Voucher amounts are in base units: USD × 10^tokenDecimals' }),
     depositTxHash: z.string().max(66),
     lastNonce: z.string().max(80).nullable().openapi({ description: 'The highest voucher nonce the session accepted (decimal), null before the first' }),
     voucher: z
