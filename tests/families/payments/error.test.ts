@@ -21,11 +21,12 @@ async function closedPort() {
 let chain: PaymentChain
 let h: Harness
 let app: ChargeApp
+// A chain with deployed tokens and funded wallets, then a harness: minutes on a loaded 2-core machine.
 beforeAll(async () => {
   chain = await startPaymentChain()
   h = await createHarness({ env: chain.env })
   app = chargeApp(h)
-})
+}, 180_000)
 afterAll(async () => {
   await h?.close()
   await chain?.close()
@@ -122,7 +123,7 @@ describe.skipIf(!anvilAvailable)('open: errors', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
   })
 
-  it('503 NOT_CONFIGURED without PAYMENT_RECIPIENT, before any chain call', async () => {
+  it('503 NOT_CONFIGURED without PAYMENT_RECIPIENT, before any chain call', { timeout: 120_000 }, async () => {
     const bare = await createHarness({ env: { BASE_RPC_URL: `http://127.0.0.1:${await closedPort()}` } })
     try {
       const res = await postOpen(bare.web, { walletAddress: chain.payers[0].address, txHash: `0x${'ab'.repeat(32)}` })
@@ -132,7 +133,7 @@ describe.skipIf(!anvilAvailable)('open: errors', () => {
     }
   })
 
-  it('502 CHAIN_UNAVAILABLE when the RPC does not answer', async () => {
+  it('502 CHAIN_UNAVAILABLE when the RPC does not answer', { timeout: 120_000 }, async () => {
     const down = await createHarness({ env: { ...chain.env, BASE_RPC_URL: `http://127.0.0.1:${await closedPort()}` } })
     try {
       const res = await postOpen(down.web, { walletAddress: chain.payers[0].address, txHash: `0x${'ab'.repeat(32)}` })

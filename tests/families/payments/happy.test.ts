@@ -11,11 +11,12 @@ import { charge, chargeApp, PRICE, readSession, stored, type ChargeApp } from '.
 let chain: PaymentChain
 let h: Harness
 let app: ChargeApp
+// A chain with deployed tokens and funded wallets, then a harness: minutes on a loaded 2-core machine.
 beforeAll(async () => {
   chain = await startPaymentChain()
   h = await createHarness({ env: chain.env })
   app = chargeApp(h)
-})
+}, 180_000)
 afterAll(async () => {
   await h?.close()
   await chain?.close()
@@ -62,6 +63,22 @@ describe.skipIf(!anvilAvailable)('payment sessions: open and read', () => {
       const { txHash: _, ...opened } = s.opened
       expect(await res.json()).toEqual(opened)
     }
+  })
+})
+
+describe('payment sessions: from the dashboard (CORS)', () => {
+  it('a preflight allows the session headers, and answers expose the receipt headers', async () => {
+    const origin = 'http://localhost:3000'
+    const pre = await h.web.request('/api/wallet/sessions/x', {
+      method: 'OPTIONS',
+      headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-wallet-address' },
+    })
+    expect(pre.status).toBe(204)
+    const allowed = (pre.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(',')
+    expect(allowed).toEqual(expect.arrayContaining(['x-session-id', 'x-wallet-address', 'x-session-voucher']))
+    const res = await h.web.request(`/api/wallet/sessions/${crypto.randomUUID()}`, { headers: { origin, 'x-wallet-address': chain.payers[0].address } })
+    const exposed = (res.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(',')
+    expect(exposed).toEqual(expect.arrayContaining(['payment-receipt', 'x-session-remaining']))
   })
 })
 

@@ -12,13 +12,14 @@ let h: Harness
 let app: ChargeApp
 let alice: PaymentSessionClient
 let bob: PaymentSessionClient
+// A chain with deployed tokens and funded wallets, then a harness: minutes on a loaded 2-core machine.
 beforeAll(async () => {
   chain = await startPaymentChain()
   h = await createHarness({ env: chain.env })
   app = chargeApp(h)
   alice = await PaymentSessionClient.open(h.web, chain, chain.payers[0], '1')
   bob = await PaymentSessionClient.open(h.web, chain, chain.payers[1], '1')
-})
+}, 180_000)
 afterAll(async () => {
   await h?.close()
   await chain?.close()
@@ -104,7 +105,7 @@ describe.skipIf(!anvilAvailable)('payment sessions: an RPC that serves another c
   beforeAll(async () => {
     testnet = await startAnvil({ chainId: 84532 })
     wrong = await createHarness({ env: { ...chain.env, BASE_RPC_URL: testnet.url } })
-  })
+  }, 120_000)
   afterAll(async () => {
     await wrong?.close()
     await testnet?.close()
