@@ -17,6 +17,7 @@ import { app as logs } from './logs/app'
 import { app as oauth } from './oauth/app'
 import { app as passkeys } from './passkeys/app'
 import { app as social } from './social/app'
+import { app as payments } from './payments/app'
 import { app as stripe } from './stripe/app'
 import { app as users } from './users/app'
 import { app as walletAuth } from './wallet-auth/app'
@@ -34,6 +35,7 @@ export const webRoutes = createRouter()
   .route('/', devices)
   .route('/', passkeys)
   .route('/', walletAuth)
+  .route('/', payments)
   .route('/', oauth)
   .route('/', farcaster)
   .route('/', billing)

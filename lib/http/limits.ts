@@ -49,4 +49,7 @@ export const limits = {
   gateway: { name: 'gateway', limit: 100, windowSec: 60, message: 'Too many requests' },
   // Web chat per IP (spec "Limits": `/api/chat` 60/min): `POST /api/gateway/chat`, before the workload gate.
   chat: { name: 'chat', limit: 60, windowSec: 60, message: 'Too many requests' },
+  // Per IP: opening a payment session verifies its deposit on chain (RPC calls); reading one is a database read.
+  paymentSessionOpen: { name: 'payment-session-open', limit: 10, windowSec: 60, message: 'Too many requests' },
+  paymentSessionRead: { name: 'payment-session-read', limit: 60, windowSec: 60, message: 'Too many requests' },
 } satisfies Record<string, NamedLimit>

@@ -24,6 +24,13 @@ const smoke: Record<string, { path: string; status: number; method?: string; bod
   cron: { path: '/api/cron/watchdog', status: 401, method: 'POST', body: '{}', check: (b) => expect(b).toEqual({ error: 'Missing queue signature', code: 'SIGNATURE_REQUIRED' }) },
   social: { path: '/api/social/posts', status: 401, method: 'POST', body: '{}', check: (b) => expect(b).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' }) },
   colony: { path: '/api/colony/status', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' }) },
+  payments: {
+    path: '/api/wallet/sessions',
+    status: 503,
+    method: 'POST',
+    body: `{"walletAddress":"0x${'1'.repeat(40)}","txHash":"0x${'2'.repeat(64)}"}`,
+    check: (b) => expect(b).toEqual({ error: 'Payment sessions not configured', code: 'NOT_CONFIGURED' }),
+  },
   passkeys: { path: '/api/passkey/auth/options', status: 400, method: 'POST', body: '{}', check: (b) => expect(b.error).toBe('Identifier is required') },
 }
 
@@ -65,7 +72,8 @@ describe('every function bundles for workerd and answers in miniflare', () => {
     })
   }
 
-  it('every function deploys within 250 KB gzipped, without the modules infra/bundle.ts leaves out', async () => {
+  // Minifies every function in turn (~1 s each): far over the default timeout on a busy 2-core machine.
+  it('every function deploys within 250 KB gzipped, without the modules infra/bundle.ts leaves out', { timeout: 120_000 }, async () => {
     for (const { family, entry } of entries) {
       const { code, gzipBytes } = await bundleFunction(entry, { minify: true })
       expect(gzipBytes / 1024, family).toBeLessThanOrEqual(250)

@@ -1,0 +1,50 @@
+import type { Context } from 'hono'
+import type { Address } from 'viem'
+import { assertBaseChain, BASE_CHAIN_ID, baseClient } from '../../lib/chain'
+import type { AppEnv } from '../../lib/context'
+import { ApiError } from '../../lib/http/errors'
+import { errorFields, log } from '../../lib/log'
+import type { PaymentSettings } from '../../lib/payments/config'
+import { TransferError, verifyTransfer, type TransferRefusal, type VerifiedTransfer } from '../../lib/payments/transfer'
+
+/** Why a deposit is refused (402 `DEPOSIT_INVALID`, `reason`), in the client's words. */
+export const DEPOSIT_REFUSALS = {
+  not_found: 'Deposit transaction not found, or not mined yet',
+  reverted: 'Deposit transaction reverted',
+  wrong_token: 'The deposit is not a transfer of the payment token',
+  wrong_recipient: 'The deposit is not paid to the payment recipient',
+  wrong_payer: 'The deposit is not from the wallet',
+  empty: 'The deposit transfers nothing',
+} as const
+
+const reasonOf = (r: Exclude<TransferRefusal, 'unavailable'>): keyof typeof DEPOSIT_REFUSALS =>
+  r === 'underpaid' ? 'empty' : r === 'malformed' || r === 'unbound' ? 'not_found' : r
+
+const chainDown = () => new ApiError(502, 'The chain could not be reached', { code: 'CHAIN_UNAVAILABLE' })
+
+/**
+ * The deposit `txHash` as the chain shows it: a successful transfer of the payment token from `wallet` to the
+ * payment recipient, of more than nothing (the largest such transfer in the transaction counts). No memo: the
+ * session it opens is made for it, and the hash opens one session only (`chain_payments`).
+ */
+export async function verifyDeposit(c: Context<AppEnv>, settings: PaymentSettings, claim: { txHash: string; wallet: Address }): Promise<VerifiedTransfer & { chainId: number }> {
+  const { config } = c.var.services
+  const client = baseClient(config)
+  // A BASE_RPC_URL pointed at another chain would take a testnet transfer for real money.
+  await assertBaseChain(client, config.BASE_RPC_URL).catch((e: unknown) => {
+    log.error('payment_session.chain_unusable', { requestId: c.var.requestId, ...errorFields(e) })
+    throw chainDown()
+  })
+  try {
+    const transfer = await verifyTransfer(client, { txHash: claim.txHash, token: settings.token, recipient: settings.recipient, payer: claim.wallet, minAmount: 1n })
+    return { ...transfer, chainId: BASE_CHAIN_ID }
+  } catch (e) {
+    if (!(e instanceof TransferError)) throw e
+    if (e.reason === 'unavailable') {
+      log.warn('payment_session.chain_unavailable', { requestId: c.var.requestId })
+      throw chainDown()
+    }
+    const reason = reasonOf(e.reason)
+    throw new ApiError(402, DEPOSIT_REFUSALS[reason], { code: 'DEPOSIT_INVALID', extra: { reason } })
+  }
+}

@@ -1,0 +1,66 @@
+import { createRoute } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import type { Address } from 'viem'
+import type { AppEnv } from '../../../lib/context'
+import { ApiError } from '../../../lib/http/errors'
+import { limits } from '../../../lib/http/limits'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { enforceRateLimit, limitedRoute } from '../../../lib/http/rate-limit'
+import { jsonBody } from '../../../lib/http/validation'
+import { log } from '../../../lib/log'
+import { paymentSettings } from '../../../lib/payments/config'
+import { openSession } from '../../../lib/payments/sessions'
+import { SESSION_PAYMENT_DOC } from '../../../lib/payments/session-charge'
+import { DEPOSIT_REFUSALS, verifyDeposit } from '../deposit'
+import { OpenSessionBody, PaymentSessionSchema, sessionJson } from '../schemas'
+
+const refusals = Object.entries(DEPOSIT_REFUSALS)
+  .map(([reason, error]) => `\`${reason}\` (${error})`)
+  .join(', ')
+
+export const route = createRoute(limitedRoute(limits.paymentSessionOpen, {
+  method: 'post',
+  path: '/api/wallet/sessions',
+  operationId: 'openPaymentSession',
+  security: [],
+  tags: ['Payment sessions'],
+  summary: 'Open a payment session with an on-chain deposit',
+  description: [
+    'No sign-in: the wallet is the account. Transfer the payment token (USDC on Base, chain 8453, unless configured ',
+    'otherwise) from `walletAddress` to the platform’s payment recipient with a plain ERC-20 `transfer`, wait for ',
+    'it to be mined, then post `{walletAddress, txHash}`. The transaction is read on chain: it must have succeeded ',
+    'and hold a transfer of the payment token from that wallet to the recipient (the largest one counts as the ',
+    'deposit). A transaction opens one session, ever: posting it again, even at the same moment, is 409 ',
+    '`DEPOSIT_USED`, and so is a transaction that already paid a gateway call. Keep the `sessionId`: it cannot be ',
+    'recovered from the hash.\n\n',
+    'Amounts are USD as decimal strings (1 token = 1 USD; `tokenDecimals` converts to the base units vouchers use). ',
+    'The session is then spent by the gateway (`POST /api/v1/gateway`, `X-Payment-Method: session`), call by call, ',
+    'against vouchers the wallet signs. ',
+    SESSION_PAYMENT_DOC,
+    '\n\nA deposit that does not verify is 402 `DEPOSIT_INVALID` with `reason`: ',
+    refusals,
+    '. Not cached. The rate limit counts requests that passed validation.',
+  ].join(''),
+  request: { body: jsonBody(OpenSessionBody) },
+  responses: {
+    201: ok(PaymentSessionSchema, 'The session, funded with the deposit'),
+    400: errorResponse('Body fields invalid (`VALIDATION`)'),
+    402: errorResponse('The deposit does not verify on chain (`DEPOSIT_INVALID`, with `reason`)'),
+    409: errorResponse('The transaction already opened a session or paid for something else (`DEPOSIT_USED`)'),
+    502: errorResponse('The chain RPC did not answer, or serves another chain (`CHAIN_UNAVAILABLE`)'),
+    503: errorResponse('Payments are not configured: no `PAYMENT_RECIPIENT` (`NOT_CONFIGURED`)'),
+  },
+}, 'handler'))
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const body = c.req.valid('json')
+  const settings = paymentSettings(c.var.services.config)
+  if (!settings) throw new ApiError(503, 'Payment sessions not configured', { code: 'NOT_CONFIGURED' })
+  await enforceRateLimit(c, limits.paymentSessionOpen) // after validation, before any RPC call
+  const deposit = await verifyDeposit(c, settings, { txHash: body.txHash, wallet: body.walletAddress as Address })
+  const session = await openSession(c.var.services.db, deposit)
+  if (!session) throw new ApiError(409, 'This transaction has already been used', { code: 'DEPOSIT_USED' })
+  log.info('payment_session.opened', { requestId: c.var.requestId, sessionId: session.id, amount: deposit.amount })
+  c.header('Cache-Control', 'no-store')
+  return c.json(sessionJson(session, settings), 201)
+}

@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { chainPayments } from '../../../schema'
+import { anvilAvailable, startAnvil, type Anvil } from '../../support/anvil'
+import { createHarness, type Harness } from '../../support/harness'
+import { startPaymentChain, type PaymentChain } from '../../support/payment-chain'
+import { PaymentSessionClient, postOpen, sessionHeaders, signVoucher, units } from '../../support/payment-session'
+import { charge, chargeApp, expectGatewayError, PRICE, readSession, stored, type ChargeApp } from './helpers'
+
+let chain: PaymentChain
+let h: Harness
+let app: ChargeApp
+let alice: PaymentSessionClient
+let bob: PaymentSessionClient
+// A chain with deployed tokens and funded wallets, then a harness: minutes on a loaded 2-core machine.
+beforeAll(async () => {
+  chain = await startPaymentChain()
+  h = await createHarness({ env: chain.env })
+  app = chargeApp(h)
+  alice = await PaymentSessionClient.open(h.web, chain, chain.payers[0], '1')
+  bob = await PaymentSessionClient.open(h.web, chain, chain.payers[1], '1')
+}, 180_000)
+afterAll(async () => {
+  await h?.close()
+  await chain?.close()
+})
+
+const spent = async (s: PaymentSessionClient) => (await stored(h, s.sessionId)).session.spentAmount
+
+describe.skipIf(!anvilAvailable)('payment sessions: security', () => {
+  it('a voucher signed by any key but the session’s wallet is refused (voucher_failed), and nothing is taken', async () => {
+    const forger = privateKeyToAccount(generatePrivateKey())
+    const forged = await signVoucher(forger, alice.sessionId, { cumulativeAmount: units('1'), nonce: 1000n })
+    const body = await expectGatewayError(await charge(app, sessionHeaders(alice, forged)), 402, 'voucher_failed')
+    expect(body.message).toBe('The voucher is not signed by the session’s wallet for this session')
+    // Bob signing for Alice's session is no better.
+    const bobs = await signVoucher(bob.wallet, alice.sessionId, { cumulativeAmount: units('1'), nonce: 1001n })
+    await expectGatewayError(await charge(app, sessionHeaders(alice, bobs)), 402, 'voucher_failed')
+    expect(await spent(alice)).toBe('0')
+  })
+
+  it('naming another wallet’s session is session_invalid, even with a voucher that wallet signed for it', async () => {
+    const voucher = await signVoucher(bob.wallet, alice.sessionId, { cumulativeAmount: units('1'), nonce: 1002n })
+    const headers = { ...sessionHeaders(alice, voucher), 'x-wallet-address': bob.wallet.address }
+    await expectGatewayError(await charge(app, headers), 402, 'session_invalid')
+    expect(await spent(alice)).toBe('0')
+  })
+
+  it('a voucher for one session does not pay on another session of the same wallet', async () => {
+    const second = await PaymentSessionClient.open(h.web, chain, alice.wallet as typeof chain.payers[0], '1')
+    const forFirst = await alice.voucher(PRICE)
+    await expectGatewayError(await charge(app, sessionHeaders(second, forFirst)), 402, 'voucher_failed')
+    expect(await spent(second)).toBe('0')
+    // It still pays where it belongs.
+    expect((await charge(app, sessionHeaders(alice, forFirst))).status).toBe(200)
+  })
+
+  it('a replayed voucher is refused (voucher_failed) even when its cumulative amount would still cover the call', async () => {
+    const voucher = await signVoucher(bob.wallet, bob.sessionId, { cumulativeAmount: units('1'), nonce: 1n })
+    expect((await charge(app, sessionHeaders(bob, voucher))).status).toBe(200)
+    const before = await spent(bob)
+    const body = await expectGatewayError(await charge(app, sessionHeaders(bob, voucher)), 402, 'voucher_failed')
+    expect(body.message).toBe('The voucher’s nonce was already used')
+    expect(await spent(bob)).toBe(before)
+  })
+
+  it('GET with another wallet answers exactly as an unknown session does', async () => {
+    const other = await readSession(h, alice.sessionId, bob.wallet.address)
+    const unknown = await readSession(h, crypto.randomUUID(), bob.wallet.address)
+    expect(other.status).toBe(404)
+    expect(await other.json()).toEqual(await unknown.json())
+  })
+
+  it('a deposit claimed by a wallet that did not pay is refused (wrong_payer)', async () => {
+    const txHash = await chain.pay(chain.payers[2], { amount: '1' })
+    const thief = privateKeyToAccount(generatePrivateKey()).address
+    const res = await postOpen(h.web, { walletAddress: thief, txHash })
+    expect(res.status).toBe(402)
+    expect(await res.json()).toMatchObject({ code: 'DEPOSIT_INVALID', reason: 'wrong_payer' })
+    // The real payer can still open with it.
+    expect((await postOpen(h.web, { walletAddress: chain.payers[2].address, txHash })).status).toBe(201)
+  })
+
+  it('a transaction that already paid a gateway call (MPP) cannot open a session', async () => {
+    const txHash = await chain.pay(chain.payers[3], { amount: '1' })
+    await h.db.insert(chainPayments).values({
+      txHash: txHash.toLowerCase(),
+      purpose: 'mpp',
+      reference: 'challenge-nonce',
+      chainId: 8453,
+      token: chain.usdc.toLowerCase(),
+      payer: chain.payers[3].address.toLowerCase(),
+      recipient: chain.recipient.toLowerCase(),
+      amount: '1000000',
+    })
+    const res = await postOpen(h.web, { walletAddress: chain.payers[3].address, txHash })
+    expect(res.status).toBe(409)
+    expect(await res.json()).toMatchObject({ code: 'DEPOSIT_USED' })
+  })
+})
+
+describe.skipIf(!anvilAvailable)('payment sessions: an RPC that serves another chain', () => {
+  let testnet: Anvil
+  let wrong: Harness
+  beforeAll(async () => {
+    testnet = await startAnvil({ chainId: 84532 })
+    wrong = await createHarness({ env: { ...chain.env, BASE_RPC_URL: testnet.url } })
+  }, 120_000)
+  afterAll(async () => {
+    await wrong?.close()
+    await testnet?.close()
+  })
+
+  it('is refused before any deposit is read (502 CHAIN_UNAVAILABLE): a testnet transfer is not money', async () => {
+    const res = await postOpen(wrong.web, { walletAddress: chain.payers[0].address, txHash: `0x${'ab'.repeat(32)}` })
+    expect(res.status).toBe(502)
+    expect(await res.json()).toEqual({ error: 'The chain could not be reached', code: 'CHAIN_UNAVAILABLE' })
+  })
+})
