@@ -104,4 +104,5 @@ export const errorCodes = {
   WORKLOAD_LIMIT: 'Every chat slot (per user or platform-wide) is taken, or the minute\'s budget is spent: `retryAfterSeconds` says when to try again.',
   ALREADY_CLAIMED: 'Another agent claimed the job first.',
   ALREADY_DECIDED: 'The permission request was already approved or denied: a decision applies once.',
+  UPGRADE_REQUIRED: 'A WebSocket endpoint was asked without `Upgrade: websocket`.',
 } as const satisfies Record<ErrorCode, string>

@@ -49,4 +49,6 @@ export const limits = {
   gateway: { name: 'gateway', limit: 100, windowSec: 60, message: 'Too many requests' },
   // Web chat per IP (spec "Limits": `/api/chat` 60/min): `POST /api/gateway/chat`, before the workload gate.
   chat: { name: 'chat', limit: 60, windowSec: 60, message: 'Too many requests' },
+  // Web `/api/permissions*` per user: the list, decisions and socket connections together (each one a query).
+  permissions: { name: 'permissions', limit: 120, windowSec: 60, message: 'Too many requests', per: 'user' },
 } satisfies Record<string, NamedLimit>
