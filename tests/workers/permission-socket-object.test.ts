@@ -54,9 +54,9 @@ beforeAll(async () => {
 })
 afterAll(() => mf?.dispose())
 
-/** Accepts the client end of a 101 and collects what arrives on it. */
-function receive(res: Response): Received {
-  const ws = (res as Response & { webSocket?: Socket }).webSocket
+/** Accepts the client end of a 101 (miniflare's Response or the namespace's) and collects what arrives on it. */
+function receive(res: { status: number }): Received {
+  const ws = (res as { webSocket?: Socket }).webSocket
   if (res.status !== 101 || !ws) throw new Error(`expected 101 with a WebSocket, got ${res.status}`)
   const messages: Array<Record<string, unknown>> = []
   ws.addEventListener('message', (e) => messages.push(JSON.parse(e.data)))

@@ -79,7 +79,7 @@ describe('permissions: the session routes', () => {
       ['GET', '/api/permissions/socket'],
     ]
     for (const [method, path] of routes) {
-      for (const headers of [{}, { cookie: 'service-session=forged-token' }]) {
+      for (const headers of [{}, { cookie: 'service-session=forged-token' }] as Array<Record<string, string>>) {
         const res = await call(h, method, path, { headers, body: method === 'POST' ? { decision: 'approve' } : undefined })
         expect(res.status, `${method} ${path}`).toBe(401)
         expect(await res.json()).toEqual(UNAUTHORIZED)
