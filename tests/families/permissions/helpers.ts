@@ -12,14 +12,14 @@ export const INTERNAL_KEY = 'test-internal-key-0123456789'
 export const permissionsHarness = (env: Record<string, string | undefined> = {}) => createHarness({ env: { INTERNAL_API_KEY: INTERNAL_KEY, ...env } })
 
 /** `POST /api/hooks/classify` as an agent runtime calls it (the internal key unless `key` says otherwise; null: none). */
-export function hook(h: Harness, body: unknown, key: string | null = INTERNAL_KEY) {
+export function hook(h: Pick<Harness, 'web'>, body: unknown, key: string | null = INTERNAL_KEY) {
   const headers: Record<string, string> = { 'content-type': 'application/json' }
   if (key !== null) headers.authorization = `Bearer ${key}`
   return h.web.request('/api/hooks/classify', { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) })
 }
 
 /** `GET /api/hooks/permissions/:id`, the hook's poll. */
-export function poll(h: Harness, requestId: string, key: string | null = INTERNAL_KEY) {
+export function poll(h: Pick<Harness, 'web'>, requestId: string, key: string | null = INTERNAL_KEY) {
   return h.web.request(`/api/hooks/permissions/${encodeURIComponent(requestId)}`, { headers: key === null ? {} : { authorization: `Bearer ${key}` } })
 }
 

@@ -1,17 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createWebApp } from '../../../functions/web'
 import type { Harness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { dangerousCall, hook, INTERNAL_KEY, permissionsHarness, poll, storedRequest } from './helpers'
 
 let h: Harness
-/** A deployment without `INTERNAL_API_KEY`. */
-let keyless: Harness
+/** The same deployment without `INTERNAL_API_KEY`: the web app on the harness's stores, its config lacking the key. */
+let keyless: Pick<Harness, 'web'>
 beforeAll(async () => {
-  ;[h, keyless] = await Promise.all([permissionsHarness(), permissionsHarness({ INTERNAL_API_KEY: undefined })])
+  h = await permissionsHarness()
+  keyless = { web: createWebApp(() => ({ ...h.services, config: { ...h.services.config, INTERNAL_API_KEY: undefined } })) }
 })
-afterAll(async () => {
-  await Promise.all([h?.close(), keyless?.close()])
-})
+afterAll(() => h?.close())
 
 const UNAUTHORIZED = { error: 'Unauthorized', code: 'UNAUTHORIZED' }
 
