@@ -18,6 +18,7 @@ import { app as oauth } from './oauth/app'
 import { app as passkeys } from './passkeys/app'
 import { app as social } from './social/app'
 import { app as payments } from './payments/app'
+import { app as permissions } from './permissions/app'
 import { app as stripe } from './stripe/app'
 import { app as users } from './users/app'
 import { app as walletAuth } from './wallet-auth/app'
@@ -47,6 +48,7 @@ export const webRoutes = createRouter()
   .route('/', cron)
   .route('/', social)
   .route('/', colony)
+  .route('/', permissions)
 
 /** The whole web API on one app, as `npm start`, the tests and the bench serve it: every family, then the docs. */
 export const createWebApp = (provide: ServiceProvider) => createPlatformApp(provide).route('/', webRoutes).route('/', docs)

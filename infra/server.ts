@@ -7,6 +7,7 @@ import { errorFields, log } from '../lib/log'
 import { registerSchedules } from '../lib/queue/schedules'
 import { createNodeServices } from './services'
 import { serveDocsScripts } from './static-assets'
+import { serveWithSockets } from './websocket'
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
 process.env.APP_VERSION ??= `v${pkg.version}`
@@ -32,18 +33,18 @@ export async function startServer(env = process.env) {
   await registerSchedules(services.services.queue) // the watchdog and heartbeat crons; QStash in production: README "Crons"
 
   const host = env.HOST ?? '127.0.0.1'
-  const servers = [
-    serve({ fetch: web.fetch, port: webPort, hostname: host }),
-    serve({ fetch: backendApp.fetch, port: backendPort, hostname: host }),
-  ]
+  // The web listener takes WebSocket upgrades too (the permission socket); the backend has none.
+  const webListener = serveWithSockets({ fetch: web.fetch, port: webPort, hostname: host }, services.services)
+  const servers = [webListener.server, serve({ fetch: backendApp.fetch, port: backendPort, hostname: host })]
   const a = services.adapters
   console.log(`web API      http://${host}:${webPort}  (docs at /api/docs)`)
   console.log(`backend API  http://${host}:${backendPort}  (docs at /docs)`)
   console.log(`stores       db=${a.db} kv=${a.kv} queue=${a.queue} storage=${a.storage} runtimes=${a.runtimes}`)
 
   return {
-    /** Stops listening, ends idle keep-alive connections (open ones finish their request), closes the stores. */
+    /** Closes open WebSockets, stops listening, ends idle keep-alive connections (open ones finish their request), closes the stores. */
     async close() {
+      await webListener.closeSockets()
       await Promise.all(
         servers.map((s) => {
           const closed = new Promise((r) => s.close(r))

@@ -3,7 +3,7 @@ import type { Context, MiddlewareHandler } from 'hono'
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie'
 import { createMiddleware } from 'hono/factory'
 import { sessions, users } from '../../schema'
-import type { AppEnv, SignedInEnv } from '../context'
+import type { AppContext, AppEnv, SignedInEnv } from '../context'
 import { randomHex, sha256Hex } from '../crypto'
 import { ApiError } from '../http/errors'
 import { type CachedUser, expireCachedSessions, readStamp } from './session-cache'
@@ -104,10 +104,13 @@ export async function readSession(c: Context<AppEnv>): Promise<CachedUser | null
 /** The methods `assertTrustedOrigin` checks (signedInRoute documents its 403 from the same set). */
 export const UNSAFE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
-/** Cookie-authenticated unsafe requests must not come from a foreign page (`Origin` outside APP_ORIGIN). */
-export function assertTrustedOrigin(c: Context<AppEnv>) {
+/**
+ * Cookie-authenticated unsafe requests must not come from a foreign page (`Origin` outside APP_ORIGIN); with
+ * `always`, any method (a WebSocket upgrade is a GET, and the socket it opens can write).
+ */
+export function assertTrustedOrigin(c: AppContext, always = false) {
   const origin = c.req.header('origin')
-  if (UNSAFE_METHODS.has(c.req.method) && origin !== undefined && !c.var.services.config.APP_ORIGIN.includes(origin)) {
+  if ((always || UNSAFE_METHODS.has(c.req.method)) && origin !== undefined && !c.var.services.config.APP_ORIGIN.includes(origin)) {
     throw new ApiError(403, 'Forbidden origin', { code: 'ORIGIN_NOT_ALLOWED' })
   }
 }

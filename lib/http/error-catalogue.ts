@@ -113,4 +113,5 @@ export const errorCodes = {
   // Payment sessions (`/api/wallet/sessions`)
   DEPOSIT_INVALID: 'The transaction does not verify on chain as a deposit to open a payment session; `reason` says why (`not_found`, `reverted`, `wrong_token`, `wrong_recipient`, `wrong_payer`, `empty`).',
   DEPOSIT_USED: 'The deposit transaction already opened a payment session, or paid for something else: a transaction pays once.',
+  UPGRADE_REQUIRED: 'A WebSocket endpoint was asked without `Upgrade: websocket`.',
 } as const satisfies Record<ErrorCode, string>

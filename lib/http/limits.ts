@@ -52,4 +52,6 @@ export const limits = {
   // Per IP: opening a payment session verifies its deposit on chain (RPC calls); reading one is a database read.
   paymentSessionOpen: { name: 'payment-session-open', limit: 10, windowSec: 60, message: 'Too many requests' },
   paymentSessionRead: { name: 'payment-session-read', limit: 60, windowSec: 60, message: 'Too many requests' },
+  // Web `/api/permissions*` per user: the list, decisions and socket connections together (each one a query).
+  permissions: { name: 'permissions', limit: 120, windowSec: 60, message: 'Too many requests', per: 'user' },
 } satisfies Record<string, NamedLimit>

@@ -31,6 +31,7 @@ const smoke: Record<string, { path: string; status: number; method?: string; bod
     body: `{"walletAddress":"0x${'1'.repeat(40)}","txHash":"0x${'2'.repeat(64)}"}`,
     check: (b) => expect(b).toEqual({ error: 'Payment sessions not configured', code: 'NOT_CONFIGURED' }),
   },
+  permissions: { path: '/api/permissions', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' }) },
   passkeys: { path: '/api/passkey/auth/options', status: 400, method: 'POST', body: '{}', check: (b) => expect(b.error).toBe('Identifier is required') },
 }
 

@@ -1,0 +1,11 @@
+import { createWorker } from '../../lib/app'
+import { PermissionSocketObject } from '../../lib/permissions/durable'
+import { neonStore } from '../../lib/services/stores/neon'
+import { upstashStore } from '../../lib/services/stores/upstash'
+import { app } from './app'
+
+export { app }
+// One per user (binding PERMISSION_SOCKETS, wrangler.toml `[env.permissions]`): the routes connect and push
+// through it when the binding exists.
+export { PermissionSocketObject }
+export default createWorker(app, { db: neonStore, kv: upstashStore })

@@ -1,0 +1,55 @@
+import { createRoute } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import type { AppEnv } from '../../../lib/context'
+import { classifyToolCall } from '../../../lib/hooks/classify'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { jsonBody } from '../../../lib/http/validation'
+import { log } from '../../../lib/log'
+import { requestMessage } from '../../../lib/permissions/messages'
+import { createPermissionRequest, MAX_STORED_TOOL_INPUT_CHARS } from '../../../lib/permissions/requests'
+import { notifyDashboards } from '../../../lib/permissions/sockets'
+import { internalKeyResponses, requireInternalKey } from '../internal-key'
+import { ClassifyBody, ClassifyResult, MAX_TOOL_INPUT_DEPTH } from '../schemas'
+
+export const route = createRoute({
+  method: 'post',
+  path: '/api/hooks/classify',
+  operationId: 'classifyToolCall',
+  tags: ['Hooks'],
+  summary: "Classify an agent's tool call (internal key)",
+  description:
+    "Called by an agent's runtime before each tool call, with `Authorization: Bearer <INTERNAL_API_KEY>`. Answers the tier: " +
+    '`safe` → `allow: true`; `dangerous` → `allow: false` and a `requestId`; `destructive` → `allow: false`, never askable. ' +
+    '`bash`, `exec` and `shell` are classified from the command; `write` and `file_write` are dangerous for sensitive paths ' +
+    '(`.env`, credentials, `.ssh`), else safe; `read` and `file_read` are always safe; unknown tools are dangerous. The hook is ' +
+    'fail-closed: any answer but a 200 (or no answer) means the call is denied.\n\n' +
+    "A dangerous call becomes a persistent permission request for its owner: `userId` when it names a user, else the owner of " +
+    'the agent `agentId` names, else nobody (the request is recorded but no one can see or approve it, so the call stays ' +
+    "denied). The owner's open dashboards get it at once on `GET /api/permissions/socket` as `permission_request`; one that " +
+    'connects later gets it then (a failed push never fails this call). The runtime then polls ' +
+    '`GET /api/hooks/permissions/{requestId}` until the owner approves or denies it (`POST /api/permissions/{requestId}` or a ' +
+    `socket \`decision\`). A request keeps at most ${MAX_STORED_TOOL_INPUT_CHARS} characters of \`toolInput\`'s JSON. ` +
+    'Not rate limited: only the platform holds the key, and every agent tool call passes here.',
+  middleware: [requireInternalKey] as const,
+  security: [{ sharedKey: [] }],
+  request: { body: jsonBody(ClassifyBody) },
+  responses: {
+    200: ok(ClassifyResult, 'The tier; `requestId` only for `dangerous`'),
+    400: errorResponse(
+      `\`toolName required\` (missing, not a string or empty), \`toolInput must be an object\`, nesting past ${MAX_TOOL_INPUT_DEPTH} ` +
+        'levels, or a field over its length (`VALIDATION`); or invalid JSON (`INVALID_JSON`)',
+    ),
+    ...internalKeyResponses,
+  },
+})
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const { toolName, toolInput, agentId, userId } = c.req.valid('json')
+  const { tier, reason } = classifyToolCall(toolName, toolInput)
+  if (tier !== 'dangerous') return c.json({ allow: tier === 'safe', tier, reason }, 200)
+
+  const request = await createPermissionRequest(c.var.services.reader, { agentId, userId, toolName, toolInput, reason })
+  log.info('permissions.request_created', { requestId: request.id, toolName, owned: request.userId !== null })
+  if (request.userId) await notifyDashboards(c, request.userId, requestMessage(request))
+  return c.json({ allow: false, tier, reason, requestId: request.id }, 200)
+}

@@ -1,0 +1,44 @@
+import type { RouteHandler } from '@hono/zod-openapi'
+import { ApiError } from '../../../lib/http/errors'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { jsonBody } from '../../../lib/http/validation'
+import { log } from '../../../lib/log'
+import { decidePermission, REQUEST_ALREADY_DECIDED, REQUEST_NOT_FOUND } from '../../../lib/permissions/decide'
+import { decidedMessage } from '../../../lib/permissions/messages'
+import { requestJson } from '../../../lib/permissions/requests'
+import { notifyDashboards } from '../../../lib/permissions/sockets'
+import { permissionsRoute } from '../route'
+import { DecisionBody, PermissionRequestSchema, RequestIdParams } from '../schemas'
+
+export const route = permissionsRoute({
+  method: 'post',
+  path: '/api/permissions/{requestId}',
+  operationId: 'decidePermissionRequest',
+  tags: ['Permissions'],
+  summary: 'Approve or deny one of the caller’s permission requests',
+  description:
+    '`approve` lets the agent make the tool call, `deny` refuses it; the hook learns it at its next poll. A request is ' +
+    'decided once: a second decision, whichever it is and from wherever (another dashboard, the socket), is 409. ' +
+    "Another user's request reads as absent (404). The caller's open dashboards get `{type: \"permission_decided\", " +
+    'requestId, status}` on `GET /api/permissions/socket`.',
+  request: { params: RequestIdParams, body: jsonBody(DecisionBody) },
+  responses: {
+    200: ok(PermissionRequestSchema, 'The request, decided: `status` `approved` or `denied`, `decidedAt` set'),
+    400: errorResponse('`decision must be approve or deny` (`VALIDATION`); or invalid JSON (`INVALID_JSON`)'),
+    404: errorResponse(`\`${REQUEST_NOT_FOUND}\`: no such request, or not the caller’s (\`NOT_FOUND\`)`),
+    409: errorResponse(`\`${REQUEST_ALREADY_DECIDED}\` (\`ALREADY_DECIDED\`), with its \`status\``),
+  },
+})
+
+export const handler: RouteHandler<typeof route> = async (c) => {
+  const { requestId } = c.req.valid('param')
+  const userId = c.var.user.id
+  const done = await decidePermission(c.var.services.db, userId, requestId, c.req.valid('json').decision)
+  if (done.outcome === 'not_found') throw new ApiError(404, REQUEST_NOT_FOUND, { code: 'NOT_FOUND' })
+  if (done.outcome === 'already_decided') {
+    throw new ApiError(409, REQUEST_ALREADY_DECIDED, { code: 'ALREADY_DECIDED', extra: { status: done.request.status } })
+  }
+  log.info('permissions.decided', { requestId, status: done.request.status, via: 'http' })
+  await notifyDashboards(c, userId, decidedMessage(done.request))
+  return c.json(requestJson(done.request), 200)
+}

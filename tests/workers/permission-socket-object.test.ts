@@ -1,0 +1,133 @@
+import { Miniflare } from 'miniflare'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { bundleFunction } from '../../infra/bundle'
+import type { DurableNamespaceLike } from '../../lib/logs/backend'
+import { SOCKET_ID_HEADER, SOCKET_OBJECT_ORIGIN, SOCKET_USER_HEADER } from '../../lib/permissions/durable'
+
+// The permissions Worker's Durable Object in workerd, as deployed (its bundle, the PERMISSION_SOCKETS binding of
+// wrangler.toml), called two ways: directly through its namespace, and through a Worker that runs the route's
+// own code after the session check (`permissionSockets(c).connect` with the pending, `notifyDashboards`), on the
+// platform's middleware, built from this source (the real route needs a database for the session).
+const FORWARDER = `
+import { createPlatformApp } from './lib/app'
+import { managedServices } from './lib/services/managed'
+import { notifyDashboards, permissionSockets } from './lib/permissions/sockets'
+export { PermissionSocketObject } from './lib/permissions/durable'
+
+const pending = (userId) => [1, 2].map((n) => ({ type: 'permission_request', requestId: userId + '-pending-' + n, agentId: 'a', toolName: 't', toolInput: {}, reason: 'r', createdAt: '2026-01-01T00:00:00.000Z' }))
+const app = createPlatformApp(managedServices({}))
+const signedIn = (c, next) => { c.set('user', { id: c.req.param('userId'), email: 'x@example.com', name: 'x', isAdmin: false }); return next() }
+app.get('/connect/:userId', signedIn, (c) => permissionSockets(c).connect(c, pending(c.req.param('userId'))))
+app.post('/push/:userId', async (c) => {
+  await notifyDashboards(c, c.req.param('userId'), await c.req.json())
+  return c.json({ ok: true })
+})
+export default app
+`
+
+type Socket = { accept(): void; send(data: string): void; close(code?: number): void; addEventListener(type: 'message', fn: (e: { data: string }) => void): void }
+type Received = { ws: Socket; messages: Array<Record<string, unknown>>; next(count: number): Promise<Array<Record<string, unknown>>> }
+
+let mf: Miniflare
+let ns: DurableNamespaceLike
+const bindings = { APP_ORIGIN: 'http://localhost:3000', SESSION_SECRET: 'smoke-secret' }
+beforeAll(async () => {
+  const [deployed, forwarder] = await Promise.all([
+    bundleFunction(new URL('../../functions/permissions/index.ts', import.meta.url).pathname),
+    bundleFunction({ contents: FORWARDER }),
+  ])
+  mf = new Miniflare({
+    workers: [
+      { name: 'permissions', modules: [{ type: 'ESModule', path: 'index.mjs', contents: deployed.code }], compatibilityDate: '2026-04-01', bindings, durableObjects: { PERMISSION_SOCKETS: 'PermissionSocketObject' } },
+      {
+        name: 'forwarder',
+        routes: ['forwarder.test/*'],
+        modules: [{ type: 'ESModule', path: 'forwarder.mjs', contents: forwarder.code }],
+        compatibilityDate: '2026-04-01',
+        bindings,
+        durableObjects: { PERMISSION_SOCKETS: { className: 'PermissionSocketObject', scriptName: 'permissions' } },
+      },
+    ],
+  })
+  // miniflare types the namespace with workers-types, which this project does not install
+  ns = (await mf.getDurableObjectNamespace('PERMISSION_SOCKETS', 'permissions')) as unknown as DurableNamespaceLike
+})
+afterAll(() => mf?.dispose())
+
+/** Accepts the client end of a 101 (miniflare's Response or the namespace's) and collects what arrives on it. */
+function receive(res: { status: number }): Received {
+  const ws = (res as { webSocket?: Socket }).webSocket
+  if (res.status !== 101 || !ws) throw new Error(`expected 101 with a WebSocket, got ${res.status}`)
+  const messages: Array<Record<string, unknown>> = []
+  ws.addEventListener('message', (e) => messages.push(JSON.parse(e.data)))
+  ws.accept()
+  return {
+    ws,
+    messages,
+    async next(count) {
+      for (let waited = 0; messages.length < count && waited < 5000; waited += 20) await new Promise((r) => setTimeout(r, 20))
+      return messages.splice(0, count)
+    },
+  }
+}
+
+const connectDirect = (userId: string, socketId: string) =>
+  ns.get(ns.idFromName(userId)).fetch(`${SOCKET_OBJECT_ORIGIN}/connect`, { headers: { upgrade: 'websocket', [SOCKET_USER_HEADER]: userId, [SOCKET_ID_HEADER]: socketId } }) as unknown as Promise<Response>
+const settle = () => new Promise((r) => setTimeout(r, 200))
+const decided = (requestId: string) => ({ type: 'permission_decided', requestId, status: 'approved' })
+
+describe('PermissionSocketObject in workerd', () => {
+  it('through the Worker: the upgrade is accepted, the pending arrive first and in order, then pushes reach every socket of that user only', async () => {
+    const a1 = receive(await mf.dispatchFetch('http://forwarder.test/connect/alice', { headers: { upgrade: 'websocket' } }))
+    expect((await a1.next(2)).map((m) => m.requestId)).toEqual(['alice-pending-1', 'alice-pending-2'])
+    const a2 = receive(await mf.dispatchFetch('http://forwarder.test/connect/alice', { headers: { upgrade: 'websocket' } }))
+    const b = receive(await mf.dispatchFetch('http://forwarder.test/connect/bob', { headers: { upgrade: 'websocket' } }))
+    await a2.next(2)
+    await b.next(2)
+
+    const push = await mf.dispatchFetch('http://forwarder.test/push/alice', { method: 'POST', body: JSON.stringify(decided('r-1')) })
+    expect(push.status).toBe(200)
+    expect(await a1.next(1)).toEqual([decided('r-1')])
+    expect(await a2.next(1)).toEqual([decided('r-1')])
+    await settle()
+    expect(b.messages).toEqual([])
+  })
+
+  it('directly: a push to one socket id reaches that socket alone, even queued before the client accepts', async () => {
+    const first = await connectDirect('carol', 'c-1')
+    const other = receive(await connectDirect('carol', 'c-2'))
+    const stub = ns.get(ns.idFromName('carol'))
+    const res = await stub.fetch(`${SOCKET_OBJECT_ORIGIN}/push`, { method: 'POST', body: JSON.stringify({ userId: 'carol', socketId: 'c-1', messages: [decided('q')] }) })
+    expect(await res.json()).toEqual({ delivered: 1 })
+    expect(await receive(first).next(1)).toEqual([decided('q')])
+    await settle()
+    expect(other.messages).toEqual([])
+  })
+
+  it('a malformed message is answered on its socket, which stays open; a decision without a database says so', async () => {
+    const d = receive(await connectDirect('dave', 'd-1'))
+    const peer = receive(await connectDirect('dave', 'd-2'))
+    d.ws.send('not json')
+    expect(await d.next(1)).toEqual([{ type: 'error', requestId: null, error: 'Invalid JSON message', code: 'INVALID_JSON' }])
+    d.ws.send(JSON.stringify({ type: 'decision', requestId: 'r-9', decision: 'approve' }))
+    expect(await d.next(1)).toEqual([{ type: 'error', requestId: 'r-9', error: 'Database not configured', code: 'NOT_CONFIGURED' }])
+    const stub = ns.get(ns.idFromName('dave'))
+    const res = await stub.fetch(`${SOCKET_OBJECT_ORIGIN}/push`, { method: 'POST', body: JSON.stringify({ userId: 'dave', messages: [decided('after')] }) })
+    expect(await res.json()).toEqual({ delivered: 2 })
+    expect(await d.next(1)).toEqual([decided('after')])
+    expect(await peer.next(1)).toEqual([decided('after')])
+  })
+
+  it('a connect that is not an upgrade, or names no user, is 400; other paths 404', async () => {
+    const stub = ns.get(ns.idFromName('erin'))
+    expect((await stub.fetch(`${SOCKET_OBJECT_ORIGIN}/connect`, { headers: { [SOCKET_USER_HEADER]: 'erin', [SOCKET_ID_HEADER]: 'e' } })).status).toBe(400)
+    expect((await stub.fetch(`${SOCKET_OBJECT_ORIGIN}/connect`, { headers: { upgrade: 'websocket' } })).status).toBe(400)
+    expect((await stub.fetch(`${SOCKET_OBJECT_ORIGIN}/elsewhere`)).status).toBe(404)
+  })
+
+  it('the deployed Worker refuses the socket without a session (401), before any upgrade', async () => {
+    const res = await mf.dispatchFetch('http://localhost/api/permissions/socket', { headers: { upgrade: 'websocket' } })
+    expect(res.status).toBe(401)
+    expect(await res.json()).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
+  })
+})
