@@ -49,4 +49,9 @@ export const limits = {
   gateway: { name: 'gateway', limit: 100, windowSec: 60, message: 'Too many requests' },
   // Web chat per IP (spec "Limits": `/api/chat` 60/min): `POST /api/gateway/chat`, before the workload gate.
   chat: { name: 'chat', limit: 60, windowSec: 60, message: 'Too many requests' },
+  // Radio, per IP. The live view is public and polled by players (served from a 10 s cache); a create reads the chain
+  // and makes a Mux live stream; an end calls Mux.
+  radioLive: { name: 'radio-live', limit: 120, windowSec: 60, message: 'Too many requests' },
+  radioCreate: { name: 'radio-create', limit: 10, windowSec: 60, message: 'Too many requests' },
+  radioEnd: { name: 'radio-end', limit: 30, windowSec: 60, message: 'Too many requests' },
 } satisfies Record<string, NamedLimit>
