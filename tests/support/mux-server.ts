@@ -262,6 +262,10 @@ export async function startMuxServer(opts: { tokenId?: string; tokenSecret?: str
     fail(status = 500, n = 1) {
       for (let i = 0; i < n; i++) failures.push(status)
     },
+    /** The next requests answer these statuses in turn, `0` meaning "as Mux would" (a failure midway). */
+    nextAnswers(...statuses: number[]) {
+      failures.push(...statuses)
+    },
     down(status = 503) {
       failAlways = status
     },

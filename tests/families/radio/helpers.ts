@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm'
 import { createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, parseUnits, type Address, type Hex } from 'viem'
 import { base } from 'viem/chains'
+import type { Config } from '../../../lib/config'
 import { signDelivery } from '../../../lib/queue/sign'
 import type { PublishOptions } from '../../../lib/queue/types'
 import { LIVE_CACHE_KEY } from '../../../lib/radio/live'
@@ -157,6 +158,17 @@ export async function radioWorld(opts: { env?: Record<string, string | undefined
     session: async (id: string) => (await h.db.select().from(radioSessions).where(eq(radioSessions.id, id)))[0],
     sessionsOf: (wallet: string) => h.db.select().from(radioSessions).where(eq(radioSessions.wallet, wallet.toLowerCase())),
     payment: async (txHash: string) => (await h.db.select().from(chainPayments).where(eq(chainPayments.txHash, txHash.toLowerCase())))[0],
+    /** Runs `fn` with these configuration values changed (the harness's config is read per request), then restores them. */
+    async withConfig<T>(patch: Partial<Config>, fn: () => Promise<T>): Promise<T> {
+      const config = h.services.config as unknown as Record<string, unknown>
+      const saved = Object.fromEntries(Object.keys(patch).map((k) => [k, config[k]]))
+      Object.assign(config, patch)
+      try {
+        return await fn()
+      } finally {
+        Object.assign(config, saved)
+      }
+    },
     /** Moves a session's expiry into the past (the 2 hours went by). */
     expireNow: (id: string) => h.db.update(radioSessions).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(radioSessions.id, id)),
     async close() {
