@@ -144,7 +144,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
         id: sessionId,
         wallet,
         maxDuration: MAX_SESSION_SEC,
-        remaining: Math.max(0, Math.round((expiresAt.getTime() - Date.now()) / 1000)),
+        remaining: Math.max(0, Math.floor((expiresAt.getTime() - Date.now()) / 1000)),
         expiresAt: expiresAt.toISOString(),
         accessToken,
       },

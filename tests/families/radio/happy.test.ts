@@ -4,9 +4,10 @@ import { anvilAvailable } from '../../support/anvil'
 import { HOLDING, radioWorld, type Created, type RadioWorld } from './helpers'
 
 let w: RadioWorld
+// anvil, contract deployments and the stores: slow to start when other suites share the machine
 beforeAll(async () => {
   w = await radioWorld()
-})
+}, 180_000)
 afterAll(() => w?.close())
 
 const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any })
@@ -34,10 +35,12 @@ describe.skipIf(!anvilAvailable)('radio: starting a session (anvil as chain 8453
         playbackId: muxStream.playback_ids[0].id,
         status: 'created',
       },
-      session: { id: expect.any(String), wallet, maxDuration: 7200, remaining: 7200, expiresAt: expect.any(String), accessToken: expect.any(String) },
+      session: { id: expect.any(String), wallet, maxDuration: 7200, remaining: expect.any(Number), expiresAt: expect.any(String), accessToken: expect.any(String) },
       ffmpeg: { rtmpUrl: created.stream.fullRtmpUrl, video: expect.stringContaining(created.stream.fullRtmpUrl), audioOnly: expect.stringContaining('-f flv'), notes: expect.any(Array) },
     })
     const expiresAt = Date.parse(created.session.expiresAt)
+    expect(created.session.remaining).toBeGreaterThan(7190)
+    expect(created.session.remaining).toBeLessThanOrEqual(7200)
     expect(expiresAt - before).toBeGreaterThanOrEqual(7200_000)
     expect(expiresAt - Date.now()).toBeLessThanOrEqual(7200_000)
 
@@ -226,5 +229,54 @@ describe.skipIf(!anvilAvailable)('radio: the live view', () => {
     const calls = w.mux.requests.length
     expect((await w.live({ cached: true })).status).toBe(200)
     expect(w.mux.requests.length).toBe(calls)
+  })
+})
+
+describe.skipIf(!anvilAvailable)('radio: Mux webhook events move sessions', () => {
+  const outcome = async (res: Response) => {
+    const { status, body } = await json(res)
+    expect(status, JSON.stringify(body)).toBe(200)
+    return body.outcome as string
+  }
+
+  it('`active` → `live`; `disconnected` changes nothing; `idle` → back to `active`', async () => {
+    const s = await w.started()
+    w.mux.connect(s.stream.id)
+    const stream = () => w.mux.streams.get(s.stream.id)!
+    expect(await outcome(await w.webhook(w.mux.event('video.live_stream.active', stream())))).toBe('applied')
+    expect((await w.session(s.session.id)).status).toBe('live')
+    expect(await outcome(await w.webhook(w.mux.event('video.live_stream.disconnected', stream())))).toBe('ignored')
+    expect((await w.session(s.session.id)).status).toBe('live')
+    w.mux.disconnect(s.stream.id)
+    expect(await outcome(await w.webhook(w.mux.event('video.live_stream.idle', stream())))).toBe('applied')
+    expect((await w.session(s.session.id)).status).toBe('active')
+  })
+
+  it('`disabled` or `deleted` outside this service: a current session → `auto-ended`', async () => {
+    for (const type of ['video.live_stream.disabled', 'video.live_stream.deleted']) {
+      const s = await w.started()
+      expect(await outcome(await w.webhook(w.mux.event(type, { id: s.stream.id })))).toBe('applied')
+      expect(await w.session(s.session.id)).toMatchObject({ status: 'auto-ended', endedAt: expect.any(Date) })
+    }
+  })
+
+  it('after the DJ ended it, Mux\'s own `disabled`/`deleted` events change nothing', async () => {
+    const s = await w.started()
+    await w.end(s.stream.id, s.session.accessToken)
+    expect(await outcome(await w.webhook(w.mux.event('video.live_stream.disabled', { id: s.stream.id })))).toBe('unchanged')
+    expect(await outcome(await w.webhook(w.mux.event('video.live_stream.deleted', { id: s.stream.id })))).toBe('unchanged')
+    expect((await w.session(s.session.id)).status).toBe('ended')
+  })
+
+  it('`active` for an expired session does not make it live', async () => {
+    const s = await w.started()
+    await w.expireNow(s.session.id)
+    expect(await outcome(await w.webhook(w.mux.event('video.live_stream.active', { id: s.stream.id })))).toBe('unchanged')
+    expect((await w.session(s.session.id)).status).toBe('active')
+  })
+
+  it('other event types, and streams without a session: 200, recorded, no effect', async () => {
+    expect(await outcome(await w.webhook({ id: crypto.randomUUID(), type: 'video.asset.ready', object: { type: 'asset', id: 'a1' }, data: { id: 'a1' } }))).toBe('ignored')
+    expect(await outcome(await w.webhook(w.mux.event('video.live_stream.active', { id: 'no-such-stream' })))).toBe('unchanged')
   })
 })

@@ -45,7 +45,8 @@ export async function radioWorld(opts: { env?: Record<string, string | undefined
       ...mux.env,
       ...chain.env,
       RADIO_STATION_TOKEN: station,
-      MUX_TIMEOUT_MS: '400',
+      // generous for a loaded machine; the slow-Mux tests shorten it (`withConfig`)
+      MUX_TIMEOUT_MS: '5000',
       QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY,
       ...opts.env,
     },
