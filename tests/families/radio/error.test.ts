@@ -164,6 +164,18 @@ describe.skipIf(!anvilAvailable)('radio: create refusals', () => {
     expect((await w.session(s.session.id)).status).toBe('active')
   })
 
+  it('the chain RPC down: 502 `Chain unavailable`, nothing written, Mux not asked', async () => {
+    const wallet = await w.smartWallet()
+    const txHash = await w.pay(wallet)
+    const posts = w.mux.requests.filter((r) => r.method === 'POST').length
+    await w.withConfig({ BASE_RPC_URL: 'http://127.0.0.1:9' }, async () => {
+      expect(await json(await w.create({ wallet, txHash }))).toEqual({ status: 502, body: { error: 'Chain unavailable', code: 'CHAIN_UNAVAILABLE' } })
+    })
+    expect(await w.sessionsOf(wallet)).toEqual([])
+    expect(await w.payment(txHash)).toBeUndefined()
+    expect(w.mux.requests.filter((r) => r.method === 'POST').length).toBe(posts)
+  })
+
   it('Mux not configured: 503; the fee needed without PAYMENT_RECIPIENT: 503; without SESSION_SECRET: 500', async () => {
     const wallet = await w.smartWallet()
     await w.withConfig({ MUX_TOKEN_SECRET: undefined }, async () => {
