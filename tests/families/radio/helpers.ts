@@ -111,7 +111,7 @@ export async function radioWorld(opts: { env?: Record<string, string | undefined
     grantGuestPass: (wallet: string, expiresAt = new Date(Date.now() + 86_400_000)) =>
       h.db.insert(radioGuestPasses).values({ wallet, grantedBy: 'ops', expiresAt }).onConflictDoUpdate({ target: radioGuestPasses.wallet, set: { expiresAt } }),
     /** `POST /api/radio/streams` from a fresh client address. */
-    create: (body: CreateBody | string, headers: Record<string, string> = {}) =>
+    create: async (body: CreateBody | string, headers: Record<string, string> = {}): Promise<Response> =>
       h.web.request('/api/radio/streams', {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'cf-connecting-ip': freshIp(), ...headers },
@@ -127,19 +127,19 @@ export async function radioWorld(opts: { env?: Record<string, string | undefined
       return { ...body, walletAddress: wallet }
     },
     /** `DELETE /api/radio/streams/:id` with `token` (none when null). */
-    end: (streamId: string, token: string | null, body?: unknown, headers: Record<string, string> = {}) =>
+    end: async (streamId: string, token: string | null, body?: unknown, headers: Record<string, string> = {}): Promise<Response> =>
       h.web.request(`/api/radio/streams/${streamId}`, {
         method: 'DELETE',
         headers: { 'cf-connecting-ip': freshIp(), ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
         body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
       }),
     /** `GET /api/radio/live`, fresh: the kv cache is cleared first unless `cached`. */
-    async live(o: { cached?: boolean } = {}) {
+    async live(o: { cached?: boolean } = {}): Promise<Response> {
       if (!o.cached) await h.services.kv.del(LIVE_CACHE_KEY)
       return h.web.request('/api/radio/live', { headers: { 'cf-connecting-ip': freshIp() } })
     },
     /** A webhook delivery of `event`, signed now with the endpoint secret unless told otherwise. */
-    webhook(event: unknown, o: { signature?: string; timestamp?: number; body?: string } = {}) {
+    async webhook(event: unknown, o: { signature?: string; timestamp?: number; body?: string } = {}): Promise<Response> {
       const body = o.body ?? JSON.stringify(event)
       return h.web.request('/api/radio/webhook', {
         method: 'POST',
@@ -148,7 +148,7 @@ export async function radioWorld(opts: { env?: Record<string, string | undefined
       })
     },
     /** A signed queue delivery to the expiry receiver. */
-    async expire(body: unknown, key = QUEUE_KEY) {
+    async expire(body: unknown, key = QUEUE_KEY): Promise<Response> {
       const text = JSON.stringify(body)
       return h.web.request(EXPIRE_URL, {
         method: 'POST',
