@@ -111,6 +111,16 @@ export const configSchema = z.object({
   SOUL_SERVICE_FALLBACK_URLS: list,
   SOUL_SERVICE_TOKEN: z.string().optional(),
   SOUL_SERVICE_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5_000),
+  // DJ radio (functions/radio): Mux live streams over its REST API (basic auth with the access token id and secret),
+  // webhooks signed with MUX_WEBHOOK_SECRET; the station token (ERC-20 on chain 8453) whose holders stream for free.
+  MUX_TOKEN_ID: z.string().optional(),
+  MUX_TOKEN_SECRET: z.string().optional(),
+  MUX_WEBHOOK_SECRET: z.string().optional(),
+  // tests point the client at a local fake: `http://127.0.0.1:<port>`
+  MUX_API_URL: z.string().default('https://api.mux.com'),
+  // every Mux call gives up after this long (the live view then falls back to the session records)
+  MUX_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(8000),
+  RADIO_STATION_TOKEN: z.string().optional(),
   // Google sign-in and cross-account protection (RISC)
   GOOGLE_CLIENT_ID: z.string().optional(),
   GOOGLE_CLIENT_SECRET: z.string().optional(),

@@ -114,4 +114,12 @@ export const errorCodes = {
   DEPOSIT_INVALID: 'The transaction does not verify on chain as a deposit to open a payment session; `reason` says why (`not_found`, `reverted`, `wrong_token`, `wrong_recipient`, `wrong_payer`, `empty`).',
   DEPOSIT_USED: 'The deposit transaction already opened a payment session, or paid for something else: a transaction pays once.',
   UPGRADE_REQUIRED: 'A WebSocket endpoint was asked without `Upgrade: websocket`.',
+  // DJ radio
+  SMART_WALLET_REQUIRED: 'The wallet has no contract code on chain 8453: DJ sessions are for (deployed) smart wallets.',
+  FEE_REQUIRED: 'The wallet holds too few station tokens and has no guest pass: pay the session fee (`fee` says what and where) and send its `txHash`.',
+  PAYMENT_REJECTED: 'The `txHash` is not a mined transfer of the full fee from the wallet to the platform wallet: `reason` says what is wrong.',
+  PAYMENT_ALREADY_USED: 'The transaction already paid for something: each payment is used once.',
+  SESSION_ACTIVE: 'The wallet already has a current (`active` or `live`) DJ session: end it first.',
+  SESSION_ENDED: 'The DJ session has already ended another way: `status` says how.',
+  STREAMING_UNAVAILABLE: 'The streaming provider (Mux) did not answer in time or failed the call; nothing was kept.',
 } as const satisfies Record<ErrorCode, string>

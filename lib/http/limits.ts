@@ -54,4 +54,9 @@ export const limits = {
   paymentSessionRead: { name: 'payment-session-read', limit: 60, windowSec: 60, message: 'Too many requests' },
   // Web `/api/permissions*` per user: the list, decisions and socket connections together (each one a query).
   permissions: { name: 'permissions', limit: 120, windowSec: 60, message: 'Too many requests', per: 'user' },
+  // Radio, per IP. The live view is public and polled by players (served from a 10 s cache); a create reads the chain
+  // and makes a Mux live stream; an end calls Mux.
+  radioLive: { name: 'radio-live', limit: 120, windowSec: 60, message: 'Too many requests' },
+  radioCreate: { name: 'radio-create', limit: 10, windowSec: 60, message: 'Too many requests' },
+  radioEnd: { name: 'radio-end', limit: 30, windowSec: 60, message: 'Too many requests' },
 } satisfies Record<string, NamedLimit>

@@ -1,4 +1,5 @@
 import { HEARTBEAT_CRON, HEARTBEAT_PATH } from '../heartbeat/sync'
+import { RADIO_EXPIRE_PATH, RADIO_SWEEP_CRON } from '../radio/expire'
 import { WATCHDOG_CRON, WATCHDOG_PATH } from '../watchdog/deps'
 import type { Queue } from './types'
 
@@ -9,6 +10,7 @@ import type { Queue } from './types'
 export const CRON_SCHEDULES = [
   { id: 'watchdog', path: WATCHDOG_PATH, cron: WATCHDOG_CRON, body: {} },
   { id: 'heartbeat', path: HEARTBEAT_PATH, cron: HEARTBEAT_CRON, body: {} },
+  { id: 'radio-expiry-sweep', path: RADIO_EXPIRE_PATH, cron: RADIO_SWEEP_CRON, body: {} },
 ] as const
 
 export const registerSchedules = (queue: Queue) => Promise.all(CRON_SCHEDULES.map((s) => queue.schedule(s.id, s.path, s.cron, s.body)))

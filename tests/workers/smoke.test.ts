@@ -32,6 +32,7 @@ const smoke: Record<string, { path: string; status: number; method?: string; bod
     check: (b) => expect(b).toEqual({ error: 'Payment sessions not configured', code: 'NOT_CONFIGURED' }),
   },
   permissions: { path: '/api/permissions', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' }) },
+  radio: { path: '/api/radio/webhook', status: 503, method: 'POST', body: '{}', check: (b) => expect(b).toEqual({ error: 'Mux webhook not configured', code: 'NOT_CONFIGURED' }) },
   passkeys: { path: '/api/passkey/auth/options', status: 400, method: 'POST', body: '{}', check: (b) => expect(b.error).toBe('Identifier is required') },
 }
 

@@ -1,0 +1,47 @@
+import { createRoute } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import type { AppEnv } from '../../../lib/context'
+import { ApiError } from '../../../lib/http/errors'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { jsonBody } from '../../../lib/http/validation'
+import { log } from '../../../lib/log'
+import { requireQueueSignature } from '../../../lib/queue/receiver'
+import { expireSessions, RADIO_EXPIRE_PATH, RADIO_SWEEP_CRON } from '../../../lib/radio/expire'
+import { MuxError, muxClient } from '../../../lib/radio/mux'
+import { MAX_SESSION_SEC } from '../../../lib/radio/sessions'
+import { ExpireMessage, ExpireResultSchema } from '../schemas'
+
+export const route = createRoute({
+  method: 'post',
+  path: RADIO_EXPIRE_PATH,
+  operationId: 'expireRadioSessions',
+  security: [{ queueSignature: [] }],
+  tags: ['Radio'],
+  summary: 'Queue receiver: end DJ sessions at their 2-hour maximum',
+  description:
+    'Signed queue deliveries only (`Upstash-Signature`). `{sessionId}` is published when a session starts, delayed ' +
+    `${MAX_SESSION_SEC} s: if the session is still current it becomes \`auto-ended\` and its Mux live stream is disabled ` +
+    '(recordings kept); a session ended meanwhile is left as it is. When Mux fails the answer is 502 and the queue ' +
+    `retries. \`{}\` (the cron, \`${RADIO_SWEEP_CRON}\`) sweeps: every current session past its expiry, 50 per delivery, ` +
+    'for expiries a lost delivery missed; Mux failures there are counted and left for the next sweep.',
+  middleware: [requireQueueSignature] as const,
+  request: { body: jsonBody(ExpireMessage) },
+  responses: {
+    200: ok(ExpireResultSchema),
+    401: errorResponse('Missing or invalid queue signature (`SIGNATURE_REQUIRED`, `INVALID_SIGNATURE`)'),
+    502: errorResponse('Mux failed on the named session: `Streaming provider unavailable` (`STREAMING_UNAVAILABLE`); retried'),
+    503: errorResponse('`Streaming not configured` (`NOT_CONFIGURED`)'),
+  },
+})
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const { sessionId } = c.req.valid('json')
+  try {
+    const done = await expireSessions(c.var.services.db, muxClient(c.var.services.config), sessionId, c.var.requestId)
+    return c.json({ ok: true as const, ...done }, 200)
+  } catch (e) {
+    if (!(e instanceof MuxError)) throw e
+    log.error('radio.expire_failed', { requestId: c.var.requestId, sessionId, status: e.status, reason: e.message })
+    throw new ApiError(502, 'Streaming provider unavailable', { code: 'STREAMING_UNAVAILABLE' })
+  }
+}

@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { issueDjToken } from '../../../lib/radio/token'
+import { anvilAvailable } from '../../support/anvil'
+import { muxSignature } from '../../support/mux-server'
+import { radioWorld, type RadioWorld } from './helpers'
+
+let w: RadioWorld
+// anvil, contract deployments and the stores: slow to start when other suites share the machine
+beforeAll(async () => {
+  w = await radioWorld()
+}, 180_000)
+afterAll(() => w?.close())
+
+const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any })
+const SECRET = 'test-session-secret'
+
+describe.skipIf(!anvilAvailable)('radio: the DJ access token', () => {
+  it('no token, another scheme or a malformed one: 401, nothing ended', async () => {
+    const s = await w.started()
+    expect(await json(await w.end(s.stream.id, null))).toEqual({ status: 401, body: { error: 'DJ access token required', code: 'UNAUTHORIZED' } })
+    expect((await w.end(s.stream.id, null, undefined, { authorization: `Basic ${s.session.accessToken}` })).status).toBe(401)
+    expect(await json(await w.end(s.stream.id, 'not.a-token'))).toEqual({ status: 401, body: { error: 'Invalid DJ access token', code: 'INVALID_TOKEN' } })
+    // A signed-in user's cookie is no substitute.
+    expect((await w.end(s.stream.id, null, undefined, { cookie: w.h.users.alice.cookie })).status).toBe(401)
+    expect((await w.session(s.session.id)).status).toBe('active')
+  })
+
+  it('forged (another secret), tampered (another session in the payload) or expired: 401 `INVALID_TOKEN`', async () => {
+    const s = await w.started()
+    const other = await w.started()
+    const claims = { sessionId: s.session.id, wallet: s.walletAddress.toLowerCase(), exp: Math.floor(Date.now() / 1000) + 3600 }
+    const forged = await issueDjToken('not-the-secret', claims)
+    const [, signature] = s.session.accessToken.split('.')
+    const tampered = `${Buffer.from(JSON.stringify({ s: other.session.id, w: other.walletAddress.toLowerCase(), exp: claims.exp })).toString('base64url')}.${signature}`
+    const expired = await issueDjToken(SECRET, { ...claims, exp: Math.floor(Date.now() / 1000) - 1 })
+    for (const token of [forged, tampered, expired]) {
+      expect(await json(await w.end(s.stream.id, token))).toEqual({ status: 401, body: { error: 'Invalid DJ access token', code: 'INVALID_TOKEN' } })
+    }
+    expect((await w.end(other.stream.id, tampered)).status).toBe(401)
+    expect((await w.session(s.session.id)).status).toBe('active')
+    expect((await w.session(other.session.id)).status).toBe('active')
+  })
+
+  it("a DJ's token cannot end another DJ's stream: 403, both untouched", async () => {
+    const mine = await w.started()
+    const theirs = await w.started()
+    expect(await json(await w.end(theirs.stream.id, mine.session.accessToken))).toEqual({ status: 403, body: { error: 'This token is for another stream', code: 'FORBIDDEN' } })
+    expect((await w.session(theirs.session.id)).status).toBe('active')
+    expect((await w.session(mine.session.id)).status).toBe('active')
+    expect(w.mux.streams.get(theirs.stream.id)!.status).toBe('idle')
+  })
+
+  it('a token the service signed for a session and wallet that do not match is refused (403)', async () => {
+    const s = await w.started()
+    const wrongWallet = await issueDjToken(SECRET, { sessionId: s.session.id, wallet: `0x${'1'.repeat(40)}`, exp: Math.floor(Date.now() / 1000) + 60 })
+    expect((await w.end(s.stream.id, wrongWallet)).status).toBe(403)
+    const unknown = await issueDjToken(SECRET, { sessionId: crypto.randomUUID(), wallet: s.walletAddress.toLowerCase(), exp: Math.floor(Date.now() / 1000) + 60 })
+    expect(await json(await w.end(s.stream.id, unknown))).toEqual({ status: 404, body: { error: 'Stream not found', code: 'NOT_FOUND' } })
+  })
+
+  it('the token is checked before the body: a bad body without a token is 401', async () => {
+    const s = await w.started()
+    expect((await w.end(s.stream.id, null, '{"archive":')).status).toBe(401)
+  })
+})
+
+describe.skipIf(!anvilAvailable)('radio: create cannot be abused', () => {
+  it("a transfer from someone else cannot pay for a wallet (the payer must be the wallet)", async () => {
+    const wallet = await w.smartWallet()
+    const payer = await w.smartWallet()
+    const txHash = await w.pay(payer)
+    expect((await json(await w.create({ wallet, txHash }))).body).toMatchObject({ code: 'PAYMENT_REJECTED', reason: 'wrong_payer' })
+    // The payer's own use of it still works: nothing was recorded by the refused attempt.
+    expect((await w.create({ wallet: payer, txHash })).status).toBe(200)
+  })
+
+  it('no stream key or access token is ever stored or listed', async () => {
+    const s = await w.started({ name: 'Secretive' })
+    w.mux.connect(s.stream.id)
+    const row = await w.session(s.session.id)
+    const stored = JSON.stringify(row)
+    expect(stored).not.toContain(s.stream.streamKey)
+    expect(stored).not.toContain(s.session.accessToken)
+    const live = JSON.stringify(await (await w.live()).json())
+    expect(live).toContain(s.stream.id)
+    expect(live).not.toContain(s.stream.streamKey)
+    expect(live).not.toContain(s.session.accessToken)
+  })
+
+  it('creation is rate limited per client address (10 a minute)', async () => {
+    const { withinOneWindow } = await import('../../support/requests')
+    await withinOneWindow(60)
+    const ip = `198.51.100.${Math.floor(Math.random() * 200) + 1}`
+    const statuses: number[] = []
+    for (let i = 0; i < 11; i++) statuses.push((await w.create({}, { 'cf-connecting-ip': ip })).status)
+    expect(statuses.slice(0, 10).every((s) => s === 400)).toBe(true)
+    const refused = await w.create({}, { 'cf-connecting-ip': ip })
+    expect(await json(refused)).toEqual({ status: 429, body: { error: 'Too many requests', code: 'RATE_LIMITED' } })
+    expect(refused.headers.get('retry-after')).toBeTruthy()
+  })
+})
+
+describe.skipIf(!anvilAvailable)('radio: the Mux webhook', () => {
+  it('missing, forged, stale, future-dated, other-secret or tampered signatures: 400, nothing recorded or changed', async () => {
+    const s = await w.started()
+    const event = w.mux.event('video.live_stream.active', w.mux.streams.get(s.stream.id)!)
+    const body = JSON.stringify(event)
+    const now = Math.floor(Date.now() / 1000)
+    const refusals: Array<Record<string, string>> = [
+      {},
+      { 'mux-signature': `t=${now},v1=${'0'.repeat(64)}` },
+      { 'mux-signature': w.mux.sign(body, now - 330) },
+      { 'mux-signature': w.mux.sign(body, now + 330) },
+      { 'mux-signature': muxSignature('another-secret', body, now) },
+      { 'mux-signature': w.mux.sign(body.replace('active', 'idle'), now) },
+      { 'mux-signature': 'garbage' },
+      { 'mux-signature': `v1=${w.mux.sign(body, now).split('v1=')[1]}` },
+    ]
+    for (const headers of refusals) {
+      const res = await w.h.web.request('/api/radio/webhook', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body })
+      expect(await json(res), JSON.stringify(headers)).toEqual({ status: 400, body: { error: 'Invalid signature', code: 'INVALID_SIGNATURE' } })
+    }
+    expect((await w.session(s.session.id)).status).toBe('active')
+    // Within the 5-minute tolerance it is taken; several v1 entries (a rotated secret) are fine.
+    const rotated = `${muxSignature('old-secret', body, now - 280)},v1=${w.mux.sign(body, now - 280).split('v1=')[1]}`
+    expect((await json(await w.webhook(event, { signature: rotated }))).body).toEqual({ received: true, outcome: 'applied' })
+    expect((await w.session(s.session.id)).status).toBe('live')
+  })
+
+  it('not configured: 503 before anything is read', async () => {
+    await w.withConfig({ MUX_WEBHOOK_SECRET: undefined }, async () => {
+      expect(await json(await w.webhook({ id: 'x', type: 'video.live_stream.active' }))).toEqual({ status: 503, body: { error: 'Mux webhook not configured', code: 'NOT_CONFIGURED' } })
+    })
+  })
+
+  it('a replayed event (same id) changes nothing the second time, even concurrently', async () => {
+    const s = await w.started()
+    w.mux.connect(s.stream.id)
+    const active = w.mux.event('video.live_stream.active', w.mux.streams.get(s.stream.id)!)
+    expect((await json(await w.webhook(active))).body.outcome).toBe('applied')
+    // The DJ stops; `idle` brings the session back to `active`. Replaying the old `active` must not make it live.
+    w.mux.disconnect(s.stream.id)
+    expect((await json(await w.webhook(w.mux.event('video.live_stream.idle', w.mux.streams.get(s.stream.id)!)))).body.outcome).toBe('applied')
+    expect((await json(await w.webhook(active))).body.outcome).toBe('duplicate')
+    expect((await w.session(s.session.id)).status).toBe('active')
+    const again = w.mux.event('video.live_stream.active', w.mux.streams.get(s.stream.id)!)
+    const outcomes = await Promise.all(Array.from({ length: 5 }, () => w.webhook(again).then(json)))
+    expect(outcomes.map((o) => o.body.outcome).sort()).toEqual(['applied', 'duplicate', 'duplicate', 'duplicate', 'duplicate'])
+  })
+})
+
+describe.skipIf(!anvilAvailable)('radio: the expiry receiver', () => {
+  it('unsigned or signed with another key: 401, nothing ended', async () => {
+    const s = await w.started()
+    await w.expireNow(s.session.id)
+    const unsigned = await w.h.web.request('http://127.0.0.1:8787/api/radio/expire', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId: s.session.id }) })
+    expect(await json(unsigned)).toEqual({ status: 401, body: { error: 'Missing queue signature', code: 'SIGNATURE_REQUIRED' } })
+    expect((await w.expire({ sessionId: s.session.id }, 'not-the-key')).status).toBe(401)
+    expect((await w.session(s.session.id)).status).toBe('active')
+  })
+})
