@@ -1,5 +1,5 @@
 // What touching a path means, shared by redirections and the commands that read, write or delete files.
-import { blockDevice, broadPath, DYNAMIC, globSecret, harmlessDevice, inWorkspace, networkDevice, osPath, resolvePath, secretPart, sensitiveWritePart, tempPath, withoutDynamicParts } from './paths'
+import { blockDevice, broadPath, DYNAMIC, NONEMPTY, globSecret, harmlessDevice, inWorkspace, networkDevice, osPath, resolvePath, secretPart, sensitiveWritePart, tempPath, withoutDynamicParts } from './paths'
 import type { Arg, Scope } from './scope'
 import { quote, type ToolTier } from './verdict'
 
@@ -44,7 +44,7 @@ export function checkWrite(arg: Arg, scope: Scope, flag: Flag) {
 export function broadTarget(arg: Arg, scope: Scope): string | undefined {
   if (arg.process) return undefined
   const path = pathOf(arg, scope)
-  if (broadPath(path)) return quote(path)
+  if (broadPath(path)) return quote(path.includes(DYNAMIC) || path.includes(NONEMPTY) ? arg.text : path)
   const collapsed = withoutDynamicParts(arg.shape)
   if (collapsed === undefined || collapsed === '') return undefined
   const empty = resolvePath(collapsed, scope.cwd)

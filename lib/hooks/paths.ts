@@ -149,7 +149,7 @@ export function sensitiveWritePart(path: string): string | undefined {
   if (git >= 0 && (segs[git + 1] === 'hooks' || segs[git + 1] === 'config')) return `.git/${segs[git + 1]}`
   const joined = segs.join('/')
   if (/(^|\/)(\.config\/(autostart|systemd|fish)|library\/launchagents|library\/launchdaemons)(\/|$)/.test(joined)) return joined
-  if (osPath(path) && !harmlessDevice(path)) return `/${segs.slice(0, 2).join('/')}`
+  if (osPath(path) && !harmlessDevice(path)) return path
   return undefined
 }
 

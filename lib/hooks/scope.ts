@@ -62,11 +62,17 @@ export class Verdict {
   readonly allowed = new Set<string>()
   steps = 0
   parsedChars = 0
+  private decisive = false
 
-  flag(tier: ToolTier, reason: string) {
-    if (stricter(tier, this.tier)) {
+  /**
+   * Keeps the strictest tier and the reason of the first part that reached it; a `decisive` reason (running
+   * fetched code) replaces a plain one of the same tier (the curl it comes from).
+   */
+  flag(tier: ToolTier, reason: string, decisive = false) {
+    if (stricter(tier, this.tier) || (tier === this.tier && tier !== 'safe' && decisive && !this.decisive)) {
       this.tier = tier
       this.reason = reason
+      this.decisive = decisive
     }
   }
 
@@ -100,8 +106,8 @@ export interface Invocation {
   args: Arg[]
   stdin: Stream
   scope: Scope
-  /** Notes a tier; the reason is prefixed with the command's name. */
-  flag(tier: ToolTier, why: string): void
+  /** Notes a tier; the reason is prefixed with the command's name (`decisive`: see Verdict.flag). */
+  flag(tier: ToolTier, why: string, decisive?: boolean): void
   /** Marks the command allowed (named in a safe result's reason). */
   allow(): void
   /** Classifies another command this one runs (a wrapper's payload, find -exec, xargs). */

@@ -217,7 +217,7 @@ function runArgv(argv: Arg[], scope: Scope, stdin: Stream): Stream {
     args,
     stdin,
     scope,
-    flag: (tier, why) => scope.verdict.flag(tier, `${quote(name, 24)}: ${why}`),
+    flag: (tier, why, decisive) => scope.verdict.flag(tier, `${quote(name, 24)}: ${why}`, decisive),
     allow: () => void scope.verdict.allowed.add(name),
     run: (inner, input = UNKNOWN) => {
       if (!inner.length || inner[0].value === undefined || inner[0].expanded) scope.verdict.flag('dangerous', `${quote(name, 24)}: runs a command known only at run time`)

@@ -2,7 +2,7 @@
 // target is catastrophic (see broadPath in lib/hooks/paths.ts) or the act cannot be undone (mkfs, shred…).
 import { blockDevice } from '../paths'
 import { broadTarget, checkRead, checkWrite, osTarget, pathOf } from '../effects'
-import { unknownArg, type Arg } from '../scope'
+import { literalArg, unknownArg, type Arg } from '../scope'
 import { quote } from '../verdict'
 import { hasFlag, operands, optionValues } from './args'
 import { readArgs } from './basic'
@@ -23,6 +23,11 @@ const rm: Rule = (inv) => {
 
 /** Deletion wrappers that run rm-like programs: find -delete / -exec rm with a catastrophic start is destructive. */
 const DELETERS = new Set(['rm', 'shred', 'unlink', 'srm', 'rmdir'])
+const FILTERS = new Set([
+  '-name', '-iname', '-path', '-ipath', '-wholename', '-iwholename', '-regex', '-iregex', '-empty', '-mtime', '-mmin',
+  '-atime', '-amin', '-ctime', '-cmin', '-newer', '-size', '-user', '-group', '-perm', '-lname', '-ilname', '-inum',
+  '-samefile', '-links', '-uid', '-gid', '-nouser', '-nogroup',
+])
 
 const find: Rule = (inv) => {
   const args = inv.args
@@ -30,8 +35,10 @@ const find: Rule = (inv) => {
   const roots = start < 0 ? args : args.slice(0, start)
   const expr = start < 0 ? [] : args.slice(start)
   let deletes = false
+  let filtered = false
   for (let i = 0; i < expr.length; i++) {
     const v = expr[i].value
+    if (v !== undefined && FILTERS.has(v)) filtered = true
     if (v === '-delete') deletes = true
     else if (v === '-exec' || v === '-execdir' || v === '-ok' || v === '-okdir') {
       const end = expr.findIndex((a, k) => k > i && (a.value === ';' || a.value === '+'))
@@ -44,7 +51,8 @@ const find: Rule = (inv) => {
   }
   readArgs(inv, roots)
   if (deletes) {
-    const broad = (roots.length ? roots : [unknownArg('.')]).map((r) => broadTarget(r, inv.scope)).find(Boolean)
+    // With a test that picks files (-name, -mtime…) it deletes some of them, not everything.
+    const broad = filtered ? undefined : (roots.length ? roots : [literalArg('.')]).map((r) => broadTarget(r, inv.scope)).find(Boolean)
     if (broad) return inv.flag('destructive', `deletes everything under ${broad}`)
     return inv.flag('dangerous', 'deletes files')
   }
@@ -139,4 +147,8 @@ export const destructiveRules: Record<string, Rule> = {
   telinit: powerVerbs(/^[06]$/, 'halts or reboots the machine'),
   systemctl: powerVerbs(/^(poweroff|reboot|halt|kexec|emergency|rescue|soft-reboot)$/, 'stops or reboots the machine'),
   launchctl: powerVerbs(/^reboot$/, 'reboots the machine'),
+  service: risky('manages services'),
+  crontab: risky('changes scheduled jobs'),
+  at: risky('schedules commands'),
+  batch: risky('schedules commands'),
 }

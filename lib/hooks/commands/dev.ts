@@ -63,7 +63,10 @@ const interpreter: Rule = (inv) => {
   const module = optionValues(args, ['-m'])[0]
   if (module?.value && PYTHON_MODULES.test(module.value)) return inv.allow()
   if (module?.value === 'pip') return pip(inv, args.slice(args.indexOf(module) + 1))
-  if (!operands(args).length && !hasFlag(args, 'ecp', ['--eval', '--print', '--command'])) return inv.flag('dangerous', inv.stdin.kind === 'none' ? 'starts an interactive interpreter' : 'runs code from its input')
+  if (!operands(args).length && !hasFlag(args, 'ecp', ['--eval', '--print', '--command'])) {
+    if (inv.stdin.kind === 'network') return inv.flag('dangerous', 'runs code fetched from the network', true)
+    return inv.flag('dangerous', inv.stdin.kind === 'none' ? 'starts an interactive interpreter' : 'runs code from its input')
+  }
   inv.flag('dangerous', 'runs a script or inline code')
 }
 

@@ -45,7 +45,7 @@ const shell: Rule = (inv) => {
 function runStream(inv: Invocation, input: Stream) {
   switch (input.kind) {
     case 'network':
-      return inv.flag('dangerous', 'runs code fetched from the network')
+      return inv.flag('dangerous', 'runs code fetched from the network', true)
     case 'none':
       return inv.flag('dangerous', 'starts an interactive shell')
     case 'unknown':
