@@ -213,32 +213,59 @@ const SECRET_SAMPLES = ['.env', '.env.local', '.envrc', '.netrc', '.npmrc', '.pg
 export function globSecret(path: string): string | undefined {
   for (const seg of segmentsOf(path)) {
     if (!/[*?[]/.test(seg) || /^[*?]+$/.test(seg)) continue
-    const re = globRegex(seg)
-    const hit = SECRET_SAMPLES.find((name) => (seg.startsWith('.') || !name.startsWith('.')) && re.test(name))
+    const atoms = globAtoms(seg)
+    const hit = SECRET_SAMPLES.find((name) => (seg.startsWith('.') || !name.startsWith('.')) && globMatch(atoms, name))
     if (hit) return seg
   }
   return undefined
 }
 
-function globRegex(glob: string): RegExp {
-  let re = ''
+type Atom = { kind: 'star' } | { kind: 'any' } | { kind: 'char'; c: string } | { kind: 'class'; negate: boolean; body: string }
+
+function globAtoms(glob: string): Atom[] {
+  const atoms: Atom[] = []
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i]
-    if (c === '*') re += '[^/]*'
-    else if (c === '?') re += '[^/]'
-    else if (c === '[') {
+    if (c === '*') {
+      if (atoms[atoms.length - 1]?.kind !== 'star') atoms.push({ kind: 'star' })
+    } else if (c === '?') atoms.push({ kind: 'any' })
+    else if (c === '[' && glob.indexOf(']', i + 2) > 0) {
       const close = glob.indexOf(']', i + 2)
-      if (close < 0) re += '\\['
-      else {
-        const body = glob.slice(i + 1, close).replace(/^!/, '^').replace(/\\/g, '\\\\')
-        re += `[${body}]`
-        i = close
-      }
-    } else re += c.replace(/[.+^${}()|\\\]]/g, '\\$&')
+      const negate = glob[i + 1] === '!' || glob[i + 1] === '^'
+      atoms.push({ kind: 'class', negate, body: glob.slice(i + (negate ? 2 : 1), close) })
+      i = close
+    } else atoms.push({ kind: 'char', c })
   }
-  try {
-    return new RegExp(`^${re}$`)
-  } catch {
-    return /^$/
+  return atoms
+}
+
+function atomMatches(atom: Atom, c: string): boolean {
+  if (atom.kind === 'any') return true
+  if (atom.kind === 'char') return atom.c === c
+  if (atom.kind !== 'class') return false
+  let hit = false
+  for (let k = 0; k < atom.body.length && !hit; k++) {
+    if (atom.body[k + 1] === '-' && k + 2 < atom.body.length) {
+      hit = c >= atom.body[k] && c <= atom.body[k + 2]
+      k += 2
+    } else hit = atom.body[k] === c
   }
+  return hit !== atom.negate
+}
+
+/** Wildcard matching with one backtrack point per star: O(pattern × name), whatever the pattern. */
+function globMatch(atoms: Atom[], name: string): boolean {
+  let p = 0
+  let i = 0
+  let star = -1
+  let resume = 0
+  while (i < name.length) {
+    const atom = atoms[p]
+    if (atom && atom.kind !== 'star' && atomMatches(atom, name[i])) (p++, i++)
+    else if (atom?.kind === 'star') (star = p++), (resume = i)
+    else if (star >= 0) (p = star + 1), (i = ++resume)
+    else return false
+  }
+  while (atoms[p]?.kind === 'star') p++
+  return p === atoms.length
 }

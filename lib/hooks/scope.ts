@@ -14,6 +14,13 @@ export const LIMITS = {
   parsedChars: 60_000,
   /** Words one brace expansion or field splitting may produce. */
   fields: 64,
+  /** Characters of a value the classifier computes (a variable, a word, a command's output); longer is unknown. */
+  valueChars: 10_000,
+  /**
+   * Substitutions (`$(`, backticks, `<(`, `>(`) in one command: more is dangerous unparsed (the parser's cost
+   * grows with their nesting, and no ordinary command needs that many).
+   */
+  substitutions: 128,
 }
 
 /** Thrown when a bound is crossed; the classification answers dangerous. */
@@ -62,6 +69,8 @@ export class Verdict {
   readonly allowed = new Set<string>()
   steps = 0
   parsedChars = 0
+  /** What each substitution's script prints, computed once per classification. */
+  readonly outputs = new Map<object, Stream>()
   private decisive = false
 
   /**

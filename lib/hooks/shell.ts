@@ -15,6 +15,7 @@ import { assignedValue, expandAssignment, expandWord } from './words'
 /** Classifies one shell command line (or script). */
 export function classifyShellCommand(command: string): ToolClassification {
   if (command.length > LIMITS.commandChars) return { tier: 'dangerous', reason: `Command longer than ${LIMITS.commandChars} characters: not parsed` }
+  if (substitutions(command) > LIMITS.substitutions) return { tier: 'dangerous', reason: `More than ${LIMITS.substitutions} substitutions: not parsed` }
   const verdict = new Verdict()
   const scope: Scope = { verdict, depth: 0, cwd: '.', vars: new Map(), functions: new Map() }
   try {
@@ -24,6 +25,12 @@ export function classifyShellCommand(command: string): ToolClassification {
     verdict.flag('dangerous', err instanceof TooComplex ? `Too complex to classify (${err.message})` : 'Could not be classified')
   }
   return verdict.result()
+}
+
+function substitutions(text: string): number {
+  let n = 0
+  for (let i = 0; i < text.length; i++) if (text[i] === '`' || (text[i] === '(' && (text[i - 1] === '$' || text[i - 1] === '<' || text[i - 1] === '>'))) n++
+  return n
 }
 
 function runText(text: string, scope: Scope) {
@@ -167,7 +174,8 @@ function visitRedirect(r: Redirection, scope: Scope): Stream | undefined {
   if (r.type === 'HereString') {
     if (!feedsStdin) return undefined
     const text = targets.map((t) => t.value)
-    return text.every((t) => t !== undefined) ? { kind: 'text', text: `${text.join(' ')}\n` } : UNKNOWN
+    const joined = text.every((t) => t !== undefined) ? `${text.join(' ')}\n` : undefined
+    return joined !== undefined && joined.length <= LIMITS.valueChars ? { kind: 'text', text: joined } : UNKNOWN
   }
   const flag = (tier: ToolTier, why: string) => scope.verdict.flag(tier, `Redirection ${why}`)
   if (targets.length !== 1) {
@@ -248,6 +256,14 @@ function scriptOutput(script: ParsedScript, scope: Scope): string | undefined {
 }
 
 function scriptStream(script: ParsedScript, scope: Scope): Stream {
+  const known = scope.verdict.outputs.get(script)
+  if (known) return known
+  const out = computeStream(script, scope)
+  scope.verdict.outputs.set(script, out)
+  return out
+}
+
+function computeStream(script: ParsedScript, scope: Scope): Stream {
   if (script.errors?.length || script.commands.length !== 1 || script.commands[0].background) return UNKNOWN
   const node = script.commands[0].command
   const stages = node.type === 'Command' ? [node] : node.type === 'Pipeline' && !node.prefixes.length ? node.commands : []

@@ -32,7 +32,7 @@ export function outputOf(name: string, args: Arg[], stdin: Stream): Stream {
 }
 
 function text(value: string | undefined): Stream {
-  return value === undefined ? UNKNOWN : { kind: 'text', text: value }
+  return value === undefined || value.length > LIMITS.valueChars ? UNKNOWN : { kind: 'text', text: value }
 }
 
 function echo(argv: string[]): Stream {
@@ -43,6 +43,7 @@ function echo(argv: string[]): Stream {
     if (argv[i].includes('n')) newline = false
     if (argv[i].includes('e')) escapes = true
   }
+  if (argv.reduce((n, a) => n + a.length + 1, 0) > LIMITS.valueChars) return UNKNOWN
   const body = argv.slice(i).join(' ')
   return text((escapes ? unescape(body) : body) + (newline ? '\n' : ''))
 }
@@ -56,7 +57,7 @@ function printf(argv: string[]): Stream {
   let rounds = 0
   do {
     out += unescape(format).replace(/%([sb%])/g, (_, c: string) => (c === '%' ? '%' : c === 'b' ? unescape(rest.shift() ?? '') : (rest.shift() ?? '')))
-  } while (rest.length && ++rounds < LIMITS.fields && format.includes('%'))
+  } while (rest.length && ++rounds < LIMITS.fields && format.includes('%') && out.length <= LIMITS.valueChars)
   return text(out)
 }
 

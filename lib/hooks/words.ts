@@ -37,7 +37,14 @@ export function expandWord(word: Word, scope: Scope, outputOf: OutputOf): Arg[] 
   if (!parts) return [{ value: word.value, shape: word.value, glob: false, expanded: false, text: word.text }]
   if (parts.some((p) => p.type === 'BraceExpansion')) return expandBraceWord(word, parts, scope, outputOf)
   const fields: Field[] = [newField()]
-  for (const part of parts) for (const piece of pieces(part, scope, outputOf, false)) append(fields, piece)
+  for (const part of parts) {
+    // Past the bound the rest of the word is unknown (and not computed).
+    if (fields.length >= LIMITS.fields) {
+      append(fields, { value: undefined, shape: DYNAMIC, expanded: true })
+      break
+    }
+    for (const piece of pieces(part, scope, outputOf, false)) append(fields, piece)
+  }
   return fields
     .filter((f) => f.solid || f.value !== '' || f.shape !== '')
     .slice(0, LIMITS.fields)
@@ -60,11 +67,16 @@ export function assignedValue(word: Word, scope: Scope, outputOf: OutputOf): { v
   let expanded = false
   for (const part of word.parts)
     for (const p of pieces(part, scope, outputOf, true)) {
-      value = value === undefined || p.value === undefined ? undefined : value + p.value
-      shape += p.shape
+      value = value === undefined || p.value === undefined ? undefined : capped(value + p.value)
+      shape = capped(shape + p.shape) ?? DYNAMIC
       expanded ||= !!p.expanded
     }
   return { value, shape, expanded }
+}
+
+/** A computed value past the bound is unknown: no input can make the classifier build huge strings. */
+export function capped(value: string): string | undefined {
+  return value.length > LIMITS.valueChars ? undefined : value
 }
 
 function newField(): Field {
@@ -74,8 +86,8 @@ function newField(): Field {
 function append(fields: Field[], piece: Piece) {
   let field = fields[fields.length - 1]
   const add = (value: string | undefined, shape: string) => {
-    field.value = field.value === undefined || value === undefined ? undefined : field.value + value
-    field.shape += shape
+    field.value = field.value === undefined || value === undefined ? undefined : capped(field.value + value)
+    field.shape = capped(field.shape + shape) ?? DYNAMIC
     field.glob ||= !!piece.glob
     field.expanded ||= !!piece.expanded
     field.solid ||= !!piece.solid
@@ -131,8 +143,8 @@ function join(ps: Piece[]): Piece {
   let shape = ''
   let expanded = false
   for (const p of ps) {
-    value = value === undefined || p.value === undefined ? undefined : value + p.value
-    shape += p.shape
+    value = value === undefined || p.value === undefined ? undefined : capped(value + p.value)
+    shape = capped(shape + p.shape) ?? DYNAMIC
     expanded ||= !!p.expanded
   }
   return { value, shape, expanded }
@@ -158,7 +170,7 @@ function variable(name: string, part: Extract<WordPart, { type: 'ParameterExpans
 /** A word with `{a,b}` or `{1..3}`: one argument per alternative (bounded); unknown alternatives stay markers. */
 function expandBraceWord(word: Word, parts: readonly WordPart[], scope: Scope, outputOf: OutputOf): Arg[] {
   type Combo = { value: string | undefined; shape: string; glob: boolean }
-  const concat = (a: Combo, b: Combo): Combo => ({ value: a.value === undefined || b.value === undefined ? undefined : a.value + b.value, shape: a.shape + b.shape, glob: a.glob || b.glob })
+  const concat = (a: Combo, b: Combo): Combo => ({ value: a.value === undefined || b.value === undefined ? undefined : capped(a.value + b.value), shape: capped(a.shape + b.shape) ?? DYNAMIC, glob: a.glob || b.glob })
   let combos: Combo[] = [{ value: '', shape: '', glob: false }]
   for (const part of parts) {
     const alternatives: Combo[] =
@@ -199,7 +211,11 @@ function expand(s: string): string[] | undefined {
         if (!inner) return undefined
         alternatives.push(...inner)
       }
-    } else alternatives = sequence(body)
+    } else if (SEQUENCE.test(body)) {
+      // A sequence too long to list is unknown, not the literal text.
+      alternatives = sequence(body)
+      if (!alternatives) return undefined
+    }
     if (!alternatives) continue
     const rest = expand(s.slice(j + 1))
     if (!rest || alternatives.length * rest.length > LIMITS.fields) return undefined
@@ -209,8 +225,10 @@ function expand(s: string): string[] | undefined {
   return [s]
 }
 
+const SEQUENCE = /^(-?\d+|[a-zA-Z])\.\.(-?\d+|[a-zA-Z])(?:\.\.(-?\d+))?$/
+
 function sequence(body: string): string[] | undefined {
-  const m = /^(-?\d+|[a-zA-Z])\.\.(-?\d+|[a-zA-Z])(?:\.\.(-?\d+))?$/.exec(body)
+  const m = SEQUENCE.exec(body)
   if (!m) return undefined
   const numeric = /\d/.test(m[1])
   if (numeric !== /\d/.test(m[2])) return undefined
