@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { createWebApp } from '../functions/web'
 import { bundleFunction, functionEntries } from '../infra/bundle'
+import { classifyBench } from './classify'
 import { coldStarts } from './cold-start'
 import { importCosts } from './import-cost'
 import { watchdogSweeps } from './watchdog'
@@ -112,4 +113,7 @@ await importCosts()
 
 // (6) The watchdog sweeping 1k, 5k and 10k agents on loopback fake runtimes.
 await watchdogSweeps()
+
+// (7) The tool-call classifier: latency per call on its corpus, and its bundle cost.
+await classifyBench()
 process.exit(0)
