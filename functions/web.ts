@@ -4,6 +4,7 @@ import { app as agents } from './agents/app'
 import { app as auth } from './auth/app'
 import { app as billing } from './billing/app'
 import { app as calendar } from './calendar/app'
+import { app as chat } from './chat/app'
 import { app as cron } from './cron/app'
 import { app as devices } from './devices/app'
 import { app as docs } from './docs/app'
@@ -39,6 +40,7 @@ export const webRoutes = createRouter()
   .route('/', calendar)
   .route('/', agents)
   .route('/', instance)
+  .route('/', chat)
   .route('/', logs)
   .route('/', cron)
 
