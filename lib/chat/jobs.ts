@@ -13,8 +13,7 @@ export const CHAT_SESSION_ID = 'dashboard'
 
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const
 export type JobStatus = (typeof JOB_STATUSES)[number]
-/** Statuses a job ends in: nothing changes it afterwards (no delivery, no claim). */
-export const FINISHED: readonly JobStatus[] = ['succeeded', 'failed']
+/** Statuses a job can still leave: only these are delivered or claimed (`succeeded` and `failed` are final). */
 export const UNFINISHED: JobStatus[] = ['queued', 'running']
 
 /** What the runtime answered, as the job keeps it. */
