@@ -5,6 +5,7 @@ import { app as auth } from './auth/app'
 import { app as billing } from './billing/app'
 import { app as calendar } from './calendar/app'
 import { app as colony } from './colony/app'
+import { app as chat } from './chat/app'
 import { app as cron } from './cron/app'
 import { app as devices } from './devices/app'
 import { app as docs } from './docs/app'
@@ -45,6 +46,7 @@ export const webRoutes = createRouter()
   .route('/', calendar)
   .route('/', agents)
   .route('/', instance)
+  .route('/', chat)
   .route('/', logs)
   .route('/', cron)
   .route('/', social)

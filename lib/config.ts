@@ -61,6 +61,15 @@ export const configSchema = z.object({
   WATCHDOG_PARALLEL_BATCHES: z.coerce.number().int().min(1).max(100).default(4),
   WATCHDOG_BATCH_SIZE: z.coerce.number().int().min(1).max(500).default(100),
   WATCHDOG_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(25),
+  // the chat workload gate (lib/chat/workload.ts): concurrent slots per user and platform-wide, held by tickets that
+  // expire after CHAT_TICKET_TTL_SEC; slots spent per calendar minute (a message over 800 characters weighs 2).
+  // At least 2 each, so a long message can always be admitted. The namespace prefixes the gate's kv keys.
+  CHAT_USER_SLOTS: z.coerce.number().int().min(2).max(10_000).default(4),
+  CHAT_GLOBAL_SLOTS: z.coerce.number().int().min(2).max(1_000_000).default(200),
+  CHAT_USER_PER_MINUTE: z.coerce.number().int().min(2).max(100_000).default(20),
+  CHAT_GLOBAL_PER_MINUTE: z.coerce.number().int().min(2).max(10_000_000).default(2000),
+  CHAT_TICKET_TTL_SEC: z.coerce.number().int().min(1).max(86_400).default(300),
+  CHAT_GATE_NAMESPACE: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/).default('chat'),
   // the image every new agent runtime runs
   RUNTIME_IMAGE: z.string().default('ghcr.io/agent-platform/runtime:latest'),
   // secrets at rest (lib/secret-box.ts): `id:base64-32-bytes`, comma-separated, the first seals; else from SESSION_SECRET

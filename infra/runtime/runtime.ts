@@ -11,9 +11,10 @@ import {
   type DiagnosticResult,
   HEARTBEAT_FREQUENCIES,
   type HeartbeatFrequency,
+  MAX_CHAT_TEXT,
   type SyncPayload,
 } from '../../lib/runtime/provider'
-import { cronJobs, FREQUENCY_MS, MAX_HISTORY, publicSession, type RuntimeState, StateFile, type StoredSession } from './state'
+import { cronJobs, FREQUENCY_MS, MAX_DELIVERIES, MAX_HISTORY, publicSession, type RuntimeState, StateFile, type StoredSession } from './state'
 
 /**
  * The local agent runtime: what `LocalRuntimeProvider` runs as one child process per agent (and what a
@@ -29,7 +30,7 @@ import { cronJobs, FREQUENCY_MS, MAX_HISTORY, publicSession, type RuntimeState, 
  * | `GET /api/gateway/sessions` | `{sessions}` |
  * | `GET /api/gateway/cron` | `{jobs}` (the heartbeat job, when set) |
  * | `PUT /api/gateway/cron/heartbeat` | `{enabled, frequency}` → `{job}`; persisted, and run on its schedule |
- * | `POST /api/gateway/chat` | `{text, sessionId?}` → `{sessionId, reply}` (an echo: no AI call) |
+ * | `POST /api/gateway/chat` | `{text, sessionId?, deliveryId?}` → `{sessionId, reply}` (an echo: no AI call); a `deliveryId` answered before gets its first answer again, the message not handled twice |
  * | `POST /api/gateway/sync` | `SyncPayload` → `{ok: true}` (stored in DATA_DIR) |
  * | `POST /api/gateway/diagnostics` | `{command}` (one of the ten) → `{command, output, exitCode, durationMs}`; another command 400 |
  * | `POST /api/gateway/memory/reset` | → `{ok: true}` (the synced memories cleared) |
@@ -266,8 +267,14 @@ export async function startRuntime(config: RuntimeConfig, out: (line: string) =>
       case '/api/gateway/chat': {
         only('POST')
         const b = object(await readJson(req))
-        if (typeof b.text !== 'string' || !b.text.trim() || b.text.length > 10_000) throw new HttpError(400, 'text must be a non-empty string of at most 10000 characters')
+        if (typeof b.text !== 'string' || !b.text.trim() || b.text.length > MAX_CHAT_TEXT) throw new HttpError(400, `text must be a non-empty string of at most ${MAX_CHAT_TEXT} characters`)
         if (b.sessionId !== undefined && (typeof b.sessionId !== 'string' || !/^[A-Za-z0-9_-]{1,100}$/.test(b.sessionId))) throw new HttpError(400, 'Invalid sessionId')
+        if (b.deliveryId !== undefined && (typeof b.deliveryId !== 'string' || !/^[A-Za-z0-9_-]{1,100}$/.test(b.deliveryId))) throw new HttpError(400, 'Invalid deliveryId')
+        const seen = b.deliveryId === undefined ? undefined : state.deliveries.find((d) => d.id === b.deliveryId)
+        if (seen) {
+          log('chat_redelivered', { sessionId: seen.sessionId, deliveryId: seen.id })
+          return { status: 200, body: { sessionId: seen.sessionId, reply: seen.reply } }
+        }
         const id = (b.sessionId as string | undefined) ?? `s_${randomUUID()}`
         let session = state.sessions.find((s) => s.id === id)
         if (!session) {
@@ -280,8 +287,12 @@ export async function startRuntime(config: RuntimeConfig, out: (line: string) =>
         if (session.history.length > MAX_HISTORY) session.history.splice(0, session.history.length - MAX_HISTORY)
         session.messages += 2
         session.lastActive = at
+        if (typeof b.deliveryId === 'string') {
+          state.deliveries.push({ id: b.deliveryId, sessionId: id, reply, at })
+          if (state.deliveries.length > MAX_DELIVERIES) state.deliveries.splice(0, state.deliveries.length - MAX_DELIVERIES)
+        }
         save()
-        log('chat_message', { sessionId: id, chars: b.text.length })
+        log('chat_message', { sessionId: id, chars: b.text.length, deliveryId: b.deliveryId as string | undefined })
         return { status: 200, body: { sessionId: id, reply } }
       }
       case '/api/gateway/sync': {

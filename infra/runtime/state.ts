@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { HEARTBEAT_JOB_ID, type CronJob, type GatewaySession, type HeartbeatFrequency, type SyncPayload } from '../../lib/runtime/provider'
 
 /**
- * What the local runtime keeps on its /data volume (`DATA_DIR/state.json`): chat sessions, the heartbeat
+ * What the local runtime keeps on its /data volume (`DATA_DIR/state.json`): chat sessions and the deliveries answered, the heartbeat
  * job, and what the platform last synced (skills, memories, files). Written whole on every change through a
  * temporary file and a rename, so a killed process leaves either the old or the new file, never half of one.
  */
@@ -17,8 +17,18 @@ export interface StoredSession extends GatewaySession {
   history: StoredMessage[]
 }
 
+/** A chat delivery already answered: the same `deliveryId` gets the same answer, handled once. */
+export interface StoredDelivery {
+  id: string
+  sessionId: string
+  reply: string
+  at: string
+}
+
 export interface RuntimeState {
   sessions: StoredSession[]
+  /** The last MAX_DELIVERIES chat deliveries answered, oldest first. */
+  deliveries: StoredDelivery[]
   heartbeat: { enabled: boolean; frequency: HeartbeatFrequency; lastRun: string | null; nextRun: string | null } | null
   skills: SyncPayload['skills']
   memories: SyncPayload['memories']
@@ -26,10 +36,12 @@ export interface RuntimeState {
   lastSyncAt: string | null
 }
 
-const empty = (): RuntimeState => ({ sessions: [], heartbeat: null, skills: [], memories: [], files: [], lastSyncAt: null })
+const empty = (): RuntimeState => ({ sessions: [], deliveries: [], heartbeat: null, skills: [], memories: [], files: [], lastSyncAt: null })
 
 // A session keeps its last messages only; the count goes on.
 export const MAX_HISTORY = 100
+// Deliveries remembered: far more than a queue redelivers within its retry window.
+export const MAX_DELIVERIES = 1000
 
 export class StateFile {
   readonly path: string

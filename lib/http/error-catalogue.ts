@@ -101,7 +101,8 @@ export const errorCodes = {
   INSUFFICIENT_BALANCE: 'The payment session cannot cover the price (`insufficient_balance`): `session.remaining` and `session.cost` say by how much.',
   VOUCHER_FAILED: 'The session voucher is missing, not signed by the session\'s wallet, for another session, below the cumulative amount, or its nonce was used (`voucher_failed`).',
   NO_PLUGIN: 'The plugin has no upstream configured, or the upstream did not answer in time (`no_plugin`).',
-  WORKLOAD_LIMIT: 'Every chat slot (per user or platform-wide) is taken, or the minute\'s budget is spent: `retryAfterSeconds` says when to try again.',
+  WORKLOAD_LIMIT: 'Every chat slot (per user or platform-wide) is taken, or the minute\'s budget is spent: `retryAfterSeconds` says when to try again, `reason` which limit (`user_slots`, `global_slots`, `user_minute`, `global_minute`).',
+  QUEUE_UNAVAILABLE: 'The job queue did not accept the job: it was marked `failed` and its workload slots given back; send it again.',
   ALREADY_CLAIMED: 'Another agent claimed the job first.',
   ALREADY_DECIDED: 'The permission request was already approved or denied: a decision applies once.',
 

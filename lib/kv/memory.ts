@@ -122,6 +122,12 @@ export class MemoryKv implements Kv, RateLimiter {
       },
       zcard: (key) => Object.keys(zset(key)).length,
       zscore: (key, member) => zset(key)[member] ?? null,
+      zrangeWithScores: (key, start, stop) => {
+        const ranked = Object.entries(zset(key)).sort(([a, x], [b, y]) => x - y || (a < b ? -1 : a > b ? 1 : 0))
+        const from = Math.max(0, start < 0 ? ranked.length + start : start)
+        const to = Math.min(ranked.length - 1, stop < 0 ? ranked.length + stop : stop)
+        return from > to ? [] : ranked.slice(from, to + 1)
+      },
     }
   })()
 

@@ -34,6 +34,11 @@ export interface LocalScriptStore {
   zremrangebyscore(key: string, min: number, max: number): number
   zcard(key: string): number
   zscore(key: string, member: string): number | null
+  /**
+   * ZRANGE key start stop WITHSCORES: members by rank (score, then member, ascending), `start` and `stop`
+   * inclusive, negative counting from the end. Lua receives them flat (`{member, score, ...}`, scores as strings).
+   */
+  zrangeWithScores(key: string, start: number, stop: number): Array<[member: string, score: number]>
 }
 
 export const defineScript = <R>(script: KvScript<R>) => script

@@ -1,4 +1,4 @@
-import type { CronJob, DiagnosticCommand, DiagnosticResult, GatewaySession, HeartbeatFrequency, RuntimeGateway, SyncPayload } from './provider'
+import type { ChatMessage, CronJob, DiagnosticCommand, DiagnosticResult, GatewaySession, HeartbeatFrequency, RuntimeGateway, SyncPayload } from './provider'
 import { RuntimeProviderError } from './provider'
 import { readCapped } from '../http/read-capped'
 
@@ -13,7 +13,7 @@ import { readCapped } from '../http/read-capped'
  * | sessions | `GET /api/gateway/sessions` | `{sessions: GatewaySession[]}` |
  * | cronJobs | `GET /api/gateway/cron` | `{jobs: CronJob[]}` |
  * | setHeartbeat | `PUT /api/gateway/cron/heartbeat` | `{enabled, frequency}` → `{job: CronJob}` |
- * | chat | `POST /api/gateway/chat` | `{text, sessionId?}` → `{sessionId, reply}` |
+ * | chat | `POST /api/gateway/chat` | `{text, sessionId?, deliveryId?}` → `{sessionId, reply}` (a repeated `deliveryId` answers the first reply again) |
  * | sync | `POST /api/gateway/sync` | `SyncPayload` → `{ok: true}` |
  * | diagnostic | `POST /api/gateway/diagnostics` | `{command}` → `{command, output, exitCode, durationMs}` |
  * | resetMemory | `POST /api/gateway/memory/reset` | → `{ok: true}` |
@@ -23,6 +23,8 @@ export const GATEWAY_TIMEOUT_MS = 10_000
 export const MAX_ANSWER_BYTES = 2 * 1024 * 1024
 // Diagnostics such as runtime.doctor may take longer than a read.
 export const DIAGNOSTIC_TIMEOUT_MS = 30_000
+// An agent's reply may take a model call or several: longer than a read.
+export const CHAT_TIMEOUT_MS = 60_000
 
 export function httpGateway(baseUrl: string, token: string, fetchImpl: typeof fetch = fetch): RuntimeGateway {
   async function call<T>(method: string, path: string, body?: unknown, timeoutMs = GATEWAY_TIMEOUT_MS): Promise<T> {
@@ -64,7 +66,11 @@ export function httpGateway(baseUrl: string, token: string, fetchImpl: typeof fe
     cronJobs: async () => list<CronJob>(await call('GET', '/api/gateway/cron'), 'jobs'),
     setHeartbeat: async (job: { enabled: boolean; frequency: HeartbeatFrequency }) =>
       (await call<{ job: CronJob }>('PUT', '/api/gateway/cron/heartbeat', job)).job,
-    chat: (message: { text: string; sessionId?: string }) => call('POST', '/api/gateway/chat', message),
+    chat: async (message: ChatMessage) => {
+      const answer = await call<{ sessionId?: unknown; reply?: unknown } | null>('POST', '/api/gateway/chat', message, CHAT_TIMEOUT_MS)
+      if (typeof answer?.reply !== 'string' || typeof answer.sessionId !== 'string') throw new RuntimeProviderError('Runtime answer has no reply', 502, 'runtime')
+      return { sessionId: answer.sessionId, reply: answer.reply }
+    },
     sync: async (payload: SyncPayload) => void (await call('POST', '/api/gateway/sync', payload)),
     diagnostic: (command: DiagnosticCommand) => call<DiagnosticResult>('POST', '/api/gateway/diagnostics', { command }, DIAGNOSTIC_TIMEOUT_MS),
     resetMemory: async () => void (await call('POST', '/api/gateway/memory/reset')),

@@ -107,12 +107,25 @@ export interface SyncPayload {
   files: Array<{ name: string; url: string; size: number }>
 }
 
+/** The longest chat text a runtime takes (and `POST /api/gateway/chat` accepts). */
+export const MAX_CHAT_TEXT = 32_000
+
+/**
+ * One chat message to a runtime. `deliveryId` names the delivery (the platform's job id): a runtime that has
+ * answered that id already answers the same again without handling the message twice (queue redeliveries).
+ */
+export interface ChatMessage {
+  text: string
+  sessionId?: string
+  deliveryId?: string
+}
+
 /** The runtime's own HTTP API (lib/runtime/gateway.ts implements it over fetch). */
 export interface RuntimeGateway {
   sessions(): Promise<GatewaySession[]>
   cronJobs(): Promise<CronJob[]>
   setHeartbeat(job: { enabled: boolean; frequency: HeartbeatFrequency }): Promise<CronJob>
-  chat(message: { text: string; sessionId?: string }): Promise<{ sessionId: string; reply: string }>
+  chat(message: ChatMessage): Promise<{ sessionId: string; reply: string }>
   sync(payload: SyncPayload): Promise<void>
   diagnostic(command: DiagnosticCommand): Promise<DiagnosticResult>
   resetMemory(): Promise<void>

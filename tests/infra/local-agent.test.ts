@@ -7,7 +7,8 @@ import { startServer } from '../../infra/server'
 
 /**
  * What a user of `npm start` does with an agent, through the API of the real server: sign up, sign in, provision
- * (a real runtime process on loopback), watch it go starting → running, ask it for its version, read a log line,
+ * (a real runtime process on loopback), watch it go starting → running, ask it for its version, chat with it
+ * (queued, delivered, answered), read a log line,
  * stop and start it, delete it (its process ends).
  */
 const dataDir = mkdtempSync(join(tmpdir(), 'local-agent-'))
@@ -51,7 +52,7 @@ const waitFor = async (what: () => Promise<boolean>, ms = 10_000) => {
 }
 
 describe('npm start: an agent on this machine, through the API', () => {
-  it('provision → running → debug → logs → stop/start → delete', async () => {
+  it('provision → running → debug → chat → logs → stop/start → delete', async () => {
     const email = `local-${crypto.randomUUID().slice(0, 8)}@example.com`
     expect((await api('POST', '/api/register', { email, password: 'correct horse battery staple', name: 'Local' })).status).toBe(201)
     const csrf = await json(await api('GET', '/api/auth/csrf'))
@@ -73,6 +74,16 @@ describe('npm start: an agent on this machine, through the API', () => {
     const version = await json(await api('POST', '/api/debug', { command: 'runtime.version', agentId: agent.id }))
     expect(version).toMatchObject({ command: 'runtime.version', exitCode: 0 })
     expect(version.output.length).toBeGreaterThan(0)
+
+    // A chat: queued, delivered by the in-process queue to the runtime process, answered (its gateway echoes).
+    const queued = await api('POST', '/api/gateway/chat', { message: 'hello, local agent' })
+    expect(queued.status).toBe(202)
+    const { jobId, agentId } = await json(queued)
+    expect(agentId).toBe(agent.id)
+    await waitFor(async () => (await json(await api('GET', `/api/jobs/${jobId}`))).status === 'succeeded')
+    expect(await json(await api('GET', `/api/jobs/${jobId}`))).toMatchObject({ attempts: 1, error: null, result: { sessionId: 'dashboard', reply: 'Echo: hello, local agent' } })
+    const status = await json(await api('GET', '/api/gateway/status'))
+    expect(status).toMatchObject({ health: 'healthy', sessions: { total: 1, active: 1, list: [{ id: 'dashboard', channel: 'webchat', messages: 2 }] } })
 
     // The live tail: the debug call above made the runtime log; a line arrives on the stream.
     const stream = await api('GET', `/api/logs/${agent.id}/stream`)

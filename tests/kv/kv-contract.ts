@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { expect, it } from 'vitest'
 import type { Kv, LimitRule, RateLimiter } from '../../lib/kv/types'
-import { commandsScript, slotsScript } from './scripts'
+import { commandsScript, rangeScript, slotsScript } from './scripts'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -132,6 +132,12 @@ export function kvContract(make: () => Kv & RateLimiter, root = 'kvtest:') {
     const p = prefix()
     const out = await kv.eval(commandsScript, [`${p}s`, `${p}c`, `${p}z`], ['héllo'])
     expect(out).toEqual(['héllo', 1, 3, -1, 9, 1, 0, 1, -2, -1])
+  })
+
+  it('eval ranges a sorted set by rank with scores, as ZRANGE ... WITHSCORES', async () => {
+    const kv = make()
+    const p = prefix()
+    expect(await kv.eval(rangeScript, [`${p}z`], [])).toEqual([1, 'a', 1, 2, 'b', 2, 'bb', 2, 1, 'c', 3, 2, 'bb', 2, 'c', 3, 0, 0])
   })
 
   it('eval is atomic: 50 concurrent claims on 7 expiring slots admit exactly 7, and expired slots free up', async () => {

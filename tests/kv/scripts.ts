@@ -53,3 +53,35 @@ return out`,
     return out
   },
 })
+
+/**
+ * ZRANGE ... WITHSCORES by rank: ties ordered by member, negative ranks from the end, a range past the end empty.
+ * Each range flattened as `member, score` (scores as numbers on both sides), the ranges' lengths first.
+ */
+export const rangeScript = defineScript<(number | string)[]>({
+  name: 'test-range',
+  lua: `redis.call('ZADD', KEYS[1], 3, 'c', 1, 'a', 2, 'bb', 2, 'b')
+local out = {}
+local ranges = {{0, 0}, {1, 2}, {-1, -1}, {-2, 10}, {5, 9}, {2, 1}}
+for _, r in ipairs(ranges) do
+  local hit = redis.call('ZRANGE', KEYS[1], r[1], r[2], 'WITHSCORES')
+  out[#out + 1] = #hit / 2
+  for i = 1, #hit, 2 do
+    out[#out + 1] = hit[i]
+    out[#out + 1] = tonumber(hit[i + 1])
+  end
+end
+return out`,
+  local(store, [key]) {
+    store.zadd(key, 3, 'c')
+    store.zadd(key, 1, 'a')
+    store.zadd(key, 2, 'bb')
+    store.zadd(key, 2, 'b')
+    const out: (number | string)[] = []
+    for (const [start, stop] of [[0, 0], [1, 2], [-1, -1], [-2, 10], [5, 9], [2, 1]]) {
+      const hit = store.zrangeWithScores(key, start, stop)
+      out.push(hit.length, ...hit.flat())
+    }
+    return out
+  },
+})

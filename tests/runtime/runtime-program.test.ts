@@ -72,6 +72,23 @@ describe('runtime program', () => {
     expect((await fetch(`${url}/healthz`)).status).toBe(200)
   })
 
+  it('chat: a repeated deliveryId answers the first reply again and is handled once; a bad one is 400', async () => {
+    const send = (body: unknown) => gw('/api/gateway/chat', { method: 'POST', body: JSON.stringify(body) })
+    const deliveryId = crypto.randomUUID()
+    const first = await send({ text: 'hello once', sessionId: 'dedupe', deliveryId })
+    expect(first.status).toBe(200)
+    const answer = await first.json()
+    expect(answer).toEqual({ sessionId: 'dedupe', reply: 'Echo: hello once' })
+    // The queue redelivers: the same answer, even with another text, and the session counts the message once.
+    expect(await (await send({ text: 'hello twice', sessionId: 'dedupe', deliveryId })).json()).toEqual(answer)
+    const sessions = await (await gw('/api/gateway/sessions')).json()
+    expect(sessions.sessions.find((s: { id: string }) => s.id === 'dedupe')).toMatchObject({ messages: 2 })
+    expect((await send({ text: 'x', deliveryId: 'no spaces allowed' })).status).toBe(400)
+    // Texts up to the platform's limit are taken.
+    expect((await send({ text: 'y'.repeat(32_000) })).status).toBe(200)
+    expect((await send({ text: 'y'.repeat(32_001) })).status).toBe(400)
+  })
+
   it('writes one JSON line per request (path only, never the token or the query)', async () => {
     await gw('/api/gateway/sessions?secret=abc')
     const line = lines.map((l) => JSON.parse(l)).findLast((l) => l.event === 'request' && l.path === '/api/gateway/sessions')

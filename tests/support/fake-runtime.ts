@@ -2,11 +2,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 
 /**
- * A fake agent runtime for probe tests: a real HTTP server on loopback whose answer on each path the test
- * sets (status, body, delay, or a misbehaviour). Unset paths answer 404, like a runtime without legacy probes.
+ * A fake agent runtime for probe and gateway tests: a real HTTP server on loopback whose answer on each path the
+ * test sets (status, body, delay, or a misbehaviour; or a list of them, one per request). Unset paths answer 404,
+ * like a runtime without legacy probes.
  */
 export type FakeAnswer =
-  | { status?: number; body?: unknown; raw?: string; delayMs?: number }
+  /** `after`: answers once it settles (a test holds requests in flight, then lets them go). */
+  | { status?: number; body?: unknown; raw?: string; delayMs?: number; after?: Promise<unknown> }
   /** Never answers (until the server closes). */
   | { hang: true }
   /** Sends the headers and part of the body, then destroys the socket. */
@@ -16,20 +18,35 @@ export type FakeAnswer =
 
 export interface FakeRuntime {
   url: string
-  set(path: string, answer: FakeAnswer | undefined): void
+  /** The answer on `path`; a list is answered in order, its last entry repeating. */
+  set(path: string, answer: FakeAnswer | FakeAnswer[] | undefined): void
   /** Requests received, by path. */
   hits: Map<string, number>
+  /** Request bodies received (as text), by path, in order. */
+  bodies: Map<string, string[]>
   close(): Promise<void>
 }
 
-export async function startFakeRuntime(answers: Record<string, FakeAnswer> = {}): Promise<FakeRuntime> {
-  const table = new Map(Object.entries(answers))
+export async function startFakeRuntime(answers: Record<string, FakeAnswer | FakeAnswer[]> = {}): Promise<FakeRuntime> {
+  const table = new Map(Object.entries(answers).map(([path, a]) => [path, Array.isArray(a) ? [...a] : a]))
   const hits = new Map<string, number>()
+  const bodies = new Map<string, string[]>()
   const timers = new Set<ReturnType<typeof setTimeout>>()
+  const next = (path: string) => {
+    const entry = table.get(path)
+    return Array.isArray(entry) ? (entry.length > 1 ? entry.shift() : entry[0]) : entry
+  }
+  // The body is read whole before answering, so `bodies` holds it once the caller has its answer.
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', () => respond(req, res, Buffer.concat(chunks).toString('utf8')))
+  })
+  function respond(req: IncomingMessage, res: ServerResponse, body: string) {
     const path = new URL(req.url ?? '/', 'http://x').pathname
     hits.set(path, (hits.get(path) ?? 0) + 1)
-    const answer = table.get(path)
+    bodies.set(path, [...(bodies.get(path) ?? []), body])
+    const answer = next(path)
     if (!answer) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found')
       return
@@ -47,17 +64,21 @@ export async function startFakeRuntime(answers: Record<string, FakeAnswer> = {})
       const text = answer.raw ?? JSON.stringify(answer.body ?? {})
       res.writeHead(answer.status ?? 200, { 'content-type': answer.raw === undefined ? 'application/json' : 'text/plain' }).end(text)
     }
-    if (answer.delayMs) {
+    const later = () => {
+      if (!answer.delayMs) return send()
       const t = setTimeout(() => (timers.delete(t), send()), answer.delayMs)
       timers.add(t)
-    } else send()
-  })
+    }
+    if (answer.after) void answer.after.then(later, later)
+    else later()
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   return {
     url: `http://127.0.0.1:${port}`,
-    set: (path, answer) => (answer ? table.set(path, answer) : table.delete(path)),
+    set: (path, answer) => (answer ? table.set(path, Array.isArray(answer) ? [...answer] : answer) : table.delete(path)),
     hits,
+    bodies,
     close: () =>
       new Promise<void>((resolve) => {
         for (const t of timers) clearTimeout(t)

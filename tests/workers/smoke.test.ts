@@ -33,6 +33,7 @@ const smoke: Record<string, { path: string; status: number; method?: string; bod
   },
   permissions: { path: '/api/permissions', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' }) },
   radio: { path: '/api/radio/webhook', status: 503, method: 'POST', body: '{}', check: (b) => expect(b).toEqual({ error: 'Mux webhook not configured', code: 'NOT_CONFIGURED' }) },
+  chat: { path: '/api/queue/chat', status: 401, method: 'POST', body: '{}', check: (b) => expect(b).toEqual({ error: 'Missing queue signature', code: 'SIGNATURE_REQUIRED' }) },
   passkeys: { path: '/api/passkey/auth/options', status: 400, method: 'POST', body: '{}', check: (b) => expect(b.error).toBe('Identifier is required') },
 }
 

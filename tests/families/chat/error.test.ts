@@ -1,0 +1,214 @@
+import { eq } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { app as chatApp } from '../../../functions/chat/app'
+import { createPlatformApp } from '../../../lib/app'
+import type { Services } from '../../../lib/context'
+import { UpstashKv } from '../../../lib/kv/upstash'
+import { QStashQueue } from '../../../lib/queue/qstash'
+import { signDelivery } from '../../../lib/queue/sign'
+import { agents, chatJobs, users } from '../../../schema'
+import { BROWSER, type Harness, type SeededUser } from '../../support/harness'
+import { call, freshIp, withinOneWindow } from '../../support/requests'
+import { CHAT_URL, QUEUE_KEY, chat, chatHarness, chatRuntime, chatUser, closeRuntimes, deliver, echo, jobRow, seedChatAgent, seedJob, slots, waitFor } from './helpers'
+
+let h: Harness
+beforeAll(async () => {
+  h = await chatHarness()
+})
+afterAll(async () => {
+  await closeRuntimes()
+  await h?.close()
+})
+
+const newUser = (name: string) => h.seedUser(name, `${name.toLowerCase()}-${crypto.randomUUID().slice(0, 8)}@example.com`)
+
+/** Nothing listens on the discard port: a store there is a store that is down. */
+const DOWN = 'http://127.0.0.1:9'
+
+/** The chat family on the harness's services with one store replaced by one that is down. */
+const withStore = (over: Partial<Services>) => createPlatformApp(() => ({ ...h.services, ...over })).route('/', chatApp)
+const chatOn = (app: ReturnType<typeof withStore>, user: SeededUser, body: unknown) =>
+  app.request('/api/gateway/chat', {
+    method: 'POST',
+    headers: { ...BROWSER, cookie: user.cookie, 'content-type': 'application/json', 'cf-connecting-ip': freshIp() },
+    body: JSON.stringify(body),
+  })
+
+const jobsOf = (userId: string) => h.db.select().from(chatJobs).where(eq(chatJobs.userId, userId))
+
+describe('POST /api/gateway/chat: 400', () => {
+  it('`Message required` when missing, blank, not a string or the body is not an object; over 32 000 characters is refused too', async () => {
+    const { user } = await chatUser(h)
+    for (const body of [{}, { message: '' }, { message: '   \n\t ' }, { message: 42 }, { message: null }, [], 'null']) {
+      const res = await chat(h, user, body)
+      expect(res.status, JSON.stringify(body)).toBe(400)
+      expect(await res.json()).toMatchObject({ error: 'Message required', code: 'VALIDATION' })
+    }
+    const long = await chat(h, user, { message: 'z'.repeat(32_001) })
+    expect(long.status).toBe(400)
+    expect(await long.json()).toMatchObject({ error: 'Message must be at most 32000 characters', code: 'VALIDATION' })
+    const malformed = await chat(h, user, '{"message": ')
+    expect(await malformed.json()).toEqual({ error: 'Invalid JSON body', code: 'INVALID_JSON' })
+    expect(await jobsOf(user.id)).toEqual([])
+  })
+})
+
+describe('POST /api/gateway/chat and GET /api/gateway/status: 404 and 503', () => {
+  it('`No agent found` when the user has templates only; `No OpenClaw instance found` without a provisioned runtime', async () => {
+    const user = await newUser('Templates')
+    const f = await chatRuntime()
+    await seedChatAgent(h, user, f.url, { status: 'template' })
+    for (const res of [await chat(h, user, { message: 'hi' }), await call(h, 'GET', '/api/gateway/status', { user })]) {
+      expect(res.status).toBe(404)
+      expect(await res.json()).toEqual({ error: 'No agent found', code: 'NOT_FOUND' })
+    }
+    await seedChatAgent(h, user, null, { runtimeServiceId: null, status: 'provisioning' })
+    for (const res of [await chat(h, user, { message: 'hi' }), await call(h, 'GET', '/api/gateway/status', { user })]) {
+      expect(res.status).toBe(404)
+      expect(await res.json()).toEqual({ error: 'No OpenClaw instance found', code: 'NOT_FOUND' })
+    }
+    expect(await jobsOf(user.id)).toEqual([])
+  })
+
+  it('`User not found` when the account is gone while its session is still cached', async () => {
+    const user = await newUser('Gone')
+    expect((await call(h, 'GET', '/api/gateway/status', { user })).status).toBe(404) // the session is now cached
+    await h.db.delete(users).where(eq(users.id, user.id))
+    const res = await chat(h, user, { message: 'anyone?' })
+    expect(res.status).toBe(404)
+    expect(await res.json()).toEqual({ error: 'User not found', code: 'USER_NOT_FOUND' })
+  })
+
+  it('503 `No gateway token available` when the agent’s runtime has no gateway token (or it no longer opens)', async () => {
+    const user = await newUser('Tokenless')
+    const f = await chatRuntime()
+    const agent = await seedChatAgent(h, user, f.url, { gatewayToken: null, gatewayTokenKeyId: null })
+    const res = await chat(h, user, { message: 'hi' })
+    expect(res.status).toBe(503)
+    expect(await res.json()).toEqual({ error: 'No gateway token available', code: 'NOT_CONFIGURED' })
+    // A token sealed for another owner does not open for this one.
+    const other = await seedChatAgent(h, h.users.bob, f.url)
+    await h.db.update(agents).set({ gatewayToken: other.gatewayToken, gatewayTokenKeyId: other.gatewayTokenKeyId }).where(eq(agents.id, agent.id))
+    expect((await chat(h, user, { message: 'hi' })).status).toBe(503)
+    expect(await jobsOf(user.id)).toEqual([])
+    expect((await slots(h, user.id)).user).toBe(0)
+  })
+})
+
+describe('POST /api/gateway/chat: 429', () => {
+  it('the per-IP limit: 60 a minute, then 429 `Too many requests` with Retry-After, before the session is even read', async () => {
+    await withinOneWindow(60)
+    const ipAddress = freshIp()
+    for (let i = 0; i < 60; i++) {
+      const res = await call(h, 'POST', '/api/gateway/chat', { body: {}, headers: { 'cf-connecting-ip': ipAddress } })
+      expect(res.status).toBe(401)
+    }
+    const refused = await call(h, 'POST', '/api/gateway/chat', { body: {}, headers: { 'cf-connecting-ip': ipAddress } })
+    expect(refused.status).toBe(429)
+    expect(await refused.json()).toEqual({ error: 'Too many requests', code: 'RATE_LIMITED' })
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+    expect(refused.headers.get('ratelimit-remaining')).toBe('0')
+  })
+
+  it('the workload gate: the user’s 4 slots taken, 429 `WORKLOAD_LIMIT` with retryAfterSeconds when the first ticket expires', async () => {
+    const { user } = await chatUser(h, { ...echo(), delayMs: 1500 })
+    const taken = await Promise.all([chat(h, user, { message: 'a'.repeat(900) }), chat(h, user, { message: 'b' }), chat(h, user, { message: 'c' })])
+    expect(taken.map((r) => r.status)).toEqual([202, 202, 202])
+    const refused = await chat(h, user, { message: 'd' })
+    expect(refused.status).toBe(429)
+    const body = await refused.json()
+    expect(body).toEqual({ error: 'Too many chats in progress', code: 'WORKLOAD_LIMIT', retryAfterSeconds: expect.any(Number), reason: 'user_slots' })
+    // The soonest ticket expires after CHAT_TICKET_TTL_SEC (300 s) at most.
+    expect(body.retryAfterSeconds).toBeGreaterThan(290)
+    expect(body.retryAfterSeconds).toBeLessThanOrEqual(300)
+    expect(refused.headers.get('retry-after')).toBe(String(body.retryAfterSeconds))
+    expect(refused.headers.get('ratelimit-limit')).toBe('60')
+    expect(await jobsOf(user.id)).toHaveLength(3)
+    // As jobs end their slots come back: chat is admitted again.
+    await waitFor(async () => (await slots(h, user.id)).user === 0)
+    expect((await chat(h, user, { message: 'e' })).status).toBe(202)
+  })
+})
+
+describe('POST /api/gateway/chat: stores that are down', () => {
+  it('500 `Chat failed` when the gate cannot be asked (kv store down): nothing stored', async () => {
+    const { user } = await chatUser(h)
+    const res = await chatOn(withStore({ kv: new UpstashKv(DOWN, 'token') }), user, { message: 'hi' })
+    expect(res.status).toBe(500)
+    expect(await res.json()).toEqual({ error: 'Chat failed', code: 'INTERNAL' })
+    expect(await jobsOf(user.id)).toEqual([])
+  }, 30_000)
+
+  it('502 `Queue unavailable` when the queue refuses the job: the job is failed and its slots given back', async () => {
+    const { user, runtime } = await chatUser(h)
+    const res = await chatOn(withStore({ queue: new QStashQueue('token', 'http://127.0.0.1:8787', DOWN) }), user, { message: 'hi' })
+    expect(res.status).toBe(502)
+    expect(await res.json()).toEqual({ error: 'Queue unavailable', code: 'QUEUE_UNAVAILABLE' })
+    const [job] = await jobsOf(user.id)
+    expect(job).toMatchObject({ status: 'failed', error: 'Queue unavailable', attempts: 0 })
+    expect((await slots(h, user.id)).user).toBe(0)
+    expect(runtime.hits.get('/api/gateway/chat')).toBeUndefined()
+  }, 30_000)
+})
+
+describe('the queue receiver', () => {
+  it('a job that does not exist is a no-op 200 (the queue stops); a body without jobId is 400', async () => {
+    const res = await deliver(h, crypto.randomUUID())
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({ ok: true, status: null, delivered: false })
+    const text = '{}'
+    const bad = await h.web.request(CHAT_URL, { method: 'POST', headers: { 'content-type': 'application/json', 'upstash-signature': await signDelivery(QUEUE_KEY, CHAT_URL, text) }, body: text })
+    expect(bad.status).toBe(400)
+    expect(await bad.json()).toMatchObject({ code: 'VALIDATION' })
+  })
+
+  it('a runtime that answers without a reply is a failed delivery', async () => {
+    const { user, agent } = await chatUser(h, { body: { ok: true } })
+    const job = await seedJob(h, user, agent)
+    expect((await deliver(h, job.id)).status).toBe(502)
+    expect(await jobRow(h, job.id)).toMatchObject({ status: 'queued', error: 'Runtime answer has no reply' })
+  })
+})
+
+describe('GET /api/jobs/:jobId and POST /api/jobs/:jobId/claim', () => {
+  it('404 `Job not found` for an unknown id', async () => {
+    const { user, agent } = await chatUser(h)
+    const res = await call(h, 'GET', `/api/jobs/${crypto.randomUUID()}`, { user })
+    expect(res.status).toBe(404)
+    expect(await res.json()).toEqual({ error: 'Job not found', code: 'NOT_FOUND' })
+    const claim = await call(h, 'POST', `/api/jobs/${crypto.randomUUID()}/claim`, { user, body: { claimerAgentId: agent.id } })
+    expect(claim.status).toBe(404)
+    expect(await claim.json()).toEqual({ error: 'Job not found', code: 'NOT_FOUND' })
+  })
+
+  it('claim: 400 without claimerAgentId; 404 `Agent not found` for an agent that is not the caller’s', async () => {
+    const { user, agent } = await chatUser(h)
+    const job = await seedJob(h, user, agent)
+    for (const body of [{}, { claimerAgentId: '' }, { claimerAgentId: 7 }]) {
+      const res = await call(h, 'POST', `/api/jobs/${job.id}/claim`, { user, body })
+      expect(res.status).toBe(400)
+      expect(await res.json()).toMatchObject({ error: 'claimerAgentId required', code: 'VALIDATION' })
+    }
+    for (const claimerAgentId of [crypto.randomUUID(), (await chatUser(h)).agent.id]) {
+      const res = await call(h, 'POST', `/api/jobs/${job.id}/claim`, { user, body: { claimerAgentId } })
+      expect(res.status).toBe(404)
+      expect(await res.json()).toEqual({ error: 'Agent not found', code: 'NOT_FOUND' })
+    }
+    expect((await jobRow(h, job.id)).claimedByAgentId).toBeNull()
+  })
+
+  it('claim: 409 `Job already claimed`, also for the same agent again; 409 `Job already finished`', async () => {
+    const { user, agent } = await chatUser(h)
+    const job = await seedJob(h, user, agent)
+    expect((await call(h, 'POST', `/api/jobs/${job.id}/claim`, { user, body: { claimerAgentId: agent.id } })).status).toBe(200)
+    const again = await call(h, 'POST', `/api/jobs/${job.id}/claim`, { user, body: { claimerAgentId: agent.id } })
+    expect(again.status).toBe(409)
+    expect(await again.json()).toEqual({ error: 'Job already claimed', code: 'ALREADY_CLAIMED' })
+    for (const status of ['succeeded', 'failed'] as const) {
+      const done = await seedJob(h, user, agent, { status })
+      const res = await call(h, 'POST', `/api/jobs/${done.id}/claim`, { user, body: { claimerAgentId: agent.id } })
+      expect(res.status).toBe(409)
+      expect(await res.json()).toEqual({ error: 'Job already finished', code: 'INVALID_TRANSITION' })
+    }
+  })
+})

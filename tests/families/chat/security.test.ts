@@ -1,0 +1,132 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { signDelivery } from '../../../lib/queue/sign'
+import { insertApiKey } from '../../auth/helpers'
+import type { Harness } from '../../support/harness'
+import { call, freshIp } from '../../support/requests'
+import { CHAT_URL, chat, chatHarness, chatUser, closeRuntimes, deliver, jobRow, seedJob } from './helpers'
+
+let h: Harness
+beforeAll(async () => {
+  h = await chatHarness()
+})
+afterAll(async () => {
+  await closeRuntimes()
+  await h?.close()
+})
+
+const UNAUTHORIZED = { error: 'Unauthorized', code: 'UNAUTHORIZED' }
+
+describe('no session', () => {
+  it('chat, status and job polling are 401; claim without a session or a key is 401', async () => {
+    const { user, agent } = await chatUser(h)
+    const job = await seedJob(h, user, agent)
+    const answers = [
+      await chat(h, undefined, { message: 'hi' }),
+      await call(h, 'GET', '/api/gateway/status'),
+      await call(h, 'GET', `/api/jobs/${job.id}`),
+      await call(h, 'POST', `/api/jobs/${job.id}/claim`, { body: { claimerAgentId: agent.id } }),
+    ]
+    for (const res of answers) {
+      expect(res.status).toBe(401)
+      expect(await res.json()).toEqual(UNAUTHORIZED)
+    }
+    expect((await jobRow(h, job.id)).claimedByAgentId).toBeNull()
+  })
+
+  it('a forged session cookie or a forged API key is 401', async () => {
+    const { user, agent } = await chatUser(h)
+    const job = await seedJob(h, user, agent)
+    const forged = { ...user, cookie: 'service-session=' + 'a'.repeat(64) }
+    expect((await chat(h, forged, { message: 'hi' })).status).toBe(401)
+    expect((await call(h, 'GET', `/api/jobs/${job.id}`, { user: forged })).status).toBe(401)
+    for (const key of ['sk_' + 'f'.repeat(48), 'not-a-key', '']) {
+      const res = await h.web.request(`/api/jobs/${job.id}/claim`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ claimerAgentId: agent.id }),
+      })
+      expect(res.status).toBe(401)
+      expect(await res.json()).toEqual(UNAUTHORIZED)
+    }
+    expect((await jobRow(h, job.id)).claimedByAgentId).toBeNull()
+  })
+
+  it('a cookie-authenticated chat or claim from a foreign Origin is 403, and changes nothing', async () => {
+    const { user, agent } = await chatUser(h)
+    const job = await seedJob(h, user, agent)
+    const evil = { origin: 'https://evil.example' }
+    const sent = await chat(h, user, { message: 'hi' }, evil)
+    expect(sent.status).toBe(403)
+    expect(await sent.json()).toEqual({ error: 'Forbidden origin', code: 'ORIGIN_NOT_ALLOWED' })
+    const claim = await call(h, 'POST', `/api/jobs/${job.id}/claim`, { user, body: { claimerAgentId: agent.id }, headers: evil })
+    expect(claim.status).toBe(403)
+    expect((await jobRow(h, job.id)).claimedByAgentId).toBeNull()
+  })
+})
+
+describe('another user', () => {
+  it('cannot poll, or claim (by session or API key), someone else’s job: 404 as for a job that does not exist', async () => {
+    const alice = await chatUser(h)
+    const bob = await chatUser(h)
+    const job = await seedJob(h, alice.user, alice.agent)
+    const polled = await call(h, 'GET', `/api/jobs/${job.id}`, { user: bob.user })
+    expect(polled.status).toBe(404)
+    expect(await polled.json()).toEqual({ error: 'Job not found', code: 'NOT_FOUND' })
+    const bySession = await call(h, 'POST', `/api/jobs/${job.id}/claim`, { user: bob.user, body: { claimerAgentId: bob.agent.id } })
+    expect(bySession.status).toBe(404)
+    expect(await bySession.json()).toEqual({ error: 'Job not found', code: 'NOT_FOUND' })
+    const { key } = await insertApiKey(h.db, bob.user.id)
+    const byKey = await h.web.request(`/api/jobs/${job.id}/claim`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'cf-connecting-ip': freshIp() },
+      body: JSON.stringify({ claimerAgentId: alice.agent.id }),
+    })
+    expect(byKey.status).toBe(404)
+    expect((await jobRow(h, job.id)).claimedByAgentId).toBeNull()
+  })
+
+  it('cannot claim its own job for someone else’s agent', async () => {
+    const alice = await chatUser(h)
+    const bob = await chatUser(h)
+    const job = await seedJob(h, alice.user, alice.agent)
+    const res = await call(h, 'POST', `/api/jobs/${job.id}/claim`, { user: alice.user, body: { claimerAgentId: bob.agent.id } })
+    expect(res.status).toBe(404)
+    expect(await res.json()).toEqual({ error: 'Agent not found', code: 'NOT_FOUND' })
+  })
+
+  it('chat and status reach only the caller’s own agent', async () => {
+    const alice = await chatUser(h)
+    const stranger = await h.seedUser('Stranger', `stranger-${crypto.randomUUID().slice(0, 8)}@example.com`)
+    expect((await chat(h, stranger, { message: 'hi' })).status).toBe(404)
+    expect((await call(h, 'GET', '/api/gateway/status', { user: stranger })).status).toBe(404)
+    expect(alice.runtime.hits.get('/api/gateway/chat')).toBeUndefined()
+    expect(alice.runtime.hits.get('/api/gateway/sessions')).toBeUndefined()
+  })
+})
+
+describe('the queue receiver takes signed deliveries only', () => {
+  it('401 without a signature, with a wrong key, or signed for another URL or body; the job is untouched', async () => {
+    const { user, agent, runtime } = await chatUser(h)
+    const job = await seedJob(h, user, agent)
+    const body = JSON.stringify({ jobId: job.id })
+    const post = (headers: Record<string, string>) => h.web.request(CHAT_URL, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body })
+
+    const none = await post({})
+    expect(none.status).toBe(401)
+    expect(await none.json()).toEqual({ error: 'Missing queue signature', code: 'SIGNATURE_REQUIRED' })
+    for (const signature of [
+      await signDelivery('another-key', CHAT_URL, body),
+      await signDelivery('chat-family-queue-key', 'http://127.0.0.1:8787/api/cron/watchdog', body),
+      await signDelivery('chat-family-queue-key', CHAT_URL, JSON.stringify({ jobId: crypto.randomUUID() })),
+      'not.a.jwt',
+    ]) {
+      const res = await post({ 'upstash-signature': signature })
+      expect(res.status).toBe(401)
+      expect(await res.json()).toEqual({ error: 'Invalid queue signature', code: 'INVALID_SIGNATURE' })
+    }
+    expect(runtime.hits.get('/api/gateway/chat')).toBeUndefined()
+    expect(await jobRow(h, job.id)).toMatchObject({ status: 'queued', attempts: 0 })
+    // The same delivery, signed, goes through.
+    expect((await deliver(h, job.id)).status).toBe(200)
+  })
+})
