@@ -103,6 +103,12 @@ export const configSchema = z.object({
   PAYMENT_TOKEN_ADDRESS: z.string().default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
   PAYMENT_TOKEN_DECIMALS: z.coerce.number().int().min(0).max(36).default(6),
   PAYMENT_CURRENCY: z.string().default('USDC'),
+  // The paid plugin gateway (lib/gateway/plugins.ts): JSON merged over the default plugins, e.g.
+  // `{"agent":{"url":"https://…","price":"0.02","auth":true}}`; checked by the gateway (and at `npm start`), so a bad
+  // value makes the gateway answer 500 MISCONFIGURED with what is wrong, never the other routes fail.
+  GATEWAY_PLUGINS: z.string().optional(),
+  // How long a plugin's upstream may take to answer (headers), and to send the next chunk of its body.
+  GATEWAY_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(1).max(300_000).default(30_000),
   // Google sign-in and cross-account protection (RISC)
   GOOGLE_CLIENT_ID: z.string().optional(),
   GOOGLE_CLIENT_SECRET: z.string().optional(),
