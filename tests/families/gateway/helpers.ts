@@ -3,6 +3,9 @@ import type { AddressInfo, Socket } from 'node:net'
 import { eq } from 'drizzle-orm'
 import type { Hex, LocalAccount } from 'viem'
 import { base64url } from 'jose'
+import { createWebApp } from '../../../functions/web'
+import type { Config } from '../../../lib/config'
+import type { Services } from '../../../lib/context'
 import { users } from '../../../schema'
 import { BROWSER, type Harness, type SeededUser } from '../../support/harness'
 import { freshIp } from '../../support/requests'
@@ -143,12 +146,15 @@ export function pluginsEnv(server: { url: string } | null, over: Record<string, 
  * `POST /api/v1/gateway` as a client sends it: JSON, a fresh client address (so only the rate-limit test shares a
  * counter), the user's cookie and the dashboard origin when `user` is given.
  */
-export function gateway(h: Harness, opts: { body?: unknown; headers?: Record<string, string>; user?: SeededUser; ip?: string } = {}) {
+export function gateway(
+  h: Harness,
+  opts: { body?: unknown; headers?: Record<string, string>; user?: SeededUser; ip?: string; app?: Pick<Harness['web'], 'request'> } = {},
+) {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': BROWSER['user-agent'], 'cf-connecting-ip': opts.ip ?? freshIp() }
   if (opts.user) Object.assign(headers, { cookie: opts.user.cookie, origin: BROWSER.origin })
   Object.assign(headers, opts.headers)
   const body = opts.body === undefined ? '{}' : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body)
-  return h.web.request('/api/v1/gateway', { method: 'POST', headers, body })
+  return (opts.app ?? h.web).request('/api/v1/gateway', { method: 'POST', headers, body })
 }
 
 /** Gives `user` a paid plan (or takes it away with `null`). */
@@ -179,11 +185,26 @@ export async function challengeOf(res: Response) {
 }
 
 /** Asks for a challenge for `pluginId` (as an anonymous MPP caller), pays it from `payer` as told, and builds the credential. */
-export async function payChallenge(h: Harness, chain: PaymentChain, payer: LocalAccount, opts: { plugin?: string; amount?: string; memo?: Hex | null; to?: Hex; token?: Hex } = {}) {
-  const res = await gateway(h, { headers: { 'x-payment-method': 'mpp', ...(opts.plugin && { 'x-plugin-id': opts.plugin }) } })
+export async function payChallenge(
+  h: Harness,
+  chain: PaymentChain,
+  payer: LocalAccount,
+  opts: { plugin?: string; amount?: string; memo?: Hex | null; to?: Hex; token?: Hex; app?: Pick<Harness['web'], 'request'> } = {},
+) {
+  const res = await gateway(h, { app: opts.app, headers: { 'x-payment-method': 'mpp', ...(opts.plugin && { 'x-plugin-id': opts.plugin }) } })
   if (res.status !== 402) throw new Error(`expected a 402 challenge, got ${res.status}`)
   const { mpp, params } = await challengeOf(res)
   const memo = opts.memo === null ? undefined : (opts.memo ?? (`0x${mpp.nonce}` as Hex))
   const hash = await chain.pay(payer, { amount: opts.amount ?? mpp.amount, memo, to: opts.to, token: opts.token })
   return { nonce: mpp.nonce, hash, authorization: credential(params, hash), params }
+}
+
+/**
+ * The web app on the harness's stores with `over` on top of its configuration: one harness per file serves the
+ * variants (a chain that is down, no Stripe, a bad GATEWAY_PLUGINS) without new databases.
+ */
+export function webAppWith(h: Harness, over: Partial<Config>, services: Partial<Services> = {}) {
+  const config = { ...h.services.config, ...over } as Config
+  const varied = Object.create(h.services, Object.fromEntries(Object.entries({ config, ...services }).map(([k, value]) => [k, { value }]))) as Services
+  return createWebApp(() => varied)
 }
