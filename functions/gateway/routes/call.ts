@@ -1,5 +1,6 @@
 import { createRoute, type RouteHandler } from '@hono/zod-openapi'
 import type { StatusCode } from 'hono/utils/http-status'
+import type { AppEnv } from '../../../lib/context'
 import { optionalCaller } from '../../../lib/gateway/card'
 import { gatewayError } from '../../../lib/gateway/errors'
 import { CHALLENGE_TTL_MS } from '../../../lib/gateway/mpp'
@@ -8,7 +9,7 @@ import { DEFAULT_PLUGIN, DEFAULT_PLUGINS, isPluginId, PLUGIN_IDS, pluginsFor } f
 import { callPlugin, MAX_PLUGIN_ANSWER_BYTES, pluginUnavailable, type PluginAnswer } from '../../../lib/gateway/proxy'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
-import { limitedRoute } from '../../../lib/http/rate-limit'
+import { enforceRateLimit, limitedRoute } from '../../../lib/http/rate-limit'
 import { errorFields, log } from '../../../lib/log'
 import { jsonBody } from '../../../lib/http/validation'
 import { GatewayBody, GatewayErrorSchema, GatewayHeaders, PaymentRequiredSchema, PluginAnswerSchema } from '../schemas'
@@ -19,76 +20,80 @@ const header = (description: string) => ({ description, schema: { type: 'string'
 const prices = PLUGIN_IDS.map((id) => `\`${id}\` ${DEFAULT_PLUGINS[id].price}${DEFAULT_PLUGINS[id].streaming ? ' (streaming)' : ''}`).join(', ')
 
 export const route = createRoute(
-  limitedRoute(limits.gateway, {
-    method: 'post',
-    path: '/api/v1/gateway',
-    operationId: 'callPlugin',
-    tags: ['Gateway'],
-    summary: 'Call a paid plugin: pay by card plan, MPP credential or payment session; the plugin’s answer is relayed',
-    description: [
-      `**Plugins** (\`X-Plugin-Id\`, else the body's \`plugin\`, else \`agent\`) and their default USD price per call: ${prices}. ` +
-        'The operator sets each one’s upstream URL, price and `auth` in `GATEWAY_PLUGINS` (JSON over these defaults); a price of `0` is free. ' +
-        'A plugin with no upstream answers 502 `no_plugin` before any payment is asked for.',
-      '**Payment method**: `X-Payment-Method` (`stripe`, `mpp`, `session`; anything else is 400), else `mpp` when `Authorization: Payment …` is sent, else `stripe`.',
-      '- `stripe` (card): a signed-in caller (session cookie, optional; it counts only from a dashboard `Origin` or none, so a foreign page cannot spend it) ' +
-        'with a paid plan or the trial (admins: the `network` allowance) pays from the daily usage allowance: one unit per started US cent of the price, at least one. ' +
-        'Anyone else, or a spent allowance, gets 402 `payment_required`.',
-      '- `mpp`: the 402 carries a challenge: `mpp.nonce` (32 random bytes, hex, single use, for this plugin and price, valid ' +
-        `${CHALLENGE_TTL_MS / 60_000} minutes) and \`WWW-Authenticate: Payment amount, currency, recipient, nonce\` plus the mppx parameters ` +
-        '(`id` = the nonce, `realm`, `method="evm"`, `intent="charge"`, `request`, `expires`). Pay `amount` of the token (`mpp.token`, chain 8453) to `recipient` with one direct ' +
-        '`transfer(recipient, amount)` call whose calldata ends with the nonce’s 32 bytes, then repeat the call with `Authorization: Payment <credential>`, the credential ' +
-        'being base64url JSON `{challenge: {id: <nonce>}, payload: {type: "hash", hash: <tx hash>}}` (mppx’s encoding). The transfer is verified on chain and its hash ' +
-        'recorded once; the answer carries `Payment-Receipt: <tx hash>`. A refused credential (malformed, unknown, expired or used nonce, another plugin’s challenge, ' +
-        'not mined, reverted, wrong token or recipient, underpaid, no memo or another nonce’s, hash already used) is 402 with why and a fresh challenge, and uses nothing ' +
-        'up: its nonce stays valid until it expires. Without `PAYMENT_RECIPIENT` the 402’s `mpp` says MPP is not configured (null `recipient`, `nonce`) and credentials are refused.',
-      '- `session`: `X-Session-Id` and `X-Wallet-Address` name a payment session, debited by the price against a signed voucher; ' +
-        'the answer carries `Payment-Receipt: session:<id>:<nonce>` and `X-Session-Remaining`.',
-      '**Authentication**: none by default. A plugin with `auth: true` needs a session, or the chosen method’s payment proof (MPP credential, session headers); ' +
-        'a free one needs a session. Otherwise 401 `Unauthorized`.',
-      '**Relay**: the body minus `plugin` is POSTed as JSON to the upstream with the caller’s `Accept` and nothing else of the request (no cookies, no `Authorization`). ' +
-        'The answer keeps the upstream’s status and content type. An event stream is relayed as it arrives and ends when the upstream sends nothing for the timeout; ' +
-        `any other answer is read whole (at most ${MAX_PLUGIN_ANSWER_BYTES / 1024 / 1024} MB). The upstream must answer within \`GATEWAY_UPSTREAM_TIMEOUT_MS\` (default 30 s), ` +
-        'else 502 `no_plugin`; redirects are not followed (502).',
-      '**Refunds**: when the plugin fails (no answer in time, unreachable, a broken or oversized answer, or a 5xx, which is relayed as is) the call is given back: the ' +
-        'allowance’s units, the session’s debit, or the MPP payment, whose record is removed and whose nonce is put back (valid at least one more minute), so the same ' +
-        'credential can be presented again. An event stream that has started is paid for.',
-    ].join('\n\n'),
-    security: [{}, { session: [] }, { payment: [] }],
-    request: { headers: GatewayHeaders, body: jsonBody(GatewayBody) },
-    responses: {
-      200: {
-        description: 'The plugin’s answer: its status (2xx, or a 4xx/5xx it chose), content type and body (JSON, an event stream, audio, ...)',
-        headers: {
-          'x-plugin-id': header('The plugin that answered'),
-          'Payment-Receipt': header('MPP: the transaction hash; session: `session:<sessionId>:<nonce>`'),
-          'X-Session-Remaining': header('Session method: the session’s USD balance after the debit'),
+  limitedRoute(
+    limits.gateway,
+    {
+      method: 'post',
+      path: '/api/v1/gateway',
+      operationId: 'callPlugin',
+      tags: ['Gateway'],
+      summary: 'Call a paid plugin: pay by card plan, MPP credential or payment session; the plugin’s answer is relayed',
+      description: [
+        `**Plugins** (\`X-Plugin-Id\`, else the body's \`plugin\`, else \`agent\`) and their default USD price per call: ${prices}. ` +
+          'The operator sets each one’s upstream URL, price and `auth` in `GATEWAY_PLUGINS` (JSON over these defaults); a price of `0` is free. ' +
+          'A plugin with no upstream answers 502 `no_plugin` before any payment is asked for. The rate limit counts every call naming a known plugin.',
+        '**Payment method**: `X-Payment-Method` (`stripe`, `mpp`, `session`; anything else is 400), else `mpp` when `Authorization: Payment …` is sent, else `stripe`.',
+        '- `stripe` (card): a signed-in caller (session cookie, optional; it counts only from a dashboard `Origin` or none, so a foreign page cannot spend it) ' +
+          'with a paid plan or the trial (admins: the `network` allowance) pays from the daily usage allowance: one unit per started US cent of the price, at least one. ' +
+          'Anyone else, or a spent allowance, gets 402 `payment_required`.',
+        '- `mpp`: the 402 carries a challenge: `mpp.nonce` (32 random bytes, hex, single use, for this plugin and price, valid ' +
+          `${CHALLENGE_TTL_MS / 60_000} minutes) and \`WWW-Authenticate: Payment amount, currency, recipient, nonce\` plus the mppx parameters ` +
+          '(`id` = the nonce, `realm`, `method="evm"`, `intent="charge"`, `request`, `expires`). Pay `amount` of the token (`mpp.token`, chain 8453) to `recipient` with one direct ' +
+          '`transfer(recipient, amount)` call whose calldata ends with the nonce’s 32 bytes, then repeat the call with `Authorization: Payment <credential>`, the credential ' +
+          'being base64url JSON `{challenge: {id: <nonce>}, payload: {type: "hash", hash: <tx hash>}}` (mppx’s encoding). The transfer is verified on chain and its hash ' +
+          'recorded once; the answer carries `Payment-Receipt: <tx hash>`. A refused credential (malformed, unknown, expired or used nonce, another plugin’s challenge, ' +
+          'not mined, reverted, wrong token or recipient, underpaid, no memo or another nonce’s, hash already used) is 402 with why and a fresh challenge, and uses nothing ' +
+          'up: its nonce stays valid until it expires. Without `PAYMENT_RECIPIENT` the 402’s `mpp` says MPP is not configured (null `recipient`, `nonce`) and credentials are refused.',
+        '- `session`: `X-Session-Id` and `X-Wallet-Address` name a payment session, debited by the price against a signed voucher; ' +
+          'the answer carries `Payment-Receipt: session:<id>:<nonce>` and `X-Session-Remaining`.',
+        '**Authentication**: none by default. A plugin with `auth: true` needs a session, or the chosen method’s payment proof (MPP credential, session headers); ' +
+          'a free one needs a session. Otherwise 401 `Unauthorized`.',
+        '**Relay**: the body minus `plugin` is POSTed as JSON to the upstream with the caller’s `Accept` and nothing else of the request (no cookies, no `Authorization`). ' +
+          'The answer keeps the upstream’s status and content type. An event stream is relayed as it arrives and ends when the upstream sends nothing for the timeout; ' +
+          `any other answer is read whole (at most ${MAX_PLUGIN_ANSWER_BYTES / 1024 / 1024} MB). The upstream must answer within \`GATEWAY_UPSTREAM_TIMEOUT_MS\` (default 30 s), ` +
+          'else 502 `no_plugin`; redirects are not followed (502).',
+        '**Refunds**: when the plugin fails (no answer in time, unreachable, a broken or oversized answer, or a 5xx, which is relayed as is) the call is given back: the ' +
+          'allowance’s units, the session’s debit, or the MPP payment, whose record is removed and whose nonce is put back (valid at least one more minute), so the same ' +
+          'credential can be presented again. An event stream that has started is paid for.',
+      ].join('\n\n'),
+      security: [{}, { session: [] }, { payment: [] }],
+      request: { headers: GatewayHeaders, body: jsonBody(GatewayBody) },
+      responses: {
+        200: {
+          description: 'The plugin’s answer: its status (2xx, or a 4xx/5xx it chose), content type and body (JSON, an event stream, audio, ...)',
+          headers: {
+            'x-plugin-id': header('The plugin that answered'),
+            'Payment-Receipt': header('MPP: the transaction hash; session: `session:<sessionId>:<nonce>`'),
+            'X-Session-Remaining': header('Session method: the session’s USD balance after the debit'),
+          },
+          content: {
+            'application/json': { schema: PluginAnswerSchema },
+            'text/event-stream': { schema: { type: 'string', maxLength: 100_000_000, description: 'Server-sent events, relayed unchanged' } },
+          },
         },
-        content: {
-          'application/json': { schema: PluginAnswerSchema },
-          'text/event-stream': { schema: { type: 'string', maxLength: 100_000_000, description: 'Server-sent events, relayed unchanged' } },
+        400: gatewayErrorResponse(
+          '`unknown_plugin` (`UNKNOWN_PLUGIN`); `X-Payment-Method must be one of stripe, mpp, session`, `Request body must be a JSON object` (`VALIDATION`); `Invalid JSON body` (`INVALID_JSON`)',
+        ),
+        401: gatewayErrorResponse('`Unauthorized` (`UNAUTHORIZED`): a plugin with `auth: true` called with no session and no payment proof'),
+        402: {
+          description:
+            '`payment_required` (`PAYMENT_REQUIRED`) with `mpp`, `stripe` and `WWW-Authenticate: Payment …`; `session_required`, `session_invalid`, `insufficient_balance` (with `session`), `voucher_failed` (method `session`)',
+          headers: { 'WWW-Authenticate': header('`Payment amount="…", currency="…", recipient="…", nonce="…", id, realm, method, intent, request, expires` (when MPP is configured)') },
+          content: { 'application/json': { schema: PaymentRequiredSchema } },
         },
+        500: gatewayErrorResponse('`internal` (`INTERNAL`): an unexpected failure; `internal` (`MISCONFIGURED`): `GATEWAY_PLUGINS` is invalid, `message` says how'),
+        502: gatewayErrorResponse('`no_plugin` (`NO_PLUGIN`): no upstream configured, no answer within the timeout, unreachable, a redirect, or a broken or oversized answer'),
+        503: gatewayErrorResponse('MPP: the chain did not answer, nothing was used (`CHAIN_UNAVAILABLE`, `Retry-After`); or a store is not configured (`NOT_CONFIGURED`)'),
       },
-      400: gatewayErrorResponse(
-        '`unknown_plugin` (`UNKNOWN_PLUGIN`); `X-Payment-Method must be one of stripe, mpp, session`, `Request body must be a JSON object` (`VALIDATION`); `Invalid JSON body` (`INVALID_JSON`)',
-      ),
-      401: gatewayErrorResponse('`Unauthorized` (`UNAUTHORIZED`): a plugin with `auth: true` called with no session and no payment proof'),
-      402: {
-        description:
-          '`payment_required` (`PAYMENT_REQUIRED`) with `mpp`, `stripe` and `WWW-Authenticate: Payment …`; `session_required`, `session_invalid`, `insufficient_balance` (with `session`), `voucher_failed` (method `session`)',
-        headers: { 'WWW-Authenticate': header('`Payment amount="…", currency="…", recipient="…", nonce="…", id, realm, method, intent, request, expires` (when MPP is configured)') },
-        content: { 'application/json': { schema: PaymentRequiredSchema } },
-      },
-      500: gatewayErrorResponse('`internal` (`INTERNAL`): an unexpected failure; `internal` (`MISCONFIGURED`): `GATEWAY_PLUGINS` is invalid, `message` says how'),
-      502: gatewayErrorResponse('`no_plugin` (`NO_PLUGIN`): no upstream configured, no answer within the timeout, unreachable, a redirect, or a broken or oversized answer'),
-      503: gatewayErrorResponse('MPP: the chain did not answer, nothing was used (`CHAIN_UNAVAILABLE`, `Retry-After`); or a store is not configured (`NOT_CONFIGURED`)'),
     },
-  }),
+    'handler',
+  ),
 )
 
 const unknownPlugin = (id: string) => gatewayError(400, 'unknown_plugin', `No plugin "${id.slice(0, 64)}": the plugins are ${PLUGIN_IDS.join(', ')}`)
 
 /** Anything unexpected is the spec's 500 `internal`, in the gateway's shape. */
-export const handler: RouteHandler<typeof route> = async (c) => {
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   try {
     return await serve(c)
   } catch (e) {
@@ -104,6 +109,8 @@ async function serve(c: Parameters<typeof handler>[0]) {
   const { plugin: bodyPlugin, ...payload } = c.req.valid('json')
   const id = headers['x-plugin-id'] ?? bodyPlugin ?? DEFAULT_PLUGIN
   if (!isPluginId(id)) throw unknownPlugin(id)
+  // After the cheapest refusal (no store needed), before anything that costs: an upstream, a challenge, a chain read.
+  await enforceRateLimit(c, limits.gateway)
   const plugin = pluginsFor(config)[id]
   c.header('x-plugin-id', plugin.id)
   const { url } = plugin
