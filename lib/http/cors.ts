@@ -2,8 +2,10 @@ import { createMiddleware } from 'hono/factory'
 import type { AppEnv } from '../context'
 
 const ALLOW_METHODS = 'GET,HEAD,PUT,POST,PATCH,DELETE,OPTIONS'
-const ALLOW_HEADERS = 'Content-Type,Authorization,x-csrf-token,x-xsrf-token'
-const EXPOSE_HEADERS = 'RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,X-Request-Id'
+// The gateway's request and answer headers too: the dashboard calls plugins and reads their receipts.
+const ALLOW_HEADERS = 'Content-Type,Authorization,x-csrf-token,x-xsrf-token,X-Plugin-Id,X-Payment-Method,X-Session-Id,X-Wallet-Address'
+const EXPOSE_HEADERS =
+  'RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,X-Request-Id,x-plugin-id,Payment-Receipt,X-Session-Remaining,WWW-Authenticate'
 
 /**
  * CORS for the dashboard origins in `APP_ORIGIN`, with credentials. Headers go through `c.header()`

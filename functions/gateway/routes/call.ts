@@ -74,6 +74,7 @@ export const route = createRoute(
         400: gatewayErrorResponse(
           '`unknown_plugin` (`UNKNOWN_PLUGIN`); `X-Payment-Method must be one of stripe, mpp, session`, `Request body must be a JSON object` (`VALIDATION`); `Invalid JSON body` (`INVALID_JSON`)',
         ),
+        415: gatewayErrorResponse('A body sent without `Content-Type: application/json` (`UNSUPPORTED_MEDIA_TYPE`)'),
         401: gatewayErrorResponse('`Unauthorized` (`UNAUTHORIZED`): a plugin with `auth: true` called with no session and no payment proof'),
         402: {
           description:

@@ -64,6 +64,14 @@ describe('gateway: request errors', () => {
     expect(plugins.received).toHaveLength(0)
   })
 
+  it('a body not sent as JSON is 415', async () => {
+    for (const contentType of ['text/plain', '']) {
+      const res = await gateway(h, { headers: { 'content-type': contentType } })
+      expect(res.status, contentType).toBe(415)
+      expect(await res.json()).toEqual({ error: 'Unsupported Media Type', code: 'UNSUPPORTED_MEDIA_TYPE' })
+    }
+  })
+
   it('a body over 1 MB is 413 before anything else', async () => {
     const res = await gateway(h, { body: { text: 'a'.repeat(1024 * 1024 + 1) } })
     expect(res.status).toBe(413)

@@ -92,6 +92,25 @@ describe('gateway: authentication', () => {
   })
 })
 
+describe('gateway: CORS for the dashboard', () => {
+  it('a preflight from the dashboard allows the gateway’s headers; answers expose the payment headers; other origins get none', async () => {
+    const preflight = (origin: string) =>
+      h.web.request('/api/v1/gateway', {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-plugin-id,x-payment-method,authorization' },
+      })
+    const ok = await preflight('http://localhost:3000')
+    expect(ok.status).toBe(204)
+    const allowed = (ok.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(',')
+    expect(allowed).toEqual(expect.arrayContaining(['x-plugin-id', 'x-payment-method', 'x-session-id', 'x-wallet-address', 'authorization']))
+    expect((await preflight('https://evil.example')).headers.get('access-control-allow-headers')).toBeNull()
+    const res = await gateway(h, { headers: { origin: 'http://localhost:3000' } })
+    expect(res.status).toBe(402)
+    const exposed = (res.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(',')
+    expect(exposed).toEqual(expect.arrayContaining(['www-authenticate', 'payment-receipt', 'x-session-remaining', 'x-plugin-id']))
+  })
+})
+
 describe.skipIf(!anvilAvailable)('gateway: MPP replay (anvil chain 8453)', () => {
   it('one credential pays for one call: presented again it is refused', async () => {
     const paid = await payChallenge(h, chain!, chain!.payers[0])
