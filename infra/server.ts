@@ -3,6 +3,8 @@ import { serve } from '@hono/node-server'
 import { readFileSync } from 'node:fs'
 import { createBackendApp } from '../functions/backend/app'
 import { createWebApp } from '../functions/web'
+import { parseConfig } from '../lib/config'
+import { gatewayPlugins } from '../lib/gateway/plugins'
 import { errorFields, log } from '../lib/log'
 import { registerSchedules } from '../lib/queue/schedules'
 import { createNodeServices } from './services'
@@ -23,6 +25,7 @@ export async function startServer(env = process.env) {
   }
   // Locally an agent is a process on this machine (infra/local-runtime-provider.ts): provisioning is on unless set.
   env.PROVISIONING_ENABLED ??= '1'
+  gatewayPlugins(parseConfig(env)) // a bad GATEWAY_PLUGINS stops the start, saying what is wrong
   const services = await createNodeServices({ env })
 
   const web = createWebApp(services.provider)

@@ -130,6 +130,12 @@ export const configSchema = z.object({
   // every Mux call gives up after this long (the live view then falls back to the session records)
   MUX_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(8000),
   RADIO_STATION_TOKEN: z.string().optional(),
+  // The paid plugin gateway (lib/gateway/plugins.ts): JSON merged over the default plugins, e.g.
+  // `{"agent":{"url":"https://…","price":"0.02","auth":true}}`; checked by the gateway (and at `npm start`), so a bad
+  // value makes the gateway answer 500 MISCONFIGURED with what is wrong, never the other routes fail.
+  GATEWAY_PLUGINS: z.string().optional(),
+  // How long a plugin's upstream may take to answer (headers), and to send the next chunk of its body.
+  GATEWAY_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(1).max(300_000).default(30_000),
   // Google sign-in and cross-account protection (RISC)
   GOOGLE_CLIENT_ID: z.string().optional(),
   GOOGLE_CLIENT_SECRET: z.string().optional(),

@@ -53,3 +53,13 @@ export async function spendUnits(kv: Kv, userId: string, plan: PlanName, units: 
   }
   return usage
 }
+
+/**
+ * Gives back `units` that `spendUnits` took at `spentAt` for work that then did not happen (a gateway plugin that
+ * failed): the same day's counter, so a refund after midnight never lowers the new day's count.
+ */
+export async function giveBackUnits(kv: Kv, userId: string, units: number, spentAt: number): Promise<void> {
+  const now = Date.now()
+  if (dayOf(now) !== dayOf(spentAt)) return
+  await kv.incr(counterKey(userId, spentAt), -units, nextMidnightUtc(now) - now + GRACE_MS)
+}

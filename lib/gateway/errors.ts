@@ -15,7 +15,23 @@ export type GatewayErrorCode =
 
 /**
  * The one way gateway code refuses: `{error: '<spec code>', code: '<CATALOGUE_CODE>', message, ...extra}` through
- * the shared `onError`.
+ * the shared `onError` (with `headers`, e.g. the 402's `WWW-Authenticate`).
  */
-export const gatewayError = (status: ContentfulStatusCode, error: GatewayErrorCode, message: string, extra?: Record<string, unknown>) =>
-  new ApiError(status, error, { code: error.toUpperCase() as ErrorCode, extra: { message, ...extra } })
+export const gatewayError = (
+  status: ContentfulStatusCode,
+  error: GatewayErrorCode,
+  message: string,
+  extra?: Record<string, unknown>,
+  headers?: Record<string, string>,
+) => new ApiError(status, error, { code: error.toUpperCase() as ErrorCode, extra: { message, ...extra }, ...(headers && { headers }) })
+
+/**
+ * A payment that did not pay for the call (a refused MPP credential, a spent allowance): the route answers it
+ * with 402 `payment_required`, `message` saying why, and a fresh challenge.
+ */
+export class PaymentRefused extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'PaymentRefused'
+  }
+}

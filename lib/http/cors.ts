@@ -2,9 +2,10 @@ import { createMiddleware } from 'hono/factory'
 import type { AppEnv } from '../context'
 
 const ALLOW_METHODS = 'GET,HEAD,PUT,POST,PATCH,DELETE,OPTIONS'
-// The payment-session headers too: a dashboard page pays gateway calls and reads balances from the wallet.
-const ALLOW_HEADERS = 'Content-Type,Authorization,x-csrf-token,x-xsrf-token,X-Session-Id,X-Wallet-Address,X-Session-Voucher'
-const EXPOSE_HEADERS = 'RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,X-Request-Id,Payment-Receipt,X-Session-Remaining'
+// The gateway's and payment sessions' headers too: the dashboard calls plugins, pays, and reads receipts and balances.
+const ALLOW_HEADERS = 'Content-Type,Authorization,x-csrf-token,x-xsrf-token,X-Plugin-Id,X-Payment-Method,X-Session-Id,X-Wallet-Address,X-Session-Voucher'
+const EXPOSE_HEADERS =
+  'RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,X-Request-Id,x-plugin-id,Payment-Receipt,X-Session-Remaining,WWW-Authenticate'
 
 /**
  * CORS for the dashboard origins in `APP_ORIGIN`, with credentials. Headers go through `c.header()`

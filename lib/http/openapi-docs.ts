@@ -10,6 +10,7 @@ const securitySchemes = {
   identityHeaders: { type: 'apiKey', in: 'header', name: 'x-user-signature', description: IDENTITY_SCHEME_DESCRIPTION },
   queueSignature: { type: 'apiKey', in: 'header', name: 'Upstash-Signature', description: 'QStash signature of the body for this URL (queue and cron receivers)' },
   djAccessToken: { type: 'http', scheme: 'bearer', description: 'A DJ access token: `session.accessToken` of `POST /api/radio/streams` (HMAC-signed, names one session, valid until it expires)' },
+  payment: { type: 'http', scheme: 'Payment', description: 'An MPP credential (the "Payment" HTTP authentication scheme) answering the gateway’s 402 challenge' },
 } as const
 
 // The document is built once for every deployment: it names the origin that serves it, whichever that is.

@@ -1,10 +1,10 @@
 /**
- * A response body as text, read at most `maxBytes` deep: a peer we do not control (an agent's runtime) cannot make
- * the platform buffer more than that, however much it sends. Answers null when the body is larger (the rest is
- * cancelled, never read).
+ * A response body as bytes, read at most `maxBytes` deep: a peer we do not control (an agent's runtime, a gateway
+ * plugin) cannot make the platform buffer more than that, however much it sends. Answers null when the body is
+ * larger (the rest is cancelled, never read).
  */
-export async function readCapped(res: Response, maxBytes: number): Promise<string | null> {
-  if (!res.body) return ''
+export async function readCappedBytes(res: Response, maxBytes: number): Promise<Uint8Array | null> {
+  if (!res.body) return new Uint8Array()
   const reader = res.body.getReader()
   const chunks: Uint8Array[] = []
   let size = 0
@@ -24,5 +24,11 @@ export async function readCapped(res: Response, maxBytes: number): Promise<strin
     all.set(c, at)
     at += c.byteLength
   }
-  return new TextDecoder().decode(all)
+  return all
+}
+
+/** `readCappedBytes` as UTF-8 text (null when over `maxBytes`). */
+export async function readCapped(res: Response, maxBytes: number): Promise<string | null> {
+  const bytes = await readCappedBytes(res, maxBytes)
+  return bytes === null ? null : new TextDecoder().decode(bytes)
 }

@@ -1,0 +1,156 @@
+import { createRoute, type RouteHandler } from '@hono/zod-openapi'
+import type { StatusCode } from 'hono/utils/http-status'
+import type { AppEnv } from '../../../lib/context'
+import { optionalCaller } from '../../../lib/gateway/card'
+import { gatewayError } from '../../../lib/gateway/errors'
+import { CHALLENGE_TTL_MS } from '../../../lib/gateway/mpp'
+import { isFree, paymentMethodOf, presentsPayment, takePayment, type Payment } from '../../../lib/gateway/payment'
+import { DEFAULT_PLUGIN, DEFAULT_PLUGINS, isPluginId, PLUGIN_IDS, pluginsFor } from '../../../lib/gateway/plugins'
+import { callPlugin, MAX_PLUGIN_ANSWER_BYTES, pluginUnavailable, type PluginAnswer } from '../../../lib/gateway/proxy'
+import { ApiError } from '../../../lib/http/errors'
+import { limits } from '../../../lib/http/limits'
+import { enforceRateLimit, limitedRoute } from '../../../lib/http/rate-limit'
+import { errorFields, log } from '../../../lib/log'
+import { jsonBody } from '../../../lib/http/validation'
+import { GatewayBody, GatewayErrorSchema, GatewayHeaders, PaymentRequiredSchema, PluginAnswerSchema } from '../schemas'
+
+const gatewayErrorResponse = (description: string) => ({ description, content: { 'application/json': { schema: GatewayErrorSchema } } })
+const header = (description: string) => ({ description, schema: { type: 'string' as const, maxLength: 256 } })
+
+const prices = PLUGIN_IDS.map((id) => `\`${id}\` ${DEFAULT_PLUGINS[id].price}${DEFAULT_PLUGINS[id].streaming ? ' (streaming)' : ''}`).join(', ')
+
+export const route = createRoute(
+  limitedRoute(
+    limits.gateway,
+    {
+      method: 'post',
+      path: '/api/v1/gateway',
+      operationId: 'callPlugin',
+      tags: ['Gateway'],
+      summary: 'Call a paid plugin: pay by card plan, MPP credential or payment session; the plugin’s answer is relayed',
+      description: [
+        `**Plugins** (\`X-Plugin-Id\`, else the body's \`plugin\`, else \`agent\`) and their default USD price per call: ${prices}. ` +
+          'The operator sets each one’s upstream URL, price and `auth` in `GATEWAY_PLUGINS` (JSON over these defaults); a price of `0` is free. ' +
+          'A plugin with no upstream answers 502 `no_plugin` before any payment is asked for. The rate limit counts every call naming a known plugin.',
+        '**Payment method**: `X-Payment-Method` (`stripe`, `mpp`, `session`; anything else is 400), else `mpp` when `Authorization: Payment …` is sent, else `stripe`.',
+        '- `stripe` (card): a signed-in caller (session cookie, optional; it counts only from a dashboard `Origin` or none, so a foreign page cannot spend it) ' +
+          'with a paid plan or the trial (admins: the `network` allowance) pays from the daily usage allowance: one unit per started US cent of the price, at least one. ' +
+          'Anyone else, or a spent allowance, gets 402 `payment_required`.',
+        '- `mpp`: the 402 carries a challenge: `mpp.nonce` (32 random bytes, hex, single use, for this plugin and price, valid ' +
+          `${CHALLENGE_TTL_MS / 60_000} minutes) and \`WWW-Authenticate: Payment amount, currency, recipient, nonce\` plus the mppx parameters ` +
+          '(`id` = the nonce, `realm`, `method="evm"`, `intent="charge"`, `request`, `expires`). Pay `amount` of the token (`mpp.token`, chain 8453) to `recipient` with one direct ' +
+          '`transfer(recipient, amount)` call whose calldata ends with the nonce’s 32 bytes, then repeat the call with `Authorization: Payment <credential>`, the credential ' +
+          'being base64url JSON `{challenge: {id: <nonce>}, payload: {type: "hash", hash: <tx hash>}}` (mppx’s encoding). The transfer is verified on chain and its hash ' +
+          'recorded once; the answer carries `Payment-Receipt: <tx hash>`. A refused credential (malformed, unknown, expired or used nonce, another plugin’s challenge, ' +
+          'not mined, reverted, wrong token or recipient, underpaid, no memo or another nonce’s, hash already used) is 402 with why and a fresh challenge, and uses nothing ' +
+          'up: its nonce stays valid until it expires. Without `PAYMENT_RECIPIENT` the 402’s `mpp` says MPP is not configured (null `recipient`, `nonce`) and credentials are refused.',
+        '- `session`: `X-Session-Id` and `X-Wallet-Address` name a payment session, debited by the price against a signed voucher; ' +
+          'the answer carries `Payment-Receipt: session:<id>:<nonce>` and `X-Session-Remaining`.',
+        '**Authentication**: none by default. A plugin with `auth: true` needs a session, or the chosen method’s payment proof (MPP credential, session headers); ' +
+          'a free one needs a session. Otherwise 401 `Unauthorized`.',
+        '**Relay**: the body minus `plugin` is POSTed as JSON to the upstream with the caller’s `Accept` and nothing else of the request (no cookies, no `Authorization`). ' +
+          'The answer keeps the upstream’s status and content type. An event stream is relayed as it arrives and ends when the upstream sends nothing for the timeout; ' +
+          `any other answer is read whole (at most ${MAX_PLUGIN_ANSWER_BYTES / 1024 / 1024} MB). The upstream must answer within \`GATEWAY_UPSTREAM_TIMEOUT_MS\` (default 30 s), ` +
+          'else 502 `no_plugin`; redirects are not followed (502).',
+        '**Refunds**: when the plugin fails (no answer in time, unreachable, a broken or oversized answer, or a 5xx, which is relayed as is) the call is given back: the ' +
+          'allowance’s units, the session’s debit, or the MPP payment, whose record is removed and whose nonce is put back (valid at least one more minute), so the same ' +
+          'credential can be presented again. An event stream that has started is paid for.',
+      ].join('\n\n'),
+      security: [{}, { session: [] }, { payment: [] }],
+      request: { headers: GatewayHeaders, body: jsonBody(GatewayBody) },
+      responses: {
+        200: {
+          description: 'The plugin’s answer: its status (2xx, or a 4xx/5xx it chose), content type and body (JSON, an event stream, audio, ...)',
+          headers: {
+            'x-plugin-id': header('The plugin that answered'),
+            'Payment-Receipt': header('MPP: the transaction hash; session: `session:<sessionId>:<nonce>`'),
+            'X-Session-Remaining': header('Session method: the session’s USD balance after the debit'),
+          },
+          content: {
+            'application/json': { schema: PluginAnswerSchema },
+            'text/event-stream': { schema: { type: 'string', maxLength: 100_000_000, description: 'Server-sent events, relayed unchanged' } },
+          },
+        },
+        400: gatewayErrorResponse(
+          '`unknown_plugin` (`UNKNOWN_PLUGIN`); `X-Payment-Method must be one of stripe, mpp, session`, `Request body must be a JSON object` (`VALIDATION`); `Invalid JSON body` (`INVALID_JSON`)',
+        ),
+        415: gatewayErrorResponse('A body sent without `Content-Type: application/json` (`UNSUPPORTED_MEDIA_TYPE`)'),
+        401: gatewayErrorResponse('`Unauthorized` (`UNAUTHORIZED`): a plugin with `auth: true` called with no session and no payment proof'),
+        402: {
+          description:
+            '`payment_required` (`PAYMENT_REQUIRED`) with `mpp`, `stripe` and `WWW-Authenticate: Payment …`; `session_required`, `session_invalid`, `insufficient_balance` (with `session`), `voucher_failed` (method `session`)',
+          headers: { 'WWW-Authenticate': header('`Payment amount="…", currency="…", recipient="…", nonce="…", id, realm, method, intent, request, expires` (when MPP is configured)') },
+          content: { 'application/json': { schema: PaymentRequiredSchema } },
+        },
+        500: gatewayErrorResponse('`internal` (`INTERNAL`): an unexpected failure; `internal` (`MISCONFIGURED`): `GATEWAY_PLUGINS` is invalid, `message` says how'),
+        502: gatewayErrorResponse('`no_plugin` (`NO_PLUGIN`): no upstream configured, no answer within the timeout, unreachable, a redirect, or a broken or oversized answer'),
+        503: gatewayErrorResponse('MPP: the chain did not answer, nothing was used (`CHAIN_UNAVAILABLE`, `Retry-After`); or a store is not configured (`NOT_CONFIGURED`)'),
+      },
+    },
+    'handler',
+  ),
+)
+
+const unknownPlugin = (id: string) => gatewayError(400, 'unknown_plugin', `No plugin "${id.slice(0, 64)}": the plugins are ${PLUGIN_IDS.join(', ')}`)
+
+/** Anything unexpected is the spec's 500 `internal`, in the gateway's shape. */
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  try {
+    return await serve(c)
+  } catch (e) {
+    if (e instanceof ApiError) throw e
+    log.error('gateway.failed', errorFields(e))
+    throw gatewayError(500, 'internal', 'The call failed unexpectedly')
+  }
+}
+
+async function serve(c: Parameters<typeof handler>[0]) {
+  const { config } = c.var.services
+  const headers = c.req.valid('header')
+  const { plugin: bodyPlugin, ...payload } = c.req.valid('json')
+  const id = headers['x-plugin-id'] ?? bodyPlugin ?? DEFAULT_PLUGIN
+  if (!isPluginId(id)) throw unknownPlugin(id)
+  // After the cheapest refusal (no store needed), before anything that costs: an upstream, a challenge, a chain read.
+  await enforceRateLimit(c, limits.gateway)
+  const plugin = pluginsFor(config)[id]
+  c.header('x-plugin-id', plugin.id)
+  const { url } = plugin
+  if (!url) throw pluginUnavailable('no upstream is configured for it')
+
+  const method = paymentMethodOf(headers['x-payment-method'], c.req.header('authorization'))
+  const caller = await optionalCaller(c)
+  const free = isFree(plugin)
+  if (plugin.auth && !caller && (free || !presentsPayment(c, method))) {
+    throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED', extra: { message: 'This plugin needs a session or a payment proof (MPP credential, payment session)' } })
+  }
+  const payment: Payment | null = free ? null : await takePayment(c, plugin, method, caller)
+
+  let answer: PluginAnswer
+  try {
+    answer = await callPlugin({ ...plugin, url }, payload, { accept: c.req.header('accept'), timeoutMs: config.GATEWAY_UPSTREAM_TIMEOUT_MS })
+  } catch (e) {
+    await refund(payment, plugin.id)
+    throw e
+  }
+  if (!answer.served) await refund(payment, plugin.id)
+  else {
+    if (payment?.receipt) c.header('Payment-Receipt', payment.receipt)
+    if (payment?.remaining) c.header('X-Session-Remaining', payment.remaining)
+  }
+  log.info('gateway.call', { pluginId: plugin.id, method: free ? 'free' : method, status: answer.status, streamed: answer.streamed })
+  const out: Record<string, string> = { 'cache-control': answer.streamed ? 'no-cache' : 'no-store' }
+  if (answer.contentType) out['content-type'] = answer.contentType
+  // Data's types lag behind what Response takes (a Uint8Array, a byte stream, null for a null-body status)
+  return c.body(answer.body as null, answer.status as StatusCode, out) as never
+}
+
+/** Gives a failed call's payment back; a refund that fails is logged (the caller still gets the plugin's failure). */
+async function refund(payment: Payment | null, pluginId: string) {
+  if (!payment) return
+  try {
+    await payment.release()
+    log.info('gateway.refunded', { pluginId })
+  } catch (e) {
+    log.error('gateway.refund_failed', { pluginId, ...errorFields(e) })
+  }
+}

@@ -1,0 +1,201 @@
+import { eq } from 'drizzle-orm'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { readUsage } from '../../../lib/billing/usage'
+import { chainPayments } from '../../../schema'
+import { anvilAvailable } from '../../support/anvil'
+import { createHarness, type Harness } from '../../support/harness'
+import { startPaymentChain, type PaymentChain } from '../../support/payment-chain'
+import { startStripeServer, stripeEnv, type StripeServer } from '../../support/stripe-server'
+import { AUDIO, challengeOf, gateway, payChallenge, pluginsEnv, setPlan, startPluginServer, type PluginServer } from './helpers'
+
+let h: Harness
+let plugins: PluginServer
+let stripe: StripeServer
+let chain: PaymentChain | undefined
+
+beforeAll(async () => {
+  plugins = await startPluginServer()
+  stripe = await startStripeServer()
+  chain = anvilAvailable ? await startPaymentChain() : undefined
+  h = await createHarness({ env: { ...pluginsEnv(plugins, { stt: { price: '0' } }), ...stripeEnv(stripe), ...chain?.env } })
+  await setPlan(h, h.users.alice, 'solo')
+})
+afterAll(async () => {
+  await h.close()
+  await Promise.all([plugins.close(), stripe.close(), chain?.close()])
+})
+beforeEach(() => plugins.reset())
+
+describe('gateway: card plan (the default method)', () => {
+  it('relays the plugin’s JSON answer for a signed-in paid caller, forwarding the body without `plugin`, and spends one unit', async () => {
+    const { alice } = h.users
+    const before = await readUsage(h.services.kv, alice.id, 'solo')
+    const res = await gateway(h, { user: alice, body: { plugin: 'agent', prompt: 'hello', options: { n: 1 } }, headers: { accept: 'application/json' } })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/)
+    expect(res.headers.get('x-plugin-id')).toBe('agent')
+    expect(res.headers.get('payment-receipt')).toBeNull()
+    expect(res.headers.get('ratelimit-limit')).toBe('100')
+    expect(await res.json()).toEqual({ plugin: 'agent', received: { prompt: 'hello', options: { n: 1 } } })
+    expect(plugins.received).toHaveLength(1)
+    expect(plugins.received[0].headers.accept).toBe('application/json')
+    expect(plugins.received[0].headers['content-type']).toBe('application/json')
+    const after = await readUsage(h.services.kv, alice.id, 'solo')
+    expect(after.used - before.used).toBe(1)
+  })
+
+  it('the plugin comes from X-Plugin-Id over the body’s `plugin`, and is `agent` by default', async () => {
+    const { alice } = h.users
+    const byHeader = await gateway(h, { user: alice, body: { plugin: 'agent' }, headers: { 'x-plugin-id': 'generate-text' } })
+    expect(byHeader.headers.get('x-plugin-id')).toBe('generate-text')
+    const byBody = await gateway(h, { user: alice, body: { plugin: 'generate-text' } })
+    expect(byBody.headers.get('x-plugin-id')).toBe('generate-text')
+    const byDefault = await gateway(h, { user: alice, body: {} })
+    expect(byDefault.headers.get('x-plugin-id')).toBe('agent')
+    expect(plugins.received.map((r) => r.path)).toEqual(['/generate-text', '/generate-text', '/agent'])
+  })
+
+  it('an event stream is relayed as it arrives: the first event reaches the client before the upstream sends the last', async () => {
+    plugins.behave('agent', 'gated')
+    const res = await gateway(h, { user: h.users.alice, headers: { accept: 'text/event-stream' } })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('text/event-stream')
+    expect(res.headers.get('cache-control')).toBe('no-cache')
+    const reader = res.body!.getReader()
+    const decoder = new TextDecoder()
+    let text = ''
+    while (!text.includes('first')) text += decoder.decode((await reader.read()).value)
+    expect(text).not.toContain('last') // the upstream has not sent it yet: it waits for release()
+    plugins.release()
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      text += decoder.decode(value)
+    }
+    expect(text).toBe('data: first\n\ndata: last\n\n')
+  })
+
+  it('a streaming plugin asked for a stream relays the whole event stream', async () => {
+    const res = await gateway(h, { user: h.users.alice, headers: { 'x-plugin-id': 'generate-text', accept: 'text/event-stream' } })
+    expect(res.status).toBe(200)
+    expect(await res.text()).toBe('data: {"n":1}\n\ndata: {"n":2}\n\ndata: [DONE]\n\n')
+    expect(plugins.received[0].headers.accept).toBe('text/event-stream')
+  })
+
+  it('a binary answer (tts audio) is relayed byte for byte with its content type', async () => {
+    plugins.behave('tts', 'audio')
+    const res = await gateway(h, { user: h.users.alice, body: { plugin: 'tts', text: 'hi' } })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('audio/mpeg')
+    expect(new Uint8Array(await res.arrayBuffer())).toEqual(AUDIO)
+  })
+
+  it('the plugin’s own 4xx is relayed with its status and body (the call was served: it is paid)', async () => {
+    plugins.behave('agent', 'teapot')
+    const before = await readUsage(h.services.kv, h.users.alice.id, 'solo')
+    const res = await gateway(h, { user: h.users.alice })
+    expect(res.status).toBe(418)
+    expect(await res.json()).toEqual({ error: 'short and stout' })
+    expect((await readUsage(h.services.kv, h.users.alice.id, 'solo')).used - before.used).toBe(1)
+  })
+
+  it('a 204 from the plugin is relayed without a body', async () => {
+    plugins.behave('agent', 'empty')
+    const res = await gateway(h, { user: h.users.alice })
+    expect(res.status).toBe(204)
+    expect(await res.text()).toBe('')
+  })
+
+  it('a plugin priced 0 is free: anonymous callers are served, nothing is asked', async () => {
+    const res = await gateway(h, { body: { plugin: 'stt', audio: 'AAAA' } })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ plugin: 'stt', received: { audio: 'AAAA' } })
+  })
+})
+
+describe('gateway: the 402 challenge', () => {
+  it('anonymous: 402 payment_required with the MPP challenge, WWW-Authenticate and the pricing page', async () => {
+    const res = await gateway(h, { body: { plugin: 'tts' } })
+    expect(res.status).toBe(402)
+    expect(res.headers.get('x-plugin-id')).toBe('tts')
+    const { body, params, mpp } = await challengeOf(res)
+    expect(body).toMatchObject({
+      error: 'payment_required',
+      code: 'PAYMENT_REQUIRED',
+      message: expect.stringContaining('no payment came with the call'),
+      stripe: { checkoutUrl: 'http://localhost:3000/pricing?plugin=tts', amount: '0.002', currency: 'usd' },
+    })
+    expect(mpp).toMatchObject({ scheme: 'Payment', amount: '0.002', currency: 'USDC', chainId: 8453 })
+    if (chain) {
+      expect(mpp.recipient).toBe(chain.recipient)
+      expect(mpp.token).toBe(chain.usdc)
+      expect(mpp.nonce).toMatch(/^[0-9a-f]{64}$/)
+      expect(Date.parse(mpp.expiresAt) - Date.now()).toBeGreaterThan(4 * 60_000)
+      expect(params).toMatchObject({ amount: '0.002', currency: 'USDC', recipient: chain.recipient, nonce: mpp.nonce, id: mpp.nonce, method: 'evm', intent: 'charge' })
+      const request = JSON.parse(Buffer.from(params.request, 'base64url').toString())
+      expect(request).toMatchObject({ amount: '2000', currency: chain.usdc, recipient: chain.recipient, methodDetails: { chainId: 8453, decimals: 6, memo: `0x${mpp.nonce}` } })
+    }
+    // no Stripe call for an anonymous caller
+    expect(stripe.requests).toHaveLength(0)
+  })
+
+  it('signed in without a paid plan: the checkout is a real Stripe Checkout for the smallest credit pack, reused on the next 402', async () => {
+    const { bob } = h.users
+    const first = await gateway(h, { user: bob })
+    expect(first.status).toBe(402)
+    const { body } = await challengeOf(first)
+    expect(body).toMatchObject({ message: expect.stringContaining('no paid plan'), stripe: { amount: '0.01', currency: 'usd' } })
+    const url = (body as unknown as { stripe: { checkoutUrl: string } }).stripe.checkoutUrl
+    expect(url).toMatch(/^https:\/\/checkout\.stripe\.com\/c\/pay\/cs_test_/)
+    const session = stripe.sessions.find((s) => url.endsWith(s.id))!
+    expect(session).toMatchObject({ mode: 'payment', client_reference_id: bob.id, metadata: { kind: 'credits', pack: '50', userId: bob.id } })
+    const second = await gateway(h, { user: bob })
+    expect(((await second.json()) as { stripe: { checkoutUrl: string } }).stripe.checkoutUrl).toBe(url)
+    expect(stripe.sessions).toHaveLength(1)
+  })
+})
+
+describe.skipIf(!anvilAvailable)('gateway: MPP (anvil chain 8453)', () => {
+  it('a paid challenge is accepted: the answer carries Payment-Receipt (the tx hash) and the payment is recorded once', async () => {
+    const paid = await payChallenge(h, chain!, chain!.payers[0])
+    const res = await gateway(h, { headers: { authorization: paid.authorization }, body: { prompt: 'hi' } })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('payment-receipt')).toBe(paid.hash)
+    expect(res.headers.get('x-plugin-id')).toBe('agent')
+    expect(await res.json()).toEqual({ plugin: 'agent', received: { prompt: 'hi' } })
+    // the credential never reaches the plugin
+    expect(plugins.received[0].headers.authorization).toBeUndefined()
+    const rows = await h.db.select().from(chainPayments).where(eq(chainPayments.txHash, paid.hash))
+    expect(rows).toEqual([
+      expect.objectContaining({ purpose: 'mpp', reference: paid.nonce, chainId: 8453, token: chain!.usdc, payer: chain!.payers[0].address, recipient: chain!.recipient, amount: '10000' }),
+    ])
+  })
+
+  it('X-Payment-Method: mpp with a credential for a streaming call relays the stream with the receipt', async () => {
+    const paid = await payChallenge(h, chain!, chain!.payers[1], { plugin: 'generate-text' })
+    const res = await gateway(h, { headers: { 'x-payment-method': 'mpp', 'x-plugin-id': 'generate-text', authorization: paid.authorization, accept: 'text/event-stream' } })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('payment-receipt')).toBe(paid.hash)
+    expect(await res.text()).toContain('data: [DONE]')
+  })
+
+  it('paying more than the price is accepted (the transfer reaches the price)', async () => {
+    const paid = await payChallenge(h, chain!, chain!.payers[2], { amount: '0.5' })
+    const res = await gateway(h, { headers: { authorization: paid.authorization } })
+    expect(res.status).toBe(200)
+  })
+
+  it('a plugin that fails (5xx) gives the payment back: the record is removed and the same credential is accepted again', async () => {
+    const paid = await payChallenge(h, chain!, chain!.payers[3])
+    plugins.behave('agent', 'fail')
+    const failed = await gateway(h, { headers: { authorization: paid.authorization } })
+    expect(failed.status).toBe(500)
+    expect(await failed.json()).toEqual({ error: 'plugin crashed' })
+    expect(failed.headers.get('payment-receipt')).toBeNull()
+    expect(await h.db.select().from(chainPayments).where(eq(chainPayments.txHash, paid.hash))).toEqual([])
+    plugins.behave('agent', 'json')
+    const retried = await gateway(h, { headers: { authorization: paid.authorization } })
+    expect(retried.status).toBe(200)
+    expect(retried.headers.get('payment-receipt')).toBe(paid.hash)
+  })
+})
