@@ -4,11 +4,10 @@ import { parseUnits } from 'viem'
 import { users } from '../../schema'
 import { readSession } from '../auth/session'
 import { hasPaidAccess, normalizePlan } from '../billing/plans'
-import { CREDIT_PACKS, createCreditsCheckout, creditPriceId, readBuyer, stripeClient, stripeErrorFields, type CreditPack } from '../billing/stripe'
 import { giveBackUnits, spendUnits } from '../billing/usage'
+import type { Config } from '../config'
 import type { AppEnv, Services, SessionUser } from '../context'
 import { ApiError } from '../http/errors'
-import { log } from '../log'
 import { PaymentRefused } from './errors'
 import type { Plugin } from './plugins'
 
@@ -63,33 +62,14 @@ export async function spendAllowance(services: Services, user: SessionUser, plug
   return { units, release: () => giveBackUnits(services.kv, user.id, units, spentAt) }
 }
 
-// The cheapest pack (spec "Credit packs": 50, 200, 500).
-const SMALLEST_PACK = Math.min(...Object.keys(CREDIT_PACKS).map(Number)) as CreditPack
-// A caller who keeps calling unpaid gets the same Checkout Session for a while, not a new one per call.
-const CHECKOUT_REUSE_MS = 10 * 60 * 1000
-const checkoutKey = (userId: string) => `gateway:checkout:${userId}`
-
 /**
- * The 402's `stripe.checkoutUrl`: null when Stripe is not configured; for a signed-in caller a Stripe Checkout
- * Session for the smallest credit pack (reused for 10 minutes); for anyone else, or when that cannot be made,
- * the pricing page `{base_url}/pricing?plugin=<id>`.
+ * The 402's `stripe.checkoutUrl`: null when Stripe is not configured. A signed-in caller without paid access gets
+ * the plan checkout (`{base_url}/api/stripe/checkout?plan=solo`: the stripe family makes the Checkout Session when
+ * it is followed, so an unpaid call costs no Stripe request); anyone else (anonymous, or a plan whose allowance is
+ * spent today) the pricing page `{base_url}/pricing?plugin=<id>`.
  */
-export async function checkoutUrl(services: Services, user: SessionUser | null, plugin: Plugin): Promise<string | null> {
-  const { config, kv } = services
-  const stripe = stripeClient(config)
-  if (!stripe) return null
-  const pricing = `${config.baseUrl}/pricing?plugin=${encodeURIComponent(plugin.id)}`
-  const priceId = creditPriceId(config, SMALLEST_PACK)
-  if (!user || !priceId) return pricing
-  const reused = await kv.get<string>(checkoutKey(user.id))
-  if (reused) return reused
-  try {
-    const session = await createCreditsCheckout(stripe, config, await readBuyer({ var: { services, user } }), SMALLEST_PACK, priceId)
-    if (!session.url) return pricing
-    await kv.set(checkoutKey(user.id), session.url, { ttlMs: CHECKOUT_REUSE_MS })
-    return session.url
-  } catch (e) {
-    log.warn('gateway.checkout_failed', stripeErrorFields(e))
-    return pricing
-  }
+export function checkoutUrl(config: Config, user: SessionUser | null, paid: boolean, plugin: Plugin): string | null {
+  if (!config.STRIPE_SECRET_KEY) return null
+  if (user && !paid && !user.isAdmin && config.STRIPE_PRICE_SOLO) return `${config.baseUrl}/api/stripe/checkout?plan=solo`
+  return `${config.baseUrl}/pricing?plugin=${encodeURIComponent(plugin.id)}`
 }

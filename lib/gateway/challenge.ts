@@ -8,11 +8,12 @@ import type { Plugin } from './plugins'
 /**
  * 402 `payment_required` for one call of `plugin`, `message` saying why: the body carries a fresh MPP challenge
  * (`mpp`) and the card alternative (`stripe`: `checkoutUrl`, the price in USD), the header `WWW-Authenticate:
- * Payment …` (when MPP is configured).
+ * Payment …` (when MPP is configured). `paid`: the caller has a paid plan (its allowance is what ran out).
  */
-export async function paymentRequired(c: Context<AppEnv>, plugin: Plugin, caller: SessionUser | null, message: string): Promise<never> {
+export async function paymentRequired(c: Context<AppEnv>, plugin: Plugin, caller: SessionUser | null, message: string, paid = false): Promise<never> {
   const { services } = c.var
-  const [mpp, url] = await Promise.all([issueChallenge(services, plugin, new URL(c.req.url).host), checkoutUrl(services, caller, plugin)])
+  const mpp = await issueChallenge(services, plugin, new URL(c.req.url).host)
+  const url = checkoutUrl(services.config, caller, paid, plugin)
   throw gatewayError(
     402,
     'payment_required',

@@ -60,7 +60,8 @@ export async function takePayment(c: Context<AppEnv>, plugin: Plugin, method: Pa
     }
     return { release: charge.release }
   } catch (e) {
-    if (e instanceof PaymentRefused) return paymentRequired(c, plugin, caller, e.message)
+    // On the card method a refusal is a spent allowance: the caller already has a plan.
+    if (e instanceof PaymentRefused) return paymentRequired(c, plugin, caller, e.message, method === 'stripe')
     throw e
   }
 }

@@ -4,6 +4,7 @@ import { readUsage } from '../../../lib/billing/usage'
 import { chainPayments } from '../../../schema'
 import { anvilAvailable } from '../../support/anvil'
 import { createHarness, type Harness } from '../../support/harness'
+import { call } from '../../support/requests'
 import { startPaymentChain, type PaymentChain } from '../../support/payment-chain'
 import { startStripeServer, stripeEnv, type StripeServer } from '../../support/stripe-server'
 import { AUDIO, challengeOf, gateway, payChallenge, pluginsEnv, setPlan, startPluginServer, type PluginServer } from './helpers'
@@ -139,19 +140,22 @@ describe('gateway: the 402 challenge', () => {
     expect(stripe.requests).toHaveLength(0)
   })
 
-  it('signed in without a paid plan: the checkout is a real Stripe Checkout for the smallest credit pack, reused on the next 402', async () => {
+  it('signed in without a paid plan: the checkout is the plan checkout, whose Stripe session is made only when followed', async () => {
     const { bob } = h.users
     const first = await gateway(h, { user: bob })
     expect(first.status).toBe(402)
     const { body } = await challengeOf(first)
-    expect(body).toMatchObject({ message: expect.stringContaining('no paid plan'), stripe: { amount: '0.01', currency: 'usd' } })
-    const url = (body as unknown as { stripe: { checkoutUrl: string } }).stripe.checkoutUrl
-    expect(url).toMatch(/^https:\/\/checkout\.stripe\.com\/c\/pay\/cs_test_/)
-    const session = stripe.sessions.find((s) => url.endsWith(s.id))!
-    expect(session).toMatchObject({ mode: 'payment', client_reference_id: bob.id, metadata: { kind: 'credits', pack: '50', userId: bob.id } })
-    const second = await gateway(h, { user: bob })
-    expect(((await second.json()) as { stripe: { checkoutUrl: string } }).stripe.checkoutUrl).toBe(url)
+    expect(body).toMatchObject({
+      message: expect.stringContaining('no paid plan'),
+      stripe: { checkoutUrl: 'http://localhost:3000/api/stripe/checkout?plan=solo', amount: '0.01', currency: 'usd' },
+    })
+    expect(stripe.sessions).toHaveLength(0) // an unpaid call costs no Stripe request
+    // Following it (the browser, signed in) makes a real Stripe Checkout Session through the billing code.
+    const follow = await call(h, 'GET', '/api/stripe/checkout?plan=solo', { user: bob })
+    expect(follow.status).toBe(303)
+    expect(follow.headers.get('location')).toMatch(/^https:\/\/checkout\.stripe\.com\/c\/pay\/cs_test_/)
     expect(stripe.sessions).toHaveLength(1)
+    expect(stripe.sessions[0]).toMatchObject({ mode: 'subscription', client_reference_id: bob.id })
   })
 })
 

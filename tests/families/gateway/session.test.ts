@@ -15,7 +15,8 @@ describe.skipIf(!anvilAvailable)(`gateway: payment sessions${anvilAvailable ? ''
   beforeAll(async () => {
     plugins = await startPluginServer()
     chain = await startPaymentChain()
-    h = await createHarness({ env: { ...pluginsEnv(plugins), ...chain.env } })
+    // A generous upstream timeout: 50 calls at once on a busy machine must not time out (the timeout has its own tests).
+    h = await createHarness({ env: { ...pluginsEnv(plugins), GATEWAY_UPSTREAM_TIMEOUT_MS: '15000', ...chain.env } })
   })
   afterAll(async () => {
     await h.close()
