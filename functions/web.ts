@@ -15,6 +15,7 @@ import { app as keys } from './keys/app'
 import { app as logs } from './logs/app'
 import { app as oauth } from './oauth/app'
 import { app as passkeys } from './passkeys/app'
+import { app as skills } from './skills/app'
 import { app as stripe } from './stripe/app'
 import { app as users } from './users/app'
 import { app as walletAuth } from './wallet-auth/app'
@@ -41,6 +42,7 @@ export const webRoutes = createRouter()
   .route('/', instance)
   .route('/', logs)
   .route('/', cron)
+  .route('/', skills)
 
 /** The whole web API on one app, as `npm start`, the tests and the bench serve it: every family, then the docs. */
 export const createWebApp = (provide: ServiceProvider) => createPlatformApp(provide).route('/', webRoutes).route('/', docs)

@@ -32,6 +32,10 @@ export const CROSS_USER_PURPOSES = {
     "The chat queue receiver delivers a user's job to their agent's runtime: read the job and its agent (the sealed gateway token), record attempts, result and status",
   permissionHook:
     'The tool-call hook (internal key) records a dangerous call as a permission request for the agent\'s owner, and reads its state when the hook polls',
+  skillCatalog:
+    "The public skills catalog, signed in or not: read skills with each one's count of enabled installations across every user (a count, never whose), and write the platform's own skills into it when they are missing",
+  skillCounters:
+    "Counters on a skill's public catalog row, which users cannot update: a download adds one to `downloads`; a rating upserts the caller's own rating and moves the skill's `rating_sum` and `rating_count` by the difference in the same transaction, under the skill row's lock",
 } as const
 
 export type CrossUserPurpose = keyof typeof CROSS_USER_PURPOSES

@@ -104,4 +104,9 @@ export const errorCodes = {
   WORKLOAD_LIMIT: 'Every chat slot (per user or platform-wide) is taken, or the minute\'s budget is spent: `retryAfterSeconds` says when to try again.',
   ALREADY_CLAIMED: 'Another agent claimed the job first.',
   ALREADY_DECIDED: 'The permission request was already approved or denied: a decision applies once.',
+
+  // Skills (spec 2 "Skills": `install_failed` is exact, as the `error` string)
+  SKILL_BLOCKED: 'The safety scan blocked the skill: `scan.reasons` says why; it cannot be created or installed.',
+  SKILL_LIMIT: 'The agent already holds the most skills it may (`limit`): uninstall one first.',
+  INSTALL_FAILED: 'The installation could not be stored (`install_failed`); nothing changed, retry.',
 } as const satisfies Record<ErrorCode, string>

@@ -1,18 +1,7 @@
 import { Findings } from './findings'
+import type { Scan } from './scan-object'
 import { parseProgram, scanProgram } from './scan-js'
 import { scanCommonText, scanJsLikeText, scanShellText } from './scan-text'
-
-/** The Scan object (spec 2): how far a skill is trusted and why. */
-export interface Scan {
-  trustTier: 'trusted' | 'verified' | 'review' | 'blocked'
-  riskLevel: 'low' | 'medium' | 'high' | 'blocked'
-  installAllowed: boolean
-  /** Why it is blocked (empty unless blocked). */
-  reasons: string[]
-  /** What a reader should know before installing (informational). */
-  warnings: string[]
-  requiresManualReview: boolean
-}
 
 export interface ScanInput {
   code?: string | null
@@ -71,16 +60,6 @@ export function scanSkill(input: ScanInput): Scan {
   const verified = Boolean(input.sourceUrl?.trim())
   return { trustTier: verified ? 'verified' : 'review', riskLevel: 'low', installAllowed: true, reasons, warnings, requiresManualReview: false }
 }
-
-/** The scan of the platform's own skills (lib/skills/catalog.ts): never produced from user input. */
-export const TRUSTED_SCAN: Scan = Object.freeze({
-  trustTier: 'trusted',
-  riskLevel: 'low',
-  installAllowed: true,
-  reasons: [],
-  warnings: [],
-  requiresManualReview: false,
-}) as Scan
 
 const JS_FENCE = /```[ \t]*(js|javascript|mjs|cjs|ts|typescript|node|jsx|tsx)?[^\n]*\n([\s\S]*?)```/gi
 
