@@ -9,7 +9,8 @@ import { PLATFORM_SKILLS, platformSkillRow } from './catalog'
 export const skillNotFound = () => new ApiError(404, 'Skill not found', { code: 'NOT_FOUND' })
 
 /** Enabled installations of each skill, across every user: a count, never whose. */
-const installs = sql<number>`(select count(*)::int from ${skillInstallations} where ${skillInstallations.skillId} = ${skills.id} and ${skillInstallations.enabled})`
+// Qualified by hand: drizzle writes a bare column name inside `sql`, which the subquery would read as its own.
+const installs = sql<number>`(select count(*)::int from ${skillInstallations} where ${skillInstallations}.skill_id = ${skills}.id and ${skillInstallations}.enabled)`
 const catalogColumns = { ...getTableColumns(skills), installs }
 
 export interface CatalogFilter {
