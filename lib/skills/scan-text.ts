@@ -28,7 +28,7 @@ const KNOWN_SECRETS: Array<[RegExp, string]> = [
 const RAW_IP_URL = /\b[a-z][a-z0-9+.-]*:\/\/(?:[^\s/@'"`]*@)?(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:.]+\]|0x[0-9a-fA-F]{6,8}|\d{8,10})(?=[:/?#'"`\s]|$)/i
 
 const BASE64_BLOB = /[A-Za-z0-9+/]{100,}={0,2}|[A-Za-z0-9_-]{100,}/g
-const HEX_BLOB = /\b(?:0x)?[0-9a-fA-F]{128,}\b/
+const HEX_BLOB = /\b(?:0x)?[0-9a-fA-F]{128,}\b/g
 // Four or more escapes in a row (`\x65\x76\x61\x6c`): text written so a reader cannot read it.
 const ESCAPE_RUN = /(?:\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\u\{[0-9a-fA-F]+\}|\\[0-7]{3}){4,}/
 const TOKEN = /[A-Za-z0-9_\-+/=.]{32,}/g
@@ -36,10 +36,11 @@ const TOKEN = /[A-Za-z0-9_\-+/=.]{32,}/g
 export function scanCommonText(text: string, f: Findings) {
   for (const [pattern, what] of KNOWN_SECRETS) if (pattern.test(text)) f.reason(`Hard-coded credential: ${what}`)
   if (RAW_IP_URL.test(text)) f.warning('URL with a raw IP address instead of a host name', 'high')
+  // Encoded data is varied: a long run of one letter (padding, a separator line) is not a blob.
   for (const m of text.match(BASE64_BLOB) ?? []) {
-    if (/[0-9]/.test(m) && /[a-z]/.test(m) && /[A-Z]/.test(m)) f.reason('Obfuscated code: long base64 blob')
+    if (/[0-9]/.test(m) && /[a-z]/.test(m) && /[A-Z]/.test(m) && entropy(m) >= 4) f.reason('Obfuscated code: long base64 blob')
   }
-  if (HEX_BLOB.test(text)) f.reason('Obfuscated code: long hex blob')
+  for (const m of text.match(HEX_BLOB) ?? []) if (entropy(m) >= 3) f.reason('Obfuscated code: long hex blob')
   if (ESCAPE_RUN.test(text)) f.reason('Obfuscated code: run of \\x or \\u escapes')
   for (const m of text.match(TOKEN) ?? []) {
     // Paths, dotted names and version strings are long too, but not random; tokens mix cases and digits.

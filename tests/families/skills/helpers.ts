@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { sql } from 'drizzle-orm'
 import { expect } from 'vitest'
 import { startRuntime, type RunningRuntime } from '../../../infra/runtime/runtime'
 import { StateFile } from '../../../infra/runtime/state'
 import { newGatewayToken } from '../../../lib/agents/access'
+import type { Db } from '../../../lib/db/client'
 import { openPostgres } from '../../../infra/database'
 import type { SkillJson } from '../../../lib/skills/skill-json'
 import type { Scan } from '../../../lib/skills/scan-object'
@@ -94,18 +94,16 @@ export async function unreachableDatabase() {
 }
 
 /**
- * A real failure inside the database on writes to `table` for one skill id: a trigger that raises (disk full),
- * which no code of ours can tell from an outage. Returns its removal.
+ * The harness's database, except that its `n`th transaction from now fails as a dropped connection does (SQLSTATE
+ * 57P01): a fault at the driver's edge, for the 500s no request can cause. The test names which transaction of the
+ * route it means (each `withUser`/`asService` is one).
  */
-export async function failWritesFor(h: Harness, table: 'skill_installations', skillId: string, on: 'INSERT' | 'DELETE') {
-  const name = `fail_${crypto.randomUUID().replace(/-/g, '').slice(0, 12)}`
-  const row = on === 'DELETE' ? 'OLD' : 'NEW'
-  await h.db.execute(
-    sql.raw(`create function ${name}() returns trigger language plpgsql as $$ begin if ${row}.skill_id = '${skillId}' then raise exception 'disk full' using errcode = '53100'; end if; return ${row}; end $$`),
-  )
-  await h.db.execute(sql.raw(`create trigger ${name} before ${on} on ${table} for each row execute function ${name}()`))
-  return async () => {
-    await h.db.execute(sql.raw(`drop trigger ${name} on ${table}`))
-    await h.db.execute(sql.raw(`drop function ${name}()`))
+export function failingTransaction(h: Harness, n: number): { db: Db } {
+  const db = h.services.db
+  let calls = 0
+  const transaction: Db['transaction'] = (fn, config) => {
+    if (++calls === n) return Promise.reject(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))
+    return db.transaction(fn, config)
   }
+  return { db: new Proxy(db, { get: (target, key) => (key === 'transaction' ? transaction : Reflect.get(target, key)) }) }
 }
