@@ -109,6 +109,22 @@ const HIDDEN_NAMES: Record<string, string> = {
   'node:child_process': 'Runs programs (child_process)',
 }
 
+// Where a bare `Function` is passed on as a value.
+const FUNCTION_ALIASING = new Set([
+  'VariableDeclarator.init',
+  'AssignmentExpression.right',
+  'Property.value',
+  'ArrayExpression.elements',
+  'CallExpression.arguments',
+  'NewExpression.arguments',
+  'TaggedTemplateExpression.tag',
+  'ReturnStatement.argument',
+  'ConditionalExpression.consequent',
+  'ConditionalExpression.alternate',
+  'LogicalExpression.left',
+  'LogicalExpression.right',
+])
+
 const TIMERS = new Set(['setTimeout', 'setInterval', 'setImmediate', 'execScript'])
 const ENV_HOLDERS = new Set(['process', 'Deno', 'Bun'])
 // Calls that send data out; with environment access they can send secrets away.
@@ -117,8 +133,15 @@ const NETWORK_CALL = /(?:^|\.)(?:fetch|XMLHttpRequest|WebSocket|EventSource|send
 export function scanProgram(program: Node, f: Findings) {
   // `const NAME = <constant string>` anywhere: enough to fold `const a = 'ev'; globalThis[a + 'al']`.
   const constants = new Map<string, string>()
+  // Names bound to the global object (`const g = globalThis`): `g.eval` is `globalThis.eval`.
+  const globals = new Set(GLOBAL_OBJECTS)
+  /** The global object, by its own name, an alias, or `this` (the global object at a script's top level). */
+  const isGlobal = (n: Node) => (n.type === 'Identifier' && globals.has(n.name as string)) || n.type === 'ThisExpression'
   walk(program, (node, parent) => {
-    if (node.type === 'VariableDeclarator' && parent?.kind === 'const' && isNode(node.id) && node.id.type === 'Identifier' && isNode(node.init)) {
+    if (node.type !== 'VariableDeclarator' || !isNode(node.id) || node.id.type !== 'Identifier' || !isNode(node.init)) return
+    const init = unwrap(node.init)
+    if ((init.type === 'Identifier' && GLOBAL_OBJECTS.has(init.name as string)) || init.type === 'ThisExpression') globals.add(node.id.name as string)
+    if (parent?.kind === 'const') {
       const value = fold(node.init)
       if (value !== undefined) constants.set(node.id.name as string, value)
     }
@@ -192,7 +215,8 @@ export function scanProgram(program: Node, f: Findings) {
     const prop = propertyName(c)
     if (prop === undefined) return undefined
     const obj = unwrap(c.object as Node)
-    if (obj.type === 'Identifier') return GLOBAL_OBJECTS.has(obj.name as string) ? prop : `${obj.name as string}.${prop}`
+    if (isGlobal(obj)) return prop
+    if (obj.type === 'Identifier') return `${obj.name as string}.${prop}`
     if (obj.type === 'MemberExpression') {
       const inner = calleeName(obj)
       return inner ? `${inner}.${prop}` : `.${prop}`
@@ -220,6 +244,9 @@ export function scanProgram(program: Node, f: Findings) {
       case 'Identifier': {
         const name = node.name as string
         if (name === 'eval' && isReference(parent, key)) f.reason('Uses eval')
+        // `Function` handed on (`const F = Function`, a tag, an argument) is the constructor under another name;
+        // `x instanceof Function` and `Function.prototype` are not.
+        if (name === 'Function' && parent && FUNCTION_ALIASING.has(`${parent.type}.${key}`)) f.reason('Builds code from a string (Function constructor)')
         break
       }
       case 'CallExpression':
@@ -231,7 +258,7 @@ export function scanProgram(program: Node, f: Findings) {
         if (name === 'Function' || name === 'AsyncFunction' || name === 'GeneratorFunction') f.reason('Builds code from a string (Function constructor)')
         if (callee.type === 'MemberExpression' && propertyName(callee) === 'constructor' && args.length) f.reason('Reaches the Function constructor through .constructor')
         if (name && TIMERS.has(name) && args.length && isStringish(args[0])) f.reason('Passes a string of code to a timer (setTimeout/setInterval)')
-        if (name === 'require' || name === 'module.require' || name === 'process.mainModule.require') checkModule(args[0])
+        if (name === 'require' || name === 'module.require' || name === 'process.mainModule.require' || name?.endsWith('._load')) checkModule(args[0])
         if (name === 'process.binding' || name === 'process.dlopen' || name === 'process._linkedBinding') f.reason('Reaches native bindings (process.binding or dlopen)')
         if (name && /^(?:Deno\.(?:run|Command)|Bun\.(?:spawn|spawnSync|\$))$/.test(name)) f.reason('Runs programs (child_process)')
         if (name === 'String.fromCharCode') {
@@ -254,9 +281,15 @@ export function scanProgram(program: Node, f: Findings) {
           const target = unwrap(args[0])
           const prop = fold(args[1])
           if (prop !== undefined && HIDDEN_NAMES[prop]) f.reason(HIDDEN_NAMES[prop])
-          else if (prop === undefined && target.type === 'Identifier' && GLOBAL_OBJECTS.has(target.name as string)) f.reason('Hides the name of a global behind a computed key')
+          else if (prop === undefined && isGlobal(target) && target.type !== 'ThisExpression') f.reason('Hides the name of a global behind a computed key')
         }
         assembled(node)
+        break
+      }
+      case 'TaggedTemplateExpression': {
+        const tag = calleeName(node.tag as Node)
+        if (tag === 'eval') f.reason('Uses eval')
+        if (tag === 'Function') f.reason('Builds code from a string (Function constructor)')
         break
       }
       case 'ImportExpression':
@@ -279,11 +312,11 @@ export function scanProgram(program: Node, f: Findings) {
           const key = node.property as Node
           const hidden = prop !== undefined ? HIDDEN_NAMES[prop] : undefined
           if (hidden) f.reason(hidden)
-          else if (obj.type === 'Identifier' && (GLOBAL_OBJECTS.has(obj.name as string) || obj.name === 'process' || obj.name === 'require')) {
+          else if (obj.type === 'Identifier' && (globals.has(obj.name as string) || obj.name === 'process' || obj.name === 'require')) {
             // A global reached by a name the code assembles: there is no honest reason to hide which one.
             if (prop === undefined || unwrap(key).type !== 'Literal') f.reason('Hides the name of a global behind a computed key')
           }
-        } else if (obj.type === 'Identifier' && GLOBAL_OBJECTS.has(obj.name as string) && (prop === 'eval' || prop === 'Function')) {
+        } else if (isGlobal(obj) && (prop === 'eval' || prop === 'Function')) {
           f.reason(prop === 'eval' ? 'Uses eval' : 'Builds code from a string (Function constructor)')
         }
         if (obj.type === 'Identifier' && (obj.name === 'process' || obj.name === 'module') && prop === 'mainModule') f.reason('Reaches the main module (process.mainModule)')

@@ -50,7 +50,7 @@ export function scanCommonText(text: string, f: Findings) {
   }
 }
 
-const SHELL = String.raw`(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+(?:\S+=\S*\s+)*)?(?:/usr/bin/|/bin/|/usr/local/bin/)?(?:ba|z|da|k|c|tc|fi|a)?sh\b`
+const SHELL = String.raw`(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+(?:\S+=\S*\s+)*)?(?:(?:/usr/bin/|/bin/|/usr/local/bin/)?(?:ba|z|da|k|c|tc|fi|a)?sh\b|\$\{?SHELL\b)`
 const PIPE_TO_SHELL = new RegExp(String.raw`\|\s*${SHELL}`)
 const PIPE_TO_INTERPRETER = /\|\s*(?:sudo\s+)?(?:python[23]?|perl|ruby|node|php|deno\s+run|bun)\b(?:\s+-)?(?:\s*$|\s*[;&|)'"`]|\s+-[a-z]*\s*$)/m
 const FETCH_INTO_SHELL = [
