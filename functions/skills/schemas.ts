@@ -63,8 +63,8 @@ export const CatalogQuery = z.object({
   featured: z.enum(['true', 'false'], { error: 'featured must be true or false' }).optional().openapi({ description: '`true`: featured skills only; `false` or absent: all' }),
   search: z.string().max(100, 'search must be at most 100 characters').optional().openapi({ description: 'Case-insensitive, in the name or the description' }),
   agentId: z.string().max(255).optional().openapi({ description: 'The caller’s agent (database agent id, runtime service id or instance id) whose installed skills `installedSkillIds` lists' }),
-  limit: z.coerce.number({ error: `limit must be an integer from 1 to ${MAX_PAGE}` }).int().min(1).max(MAX_PAGE).default(DEFAULT_PAGE).openapi({ type: 'integer', description: `Skills per page (default ${DEFAULT_PAGE}, at most ${MAX_PAGE})` }),
-  offset: z.coerce.number({ error: 'offset must be an integer from 0 to 100000' }).int().min(0).max(100_000).default(0).openapi({ type: 'integer', description: 'Skills to skip (default 0)' }),
+  limit: z.coerce.number({ error: `limit must be an integer from 1 to ${MAX_PAGE}` }).int().min(1).max(MAX_PAGE).default(DEFAULT_PAGE).openapi({ type: 'integer', format: 'int32', minimum: 1, maximum: MAX_PAGE, description: `Skills per page (default ${DEFAULT_PAGE}, at most ${MAX_PAGE})` }),
+  offset: z.coerce.number({ error: 'offset must be an integer from 0 to 100000' }).int().min(0).max(100_000).default(0).openapi({ type: 'integer', format: 'int32', minimum: 0, maximum: 100_000, description: 'Skills to skip (default 0)' }),
 })
 
 export const CatalogSchema = z
@@ -176,7 +176,8 @@ export const RatingBody = z
         .number({ error: 'rating must be an integer from 1 to 5' })
         .int('rating must be an integer from 1 to 5')
         .min(1, 'rating must be an integer from 1 to 5')
-        .max(5, 'rating must be an integer from 1 to 5'),
+        .max(5, 'rating must be an integer from 1 to 5')
+        .openapi({ format: 'int32' }),
     },
     { error: 'rating must be an integer from 1 to 5' },
   )
