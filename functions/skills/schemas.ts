@@ -81,6 +81,7 @@ const name = z
   .trim()
   .min(1, 'name is required')
   .max(SKILL_LIMITS.name, `name must be at most ${SKILL_LIMITS.name} characters`)
+  .regex(/^\P{Cc}*$/u, 'name must not contain control characters')
 const description = z
   .string({ error: 'description is required' })
   .trim()

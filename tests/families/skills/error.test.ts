@@ -36,6 +36,7 @@ describe('skills: create errors', () => {
       [{ name: '   ', description: 'd' }, 'name is required'],
       [{ name: 'n' }, 'description is required'],
       [{ name: 'x'.repeat(81), description: 'd' }, 'name must be at most 80 characters'],
+      [{ name: 'two\nlines', description: 'd' }, 'name must not contain control characters'],
       [{ name: 'n', description: 'd'.repeat(601) }, 'description must be at most 600 characters'],
       [{ name: 'n', description: 'd', category: 'c'.repeat(41) }, 'category must be at most 40 characters'],
       [{ name: 'n', description: 'd', code: 'c'.repeat(2001) }, 'code must be at most 2000 characters'],
