@@ -314,7 +314,9 @@ export function scanProgram(program: Node, f: Findings) {
           if (hidden) f.reason(hidden)
           else if (obj.type === 'Identifier' && (globals.has(obj.name as string) || obj.name === 'process' || obj.name === 'require')) {
             // A global reached by a name the code assembles: there is no honest reason to hide which one.
-            if (prop === undefined || unwrap(key).type !== 'Literal') f.reason('Hides the name of a global behind a computed key')
+            const k = unwrap(key)
+            const written = k.type === 'Literal' || (k.type === 'TemplateLiteral' && !(k.expressions as Node[]).length)
+            if (prop === undefined || !written) f.reason('Hides the name of a global behind a computed key')
           }
         } else if (isGlobal(obj) && (prop === 'eval' || prop === 'Function')) {
           f.reason(prop === 'eval' ? 'Uses eval' : 'Builds code from a string (Function constructor)')

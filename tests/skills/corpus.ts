@@ -28,6 +28,7 @@ export const CORPUS: CorpusEntry[] = [
   { id: 'regex-exec-trap', tier: 'verified', sourceUrl: SRC, code: "const re = /(\\d+)/g\nexport function numbers(s) {\n  const out = []\n  let m\n  while ((m = re.exec(s))) out.push(Number(m[1]))\n  const game = { spawnPoint: 1, fork: 'left' }\n  return out.concat(game.spawnPoint)\n}" },
   { id: 'eval-in-a-sentence', tier: 'verified', sourceUrl: SRC, code: "export const help = 'This skill never calls eval() or new Function; it runs child processes only in your dreams.'" },
   { id: 'instanceof-function', tier: 'verified', sourceUrl: SRC, code: "export const isFn = (x) => x instanceof Function || typeof x === 'function'\nexport const call = Function.prototype.call" },
+  { id: 'global-written-key', tier: 'verified', sourceUrl: SRC, code: "export const f = globalThis['fetch'] ?? globalThis[`fetch`]" },
   { id: 'class-this-computed', tier: 'verified', sourceUrl: SRC, code: 'export class Store {\n  get(key) { return this[key] }\n  set(key, v) { this[key] = v }\n}' },
   { id: 'eval-as-property-name', tier: 'verified', sourceUrl: SRC, code: 'const metrics = { eval: 0.93, train: 0.99 }\nexport const score = metrics.eval' },
   { id: 'timer-with-function', tier: 'verified', sourceUrl: SRC, code: 'export function later(fn) {\n  setTimeout(() => fn(), 1000)\n  setInterval(fn, 5000)\n}' },
