@@ -22,6 +22,7 @@ import { app as social } from './social/app'
 import { app as payments } from './payments/app'
 import { app as permissions } from './permissions/app'
 import { app as radio } from './radio/app'
+import { app as skills } from './skills/app'
 import { app as stripe } from './stripe/app'
 import { app as users } from './users/app'
 import { app as walletAuth } from './wallet-auth/app'
@@ -55,6 +56,7 @@ export const webRoutes = createRouter()
   .route('/', permissions)
   .route('/', radio)
   .route('/', gateway)
+  .route('/', skills)
 
 /** The whole web API on one app, as `npm start`, the tests and the bench serve it: every family, then the docs. */
 export const createWebApp = (provide: ServiceProvider) => createPlatformApp(provide).route('/', webRoutes).route('/', docs)

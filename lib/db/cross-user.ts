@@ -35,6 +35,10 @@ export const CROSS_USER_PURPOSES = {
   radioStreams:
     'DJ radio sessions belong to wallets, not users: open a session for a wallet (its guest pass, its one current session, its session fee recorded once in chain_payments), end it with its DJ access token, expire it after 2 hours, and list current sessions for the public live view',
   muxWebhook: 'Apply verified Mux webhook events once (mux_events) to the radio session streaming to that live stream',
+  skillCatalog:
+    "The public skills catalog, signed in or not: read skills with each one's count of enabled installations across every user (a count, never whose), and write the platform's own skills into it when they are missing",
+  skillCounters:
+    "Counters on a skill's public catalog row, which users cannot update: a download adds one to `downloads`; a rating upserts the caller's own rating and moves the skill's `rating_sum` and `rating_count` by the difference in the same transaction, under the skill row's lock",
 } as const
 
 export type CrossUserPurpose = keyof typeof CROSS_USER_PURPOSES

@@ -123,4 +123,8 @@ export const errorCodes = {
   SESSION_ACTIVE: 'The wallet already has a current (`active` or `live`) DJ session: end it first.',
   SESSION_ENDED: 'The DJ session has already ended another way: `status` says how.',
   STREAMING_UNAVAILABLE: 'The streaming provider (Mux) did not answer in time or failed the call; nothing was kept.',
+  // Skills (spec 2 "Skills": `install_failed` is exact, as the `error` string)
+  SKILL_BLOCKED: 'The safety scan blocked the skill: `scan.reasons` says why; it cannot be created or installed.',
+  SKILL_LIMIT: 'The agent already holds the most skills it may (`limit`): uninstall one first.',
+  INSTALL_FAILED: 'The installation could not be stored (`install_failed`); nothing changed, retry.',
 } as const satisfies Record<ErrorCode, string>

@@ -59,4 +59,14 @@ export const limits = {
   radioLive: { name: 'radio-live', limit: 120, windowSec: 60, message: 'Too many requests' },
   radioCreate: { name: 'radio-create', limit: 10, windowSec: 60, message: 'Too many requests' },
   radioEnd: { name: 'radio-end', limit: 30, windowSec: 60, message: 'Too many requests' },
+  // Skills. Per user: each create puts a skill in the public catalog (spam), 10 per 10 minutes is plenty by hand.
+  skillCreate: { name: 'skill-create', limit: 10, windowSec: 600, message: 'Too many skills created. Try again later.', per: 'user' },
+  // Per user: a rating is a locked write of the skill's counters.
+  skillRating: { name: 'skill-rating', limit: 30, windowSec: 60, message: 'Too many requests', per: 'user' },
+  // Per user, install and uninstall together: each one syncs the agent's runtime.
+  skillInstall: { name: 'skill-install', limit: 30, windowSec: 60, message: 'Too many requests', per: 'user' },
+  // Per user: each download adds to the skill's public download count.
+  skillDownload: { name: 'skill-download', limit: 60, windowSec: 60, message: 'Too many requests', per: 'user' },
+  // Per IP: the scan needs no session and parses the code it is sent.
+  skillVerify: { name: 'skill-verify', limit: 30, windowSec: 60, message: 'Too many requests' },
 } satisfies Record<string, NamedLimit>

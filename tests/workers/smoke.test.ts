@@ -35,6 +35,7 @@ const smoke: Record<string, { path: string; status: number; method?: string; bod
   radio: { path: '/api/radio/webhook', status: 503, method: 'POST', body: '{}', check: (b) => expect(b).toEqual({ error: 'Mux webhook not configured', code: 'NOT_CONFIGURED' }) },
   chat: { path: '/api/queue/chat', status: 401, method: 'POST', body: '{}', check: (b) => expect(b).toEqual({ error: 'Missing queue signature', code: 'SIGNATURE_REQUIRED' }) },
   gateway: { path: '/api/v1/gateway', status: 400, method: 'POST', body: '{"plugin":"nope"}', check: (b) => expect(b).toMatchObject({ error: 'unknown_plugin', code: 'UNKNOWN_PLUGIN' }) },
+  skills: { path: '/api/skills', status: 200, check: (b) => expect(b.skills.map((s: { scan: { trustTier: string } }) => s.scan.trustTier)).toEqual(expect.arrayContaining(['trusted'])) },
   passkeys: { path: '/api/passkey/auth/options', status: 400, method: 'POST', body: '{}', check: (b) => expect(b.error).toBe('Identifier is required') },
 }
 
