@@ -104,13 +104,18 @@ export async function readSession(c: Context<AppEnv>): Promise<CachedUser | null
 /** The methods `assertTrustedOrigin` checks (signedInRoute documents its 403 from the same set). */
 export const UNSAFE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
+/** Whether the request comes from a dashboard page (`Origin` in APP_ORIGIN) or names no page (no `Origin`). */
+export function isTrustedOrigin(c: AppContext) {
+  const origin = c.req.header('origin')
+  return origin === undefined || c.var.services.config.APP_ORIGIN.includes(origin)
+}
+
 /**
  * Cookie-authenticated unsafe requests must not come from a foreign page (`Origin` outside APP_ORIGIN); with
  * `always`, any method (a WebSocket upgrade is a GET, and the socket it opens can write).
  */
 export function assertTrustedOrigin(c: AppContext, always = false) {
-  const origin = c.req.header('origin')
-  if ((always || UNSAFE_METHODS.has(c.req.method)) && origin !== undefined && !c.var.services.config.APP_ORIGIN.includes(origin)) {
+  if ((always || UNSAFE_METHODS.has(c.req.method)) && !isTrustedOrigin(c)) {
     throw new ApiError(403, 'Forbidden origin', { code: 'ORIGIN_NOT_ALLOWED' })
   }
 }

@@ -24,9 +24,9 @@ export async function gatewayStatus(services: Pick<Services, 'config' | 'runtime
   try {
     const gateway = await agentGateway(services, agent)
     const [s, c] = await Promise.allSettled([gateway.sessions(), gateway.cronJobs()])
-    if (s.status === 'fulfilled') sessions = s.value
+    if (s.status === 'fulfilled') sessions = s.value.filter(isEntry)
     else throw s.reason
-    if (c.status === 'fulfilled') jobs = c.value
+    if (c.status === 'fulfilled') jobs = c.value.filter(isEntry)
     else log.warn('gateway_status.cron_failed', { agentId: agent.id, ...errorFields(c.reason) })
   } catch (e) {
     error = e instanceof RuntimeProviderError ? e.message : 'Gateway check failed'
@@ -51,6 +51,8 @@ export async function gatewayStatus(services: Pick<Services, 'config' | 'runtime
   }
 }
 
-// The runtime's answer is not trusted to have the documented types.
+// The runtime's answer is not trusted to have the documented types: an entry that is no object (null, a
+// number) is dropped rather than read (reading a field of null would be a 500).
+const isEntry = <T>(v: T): v is T & object => typeof v === 'object' && v !== null && !Array.isArray(v)
 const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.floor(n) : 0)
 const isoOrNull = (v: unknown) => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? new Date(v).toISOString() : null)

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm'
 import type { Context } from 'hono'
 import { parseUnits } from 'viem'
 import { users } from '../../schema'
-import { readSession } from '../auth/session'
+import { isTrustedOrigin, readSession } from '../auth/session'
 import { hasPaidAccess, normalizePlan } from '../billing/plans'
 import { giveBackUnits, spendUnits } from '../billing/usage'
 import type { Config } from '../config'
@@ -21,9 +21,7 @@ import type { Plugin } from './plugins'
  * none): a foreign page cannot spend a user's allowance through their browser; its calls are anonymous.
  */
 export async function optionalCaller(c: Context<AppEnv>): Promise<SessionUser | null> {
-  const origin = c.req.header('origin')
-  if (origin !== undefined && !c.var.services.config.APP_ORIGIN.includes(origin)) return null
-  return readSession(c)
+  return isTrustedOrigin(c) ? readSession(c) : null
 }
 
 /** Usage units a call costs: one per started US cent of its price, at least one (each default plugin: 1). */

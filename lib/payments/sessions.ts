@@ -69,6 +69,21 @@ export async function findSession(reader: Reader, id: string, wallet: string): P
   return rows[0] ?? null
 }
 
+/**
+ * The session the deposit `txHash` opened, when `wallet` owns it: a payer whose `POST` lost the race (to a
+ * retry of its own, or to anyone who copied the public hash first) can still learn its session id.
+ */
+export async function sessionOpenedBy(reader: Reader, txHash: string, wallet: string): Promise<PaymentSession | null> {
+  const [payment] = await reader.asService('gatewayPayments', (db) =>
+    db
+      .select({ reference: chainPayments.reference })
+      .from(chainPayments)
+      .where(and(eq(chainPayments.txHash, txHash.toLowerCase()), eq(chainPayments.purpose, 'session_deposit')))
+      .limit(1),
+  )
+  return payment ? findSession(reader, payment.reference, wallet) : null
+}
+
 /** Why a debit was refused. `unknown`: no such session for that wallet. */
 export type DebitRefusal =
   | { reason: 'unknown' }

@@ -55,13 +55,15 @@ export interface NewPermissionRequest {
 }
 
 /**
- * Records a dangerous call, in one statement, for its owner: `userId` when it names a user, else the owner of
- * the agent `agentId` names, else nobody (`userId` null: no one can approve it, so the call stays denied).
+ * Records a dangerous call, in one statement, for its owner: the owner of the agent `agentId` names, else
+ * `userId` when it names a user, else nobody (`userId` null: no one can approve it, so the call stays denied).
+ * A known agent's owner wins over the `userId` the runtime claims: another user must never see the agent's
+ * tool input, nor decide what it may do.
  */
 export async function createPermissionRequest(reader: Reader, input: NewPermissionRequest): Promise<PermissionRequest> {
   const owner = sql`coalesce(
-    (select ${users.id} from ${users} where ${users.id} = ${input.userId}),
-    (select ${agents.userId} from ${agents} where ${agents.id} = ${input.agentId})
+    (select ${agents.userId} from ${agents} where ${agents.id} = ${input.agentId}),
+    (select ${users.id} from ${users} where ${users.id} = ${input.userId})
   )`
   const [row] = await reader.asService('permissionHook', (db) =>
     db

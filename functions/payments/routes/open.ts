@@ -9,7 +9,7 @@ import { enforceRateLimit, limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { log } from '../../../lib/log'
 import { paymentSettings } from '../../../lib/payments/config'
-import { openSession } from '../../../lib/payments/sessions'
+import { openSession, sessionOpenedBy } from '../../../lib/payments/sessions'
 import { SESSION_PAYMENT_DOC } from '../../../lib/payments/session-charge'
 import { DEPOSIT_REFUSALS, verifyDeposit } from '../deposit'
 import { OpenSessionBody, PaymentSessionSchema, sessionJson } from '../schemas'
@@ -31,8 +31,9 @@ export const route = createRoute(limitedRoute(limits.paymentSessionOpen, {
     'it to be mined, then post `{walletAddress, txHash}`. The transaction is read on chain: it must have succeeded ',
     'and hold a transfer of the payment token from that wallet to the recipient (the largest one counts as the ',
     'deposit). A transaction opens one session, ever: posting it again, even at the same moment, is 409 ',
-    '`DEPOSIT_USED`, and so is a transaction that already paid a gateway call. Keep the `sessionId`: it cannot be ',
-    'recovered from the hash.\n\n',
+    '`DEPOSIT_USED`, and so is a transaction that already paid a gateway call. When the transaction opened a session ',
+    'of `walletAddress`, the 409 carries its `sessionId` (so a payer whose hash was posted first by someone else, or ',
+    'whose first answer was lost, still finds its session; using it still takes the wallet’s signature).\n\n',
     'Amounts are USD as decimal strings (1 token = 1 USD; `tokenDecimals` converts to the base units vouchers use). ',
     'The session is then spent by the gateway (`POST /api/v1/gateway`, `X-Payment-Method: session`), call by call, ',
     'against vouchers the wallet signs. ',
@@ -46,7 +47,7 @@ export const route = createRoute(limitedRoute(limits.paymentSessionOpen, {
     201: ok(PaymentSessionSchema, 'The session, funded with the deposit'),
     400: errorResponse('Body fields invalid (`VALIDATION`)'),
     402: errorResponse('The deposit does not verify on chain (`DEPOSIT_INVALID`, with `reason`)'),
-    409: errorResponse('The transaction already opened a session or paid for something else (`DEPOSIT_USED`)'),
+    409: errorResponse('The transaction already opened a session or paid for something else (`DEPOSIT_USED`); `sessionId` when it opened one of this wallet'),
     502: errorResponse('The chain RPC did not answer, or serves another chain (`CHAIN_UNAVAILABLE`)'),
     503: errorResponse('Payments are not configured: no `PAYMENT_RECIPIENT` (`NOT_CONFIGURED`)'),
   },
@@ -59,7 +60,11 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   await enforceRateLimit(c, limits.paymentSessionOpen) // after validation, before any RPC call
   const deposit = await verifyDeposit(c, settings, { txHash: body.txHash, wallet: body.walletAddress as Address })
   const session = await openSession(c.var.services.db, deposit)
-  if (!session) throw new ApiError(409, 'This transaction has already been used', { code: 'DEPOSIT_USED' })
+  if (!session) {
+    // Not a secret: spending needs the wallet's signature, and the hash and wallet are public on chain.
+    const opened = await sessionOpenedBy(c.var.services.reader, deposit.txHash, deposit.payer)
+    throw new ApiError(409, 'This transaction has already been used', { code: 'DEPOSIT_USED', ...(opened && { extra: { sessionId: opened.id } }) })
+  }
   log.info('payment_session.opened', { requestId: c.var.requestId, sessionId: session.id, amount: deposit.amount })
   c.header('Cache-Control', 'no-store')
   return c.json(sessionJson(session, settings), 201)

@@ -23,8 +23,8 @@ export const route = createRoute({
     '`bash`, `exec` and `shell` are classified from the command; `write` and `file_write` are dangerous for sensitive paths ' +
     '(`.env`, credentials, `.ssh`), else safe; `read` and `file_read` are always safe; unknown tools are dangerous. The hook is ' +
     'fail-closed: any answer but a 200 (or no answer) means the call is denied.\n\n' +
-    "A dangerous call becomes a persistent permission request for its owner: `userId` when it names a user, else the owner of " +
-    'the agent `agentId` names, else nobody (the request is recorded but no one can see or approve it, so the call stays ' +
+    "A dangerous call becomes a persistent permission request for its owner: the owner of the agent `agentId` names (whatever " +
+    '`userId` says), else `userId` when it names a user, else nobody (the request is recorded but no one can see or approve it, so the call stays ' +
     "denied). The owner's open dashboards get it at once on `GET /api/permissions/socket` as `permission_request`; one that " +
     'connects later gets it then (a failed push never fails this call). The runtime then polls ' +
     '`GET /api/hooks/permissions/{requestId}` until the owner approves or denies it (`POST /api/permissions/{requestId}` or a ' +

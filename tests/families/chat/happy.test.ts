@@ -230,6 +230,20 @@ describe('GET /api/gateway/status', () => {
     })
   })
 
+  it('entries of the runtime’s lists that are not objects (null, a number, a string, a list) are left out, not a 500', async () => {
+    const user = await h.seedUser('Odd', `odd-${crypto.randomUUID().slice(0, 8)}@example.com`)
+    const session = { id: 's0', channel: 'webchat', lastActive: new Date().toISOString(), messages: 2 }
+    const job = { id: 'heartbeat', name: 'Heartbeat', enabled: true, frequency: '1h', nextRun: null, lastRun: null }
+    const junk = [null, 7, 'x', []]
+    const f = await chatRuntime(echo(), { '/api/gateway/sessions': { body: { sessions: [...junk, session] } }, '/api/gateway/cron': { body: { jobs: [...junk, job] } } })
+    await seedChatAgent(h, user, f.url)
+    const res = await call(h, 'GET', '/api/gateway/status', { user })
+    expect(res.status).toBe(200)
+    const body = await res.json()
+    expect(body.sessions).toEqual({ total: 1, active: 1, list: [session] })
+    expect(body.cron).toMatchObject({ total: 1, enabled: 1, jobs: [{ id: 'heartbeat' }] })
+  })
+
   it('an unreachable runtime is 200 unreachable with its error and empty lists; a failing cron read alone empties cron', async () => {
     const user = await h.seedUser('Down', `down-${crypto.randomUUID().slice(0, 8)}@example.com`)
     const f = await chatRuntime(echo(), { '/api/gateway/sessions': { status: 500 } })

@@ -81,6 +81,23 @@ describe.skipIf(!anvilAvailable)('payment sessions: security', () => {
     expect((await postOpen(h.web, { walletAddress: chain.payers[2].address, txHash })).status).toBe(201)
   })
 
+  it('a deposit posted first by someone else (the hash is public): its payer’s 409 still names the session, no other wallet’s does', async () => {
+    const payer = chain.payers[4]
+    const txHash = await chain.pay(payer, { amount: '1' })
+    // Anyone can post the payer's public hash and address first, and so learn the session's id.
+    const first = await postOpen(h.web, { walletAddress: payer.address, txHash })
+    expect(first.status).toBe(201)
+    const { sessionId } = (await first.json()) as { sessionId: string }
+    // The payer's own post: without the id the deposit would be stranded.
+    const again = await postOpen(h.web, { walletAddress: payer.address.toLowerCase(), txHash })
+    expect(again.status).toBe(409)
+    expect(await again.json()).toMatchObject({ code: 'DEPOSIT_USED', sessionId })
+    // A wallet that did not pay learns nothing (its claim is refused before the deposit is looked up).
+    const other = await postOpen(h.web, { walletAddress: chain.payers[5].address, txHash })
+    expect(other.status).toBe(402)
+    expect(await other.json()).not.toHaveProperty('sessionId')
+  })
+
   it('a transaction that already paid a gateway call (MPP) cannot open a session', async () => {
     const txHash = await chain.pay(chain.payers[3], { amount: '1' })
     await h.db.insert(chainPayments).values({
@@ -95,7 +112,9 @@ describe.skipIf(!anvilAvailable)('payment sessions: security', () => {
     })
     const res = await postOpen(h.web, { walletAddress: chain.payers[3].address, txHash })
     expect(res.status).toBe(409)
-    expect(await res.json()).toMatchObject({ code: 'DEPOSIT_USED' })
+    const body = await res.json()
+    expect(body).toMatchObject({ code: 'DEPOSIT_USED' })
+    expect(body).not.toHaveProperty('sessionId')
   })
 })
 

@@ -59,14 +59,14 @@ describe('permissions: the classify hook', () => {
     expect(await storedRequest(h, requestId!)).toMatchObject({ agentId: 'unknown', userId: null, toolInput: {} })
   })
 
-  it('owner: userId when it is a user; else the owner of agentId; else nobody', async () => {
+  it('owner: the owner of agentId; else userId when it is a user; else nobody', async () => {
     const { alice, bob } = h.users
     const bobsAgent = await seedAgent(h, bob)
     const owner = async (body: Record<string, unknown>) => (await storedRequest(h, await dangerousCall(h, body.userId as string, body))).userId
     expect(await owner({ userId: alice.id, agentId: 'anything' })).toBe(alice.id)
     expect(await owner({ userId: 'unknown', agentId: bobsAgent.id })).toBe(bob.id)
     expect(await owner({ userId: 'not-a-user', agentId: bobsAgent.id })).toBe(bob.id)
-    expect(await owner({ userId: alice.id, agentId: bobsAgent.id })).toBe(alice.id) // the user the runtime names wins
+    expect(await owner({ userId: alice.id, agentId: bobsAgent.id })).toBe(bob.id) // the agent's owner wins over a claimed user
     expect(await owner({ userId: 'not-a-user', agentId: 'not-an-agent' })).toBeNull()
   })
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createWebApp } from '../../../functions/web'
 import type { Harness } from '../../support/harness'
 import { call } from '../../support/requests'
+import { seedAgent } from '../instance/helpers'
 import { dangerousCall, hook, INTERNAL_KEY, permissionsHarness, poll, storedRequest } from './helpers'
 
 let h: Harness
@@ -112,6 +113,16 @@ describe('permissions: the session routes', () => {
       expect(decided.status).toBe(404)
     }
     expect(await (await poll(h, requestId)).json()).toMatchObject({ status: 'pending' })
+  })
+
+  it('a request for Bob’s agent that names Alice as the user is Bob’s: Alice neither lists nor decides it', async () => {
+    const { alice, bob } = h.users
+    const bobsAgent = await seedAgent(h, bob)
+    const requestId = await dangerousCall(h, alice.id, { agentId: bobsAgent.id, toolInput: { secret: 'bobs-tool-input' } })
+    const listed = (await (await call(h, 'GET', '/api/permissions', { user: alice })).json()) as { requests: Array<{ requestId: string }> }
+    expect(listed.requests.map((r) => r.requestId)).not.toContain(requestId)
+    expect((await call(h, 'POST', `/api/permissions/${requestId}`, { user: alice, body: { decision: 'approve' } })).status).toBe(404)
+    expect((await call(h, 'POST', `/api/permissions/${requestId}`, { user: bob, body: { decision: 'deny' } })).status).toBe(200)
   })
 
   it('a decision from a foreign Origin is 403; the socket refuses a foreign Origin even on GET', async () => {
