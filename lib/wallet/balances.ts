@@ -24,7 +24,9 @@ export const explorerTokenUrl = (token: string, holder: string) => `${EXPLORER}/
  */
 export const BALANCE_TIMEOUT_MS = 8_000
 
-export class ChainReadError extends Error {}
+export class ChainReadError extends Error {
+  override name = 'ChainReadError'
+}
 
 /**
  * ETH then USDC (`PAYMENT_TOKEN_ADDRESS`, 6 decimals) held by `holder` on chain 8453, read in one batched JSON-RPC
