@@ -117,7 +117,7 @@ export const CdpWalletSchema = z.object({ success: z.literal(true), address, net
 export const TopUpSchema = z
   .object({
     url: url.openapi({ description: 'The Stripe Checkout page: send the browser there' }),
-    amount: z.number().int().openapi({ format: 'int32', description: 'USD cents' }),
+    amount: z.number().int().min(500).max(5000).openapi({ format: 'int32', description: 'USD cents' }),
     address,
   })
   .openapi('WalletTopUp')

@@ -21,7 +21,7 @@ export const route = signedInRoute(
     summary: 'Act on your managed wallet',
     description: [
       '`action`: `create` makes your managed (CDP) wallet, one per user (400 `WALLET_EXISTS` if you have one; 500 ',
-      '`CDP not configured` without CDP; with CDP configured, 501 `NOT_IMPLEMENTED` for now: creation through the ',
+      '`CDP not configured` without CDP; with CDP configured, 503 `NOT_IMPLEMENTED` for now: creation through the ',
       'CDP API is not available yet and nothing is faked). `get_seed` answers the wallet’s metadata only: the key ',
       'material stays with the provider and is never shown (404 without a wallet). `export_seed` is always 403.',
     ].join(''),
@@ -33,7 +33,7 @@ export const route = signedInRoute(
       403: errorResponse('`Seed export is disabled` (`FORBIDDEN`) for `export_seed`; or a foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
       404: errorResponse('`No wallet found` (`NOT_FOUND`) for `get_seed`'),
       500: errorResponse('`CDP not configured` (`NOT_CONFIGURED`) for `create`'),
-      501: errorResponse('`CDP wallet creation is not available yet` (`NOT_IMPLEMENTED`) for `create`'),
+      503: errorResponse('`CDP wallet creation is not available yet` (`NOT_IMPLEMENTED`) for `create`'),
     },
   }),
 )

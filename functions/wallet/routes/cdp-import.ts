@@ -19,7 +19,7 @@ export const route = signedInRoute(
     summary: 'Create (or import with `privateKey`) your managed CDP wallet',
     description:
       'The key, when given, is used for the CDP call only: never logged, stored or echoed (a malformed one is 400 ' +
-      '`Invalid private key`, without the value). Without CDP configured: 500 `CDP not configured`; with CDP: 501 ' +
+      '`Invalid private key`, without the value). Without CDP configured: 500 `CDP not configured`; with CDP: 503 ' +
       '`NOT_IMPLEMENTED` for now (the CDP API calls are not available yet; nothing is created or faked). One managed ' +
       'wallet per user.',
     request: { body: jsonBody(ImportCdpBody) },
@@ -27,7 +27,7 @@ export const route = signedInRoute(
       201: ok(CdpWalletSchema, 'Created (once CDP creation is available)'),
       400: errorResponse('`Invalid private key` (`VALIDATION`), malformed JSON (`INVALID_JSON`), or `Wallet already exists` (`WALLET_EXISTS`)'),
       500: errorResponse('`CDP not configured` (`NOT_CONFIGURED`)'),
-      501: errorResponse('`CDP wallet creation is not available yet` (`NOT_IMPLEMENTED`)'),
+      503: errorResponse('`CDP wallet creation is not available yet` (`NOT_IMPLEMENTED`)'),
     },
   }),
 )

@@ -19,14 +19,14 @@ export const route = signedInRoute(
     summary: 'Create your managed (CDP) wallet',
     description:
       'One managed wallet per user, for `email`. Without CDP configured: 500 `CDP not configured`. With CDP ' +
-      'configured: 501 `NOT_IMPLEMENTED` for now (creation through the CDP API is not available yet; nothing is ' +
+      'configured: 503 `NOT_IMPLEMENTED` for now (creation through the CDP API is not available yet; nothing is ' +
       'created or faked). Once available it answers 201 `{success, walletAddress, walletId, networks}`.',
     request: { body: jsonBody(CreateWalletBody) },
     responses: {
       201: ok(CreatedWalletSchema, 'Created'),
       400: errorResponse('`Email is required` or `Invalid email` (`VALIDATION`), malformed JSON (`INVALID_JSON`), or `Wallet already exists` (`WALLET_EXISTS`)'),
       500: errorResponse('`CDP not configured` (`NOT_CONFIGURED`)'),
-      501: errorResponse('`CDP wallet creation is not available yet` (`NOT_IMPLEMENTED`)'),
+      503: errorResponse('`CDP wallet creation is not available yet` (`NOT_IMPLEMENTED`)'),
     },
   }),
 )

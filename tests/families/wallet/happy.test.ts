@@ -154,7 +154,7 @@ describe('wallet with CDP configured', () => {
     expect(text).not.toContain(CDP_ENV.CDP_API_KEY_SECRET)
   })
 
-  it('creating a wallet is refused honestly (501), by every route, and nothing is stored', async () => {
+  it('creating a wallet is refused honestly (503), by every route, and nothing is stored', async () => {
     const { alice } = h.users
     for (const [path, body] of [
       ['/api/wallet', { action: 'create' }],
@@ -162,7 +162,7 @@ describe('wallet with CDP configured', () => {
       ['/api/wallet/cdp', {}],
     ] as const) {
       const res = await walletCall(h, 'POST', path, { user: alice, body })
-      expect(res.status, path).toBe(501)
+      expect(res.status, path).toBe(503)
       expect(await res.json()).toEqual({ error: 'CDP wallet creation is not available yet', code: 'NOT_IMPLEMENTED' })
     }
     const res = await walletCall(h, 'POST', '/api/wallet', { user: alice, body: { action: 'get_seed' } })
