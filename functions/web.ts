@@ -26,6 +26,7 @@ import { app as skills } from './skills/app'
 import { app as stripe } from './stripe/app'
 import { app as users } from './users/app'
 import { app as walletAuth } from './wallet-auth/app'
+import { app as wallet } from './wallet/app'
 
 /**
  * Every web family's routes, in mounting order: the web app mounts them all; docs describes them all.
@@ -41,6 +42,7 @@ export const webRoutes = createRouter()
   .route('/', passkeys)
   .route('/', walletAuth)
   .route('/', payments)
+  .route('/', wallet)
   .route('/', oauth)
   .route('/', farcaster)
   .route('/', billing)

@@ -112,6 +112,11 @@ export const configSchema = z.object({
   PAYMENT_TOKEN_ADDRESS: z.string().default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
   PAYMENT_TOKEN_DECIMALS: z.coerce.number().int().min(0).max(36).default(6),
   PAYMENT_CURRENCY: z.string().default('USDC'),
+  // Managed (agentic) wallets through Coinbase Developer Platform: configured when both key parts are set; the
+  // project id is optional and only shown. The secret never leaves the config.
+  CDP_API_KEY_ID: z.string().optional(),
+  CDP_API_KEY_SECRET: z.string().optional(),
+  CDP_PROJECT_ID: z.string().optional(),
   // Social post limiter (spec 2 "Limits"): its own Upstash REST database when set, else UPSTASH_REDIS_REST_*
   KV_REST_API_URL: z.string().optional(),
   KV_REST_API_TOKEN: z.string().optional(),

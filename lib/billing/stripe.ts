@@ -82,7 +82,7 @@ export async function readBuyer(c: { var: { services: { reader: Reader }; user: 
 export const alreadySubscribed = (buyer: Buyer) => buyer.subscriptionStatus === 'active' || buyer.subscriptionStatus === 'past_due'
 
 /** `metadata.kind` on every Checkout Session this service creates: the webhook dispatches on it. */
-export type CheckoutKind = 'plan' | 'credits' | 'expert-setup'
+export type CheckoutKind = 'plan' | 'credits' | 'expert-setup' | 'wallet-top-up'
 
 /**
  * A subscription checkout for `plan`, with the 7-day trial only when the buyer never had a subscription; the webhook
@@ -129,6 +129,27 @@ export function createExpertSetupCheckout(stripe: Stripe, config: Config, bookin
     metadata: { kind: 'expert-setup' satisfies CheckoutKind, date: booking.date, time: booking.time },
     success_url: `${config.baseUrl}/expert-setup/success`,
     cancel_url: `${config.baseUrl}/pricing?cancelled=1`,
+  })
+}
+
+/** Card top-up amounts for a wallet, in USD cents (`GET /api/wallet/top-up`). */
+export const TOP_UP_AMOUNTS = [500, 1000, 2500, 5000] as const
+export type TopUpAmount = (typeof TOP_UP_AMOUNTS)[number]
+
+/**
+ * A one-time card payment of `amount` USD cents to top up `address` (a wallet on chain 8453): an inline `price_data`
+ * (no configured price id: the amount is one of `TOP_UP_AMOUNTS`), the wallet and the buyer in the metadata.
+ * Delivering the funds after payment is not part of this checkout (the webhook ignores `wallet-top-up` for now).
+ */
+export function createTopUpCheckout(stripe: Stripe, config: Config, topUp: { amount: TopUpAmount; address: string; userId: string; email: string }) {
+  return stripe.checkout.sessions.create({
+    mode: 'payment',
+    line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: topUp.amount, product_data: { name: 'Wallet top-up (USDC on Base)' } } }],
+    client_reference_id: topUp.userId,
+    customer_email: topUp.email,
+    metadata: { kind: 'wallet-top-up' satisfies CheckoutKind, userId: topUp.userId, address: topUp.address, amountCents: String(topUp.amount) },
+    success_url: `${config.baseUrl}/dashboard/wallet?top_up=success&session_id={CHECKOUT_SESSION_ID}`,
+    cancel_url: `${config.baseUrl}/dashboard/wallet?top_up=cancelled`,
   })
 }
 

@@ -127,4 +127,7 @@ export const errorCodes = {
   SKILL_BLOCKED: 'The safety scan blocked the skill: `scan.reasons` says why; it cannot be created or installed.',
   SKILL_LIMIT: 'The agent already holds the most skills it may (`limit`): uninstall one first.',
   INSTALL_FAILED: 'The installation could not be stored (`install_failed`); nothing changed, retry.',
+  // Wallet
+  WALLET_EXISTS: 'The caller already has a managed wallet: there is one per user.',
+  NOT_IMPLEMENTED: 'The provider is configured but this operation is not available on this deployment yet; nothing was done.',
 } as const satisfies Record<ErrorCode, string>

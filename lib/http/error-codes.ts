@@ -28,6 +28,7 @@ export const ERROR_CODES = [
   'STREAMING_UNAVAILABLE',
   'QUEUE_UNAVAILABLE',
   'SKILL_BLOCKED', 'SKILL_LIMIT', 'INSTALL_FAILED',
+  'WALLET_EXISTS', 'NOT_IMPLEMENTED',
 ] as const
 
 export type ErrorCode = (typeof ERROR_CODES)[number]

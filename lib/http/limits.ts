@@ -69,4 +69,9 @@ export const limits = {
   skillDownload: { name: 'skill-download', limit: 60, windowSec: 60, message: 'Too many requests', per: 'user' },
   // Per IP: the scan needs no session and parses the code it is sent.
   skillVerify: { name: 'skill-verify', limit: 30, windowSec: 60, message: 'Too many requests' },
+  // Wallet, per IP: the balance query is public and costs one batched RPC request; the signed-in wallet routes
+  // (a database read each) count here too.
+  wallet: { name: 'wallet', limit: 60, windowSec: 60, message: 'Too many requests' },
+  // Per user: each top-up creates a Stripe Checkout Session.
+  walletTopUp: { name: 'wallet-top-up', limit: 10, windowSec: 60, message: 'Too many requests', per: 'user' },
 } satisfies Record<string, NamedLimit>

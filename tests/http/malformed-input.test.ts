@@ -20,8 +20,9 @@ const HMAC = 'malformed-run-hmac'
 const CLOSED = 'http://127.0.0.1:9'
 
 // Provisioning on: off, `POST /api/provision` and `/api/deployments` answer the spec's 500 by design.
+// CDP configured likewise: without it, creating a managed wallet answers the spec's 500 `CDP not configured`.
 const h = await createHarness({
-  env: { INTERNAL_API_KEY: SHARED_KEY, HMAC_SECRET: HMAC, PROVISIONING_ENABLED: '1', BASE_RPC_URL: CLOSED, GOOGLE_DISCOVERY_URL: `${CLOSED}/.well-known/openid-configuration`, FARCASTER_JWKS_URL: `${CLOSED}/jwks` },
+  env: { INTERNAL_API_KEY: SHARED_KEY, HMAC_SECRET: HMAC, PROVISIONING_ENABLED: '1', CDP_API_KEY_ID: 'cdp-key', CDP_API_KEY_SECRET: 'cdp-secret', BASE_RPC_URL: CLOSED, GOOGLE_DISCOVERY_URL: `${CLOSED}/.well-known/openid-configuration`, FARCASTER_JWKS_URL: `${CLOSED}/jwks` },
 })
 afterAll(() => h.close())
 const { alice } = h.users

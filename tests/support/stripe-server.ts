@@ -17,6 +17,7 @@ import Stripe from 'stripe'
  *
  * Prices (GBP, minor units): plans solo 2900, collective 6900, label 14900, network 49900 per month; credit packs
  * 50 → 500 (£5), 200 → 1500 (£15), 500 → 3000 (£30); expert setup 4900 (£49) one-time.
+ * A line item may instead carry an inline one-time `price_data` (`currency`, `unit_amount`, `product_data[name]`).
  * As on Stripe, a subscription checkout with a trial has nothing due today: its `amount_total` (and
  * `amount_subtotal`) is 0 and `complete()` makes it `no_payment_required`; the plan's price is on its
  * line item (`expand[]=line_items`) and on the subscription's item.
@@ -34,7 +35,7 @@ export const PRICE_IDS = {
 } as const
 
 /** Price id → amount (GBP minor units) and whether it recurs monthly. */
-export const PRICES: Record<string, { unit_amount: number; currency: 'gbp'; recurring: boolean; nickname: string }> = {
+export const PRICES: Record<string, { unit_amount: number; currency: string; recurring: boolean; nickname: string }> = {
   [PRICE_IDS.STRIPE_PRICE_SOLO]: { unit_amount: 2900, currency: 'gbp', recurring: true, nickname: 'solo' },
   [PRICE_IDS.STRIPE_PRICE_COLLECTIVE]: { unit_amount: 6900, currency: 'gbp', recurring: true, nickname: 'collective' },
   [PRICE_IDS.STRIPE_PRICE_LABEL]: { unit_amount: 14900, currency: 'gbp', recurring: true, nickname: 'label' },
@@ -156,6 +157,8 @@ export async function startStripeServer(opts: { secretKey?: string; webhookSecre
   const stored = new Map<string, StoredSession>()
   const subscriptions = new Map<string, StripeSubscription>()
   const customers = new Map<string, Json>()
+  // The configured prices, plus one-time prices made inline by `line_items[i][price_data]` (as Stripe does).
+  const prices = { ...PRICES }
   const idempotent = new Map<string, { status: number; body: string }>()
   /** Every request received, in order (path without query; the decoded form or query). */
   const requests: Array<{ method: string; path: string; params: Form; idempotencyKey?: string }> = []
@@ -175,12 +178,12 @@ export async function startStripeServer(opts: { secretKey?: string; webhookSecre
     const items = (form.line_items as Form[] | undefined) ?? []
     if (mode !== 'setup' && items.length === 0) throw invalid('You must specify either `line_items` or `mode` `setup`.', 'line_items', 'parameter_missing')
     const lineItems = items.map((item, i) => {
-      const price = item.price as string | undefined
+      const price = (item.price as string | undefined) ?? (item.price_data ? inlinePrice(item.price_data as Form, i) : undefined)
       if (!price) throw invalid('Missing required param: line_items[0][price].', `line_items[${i}][price]`, 'parameter_missing')
-      if (!PRICES[price]) throw missing('price', price, `line_items[${i}][price]`)
+      if (!prices[price]) throw missing('price', price, `line_items[${i}][price]`)
       return { price, quantity: Number(item.quantity ?? 1) }
     })
-    const recurring = lineItems.some((l) => PRICES[l.price].recurring)
+    const recurring = lineItems.some((l) => prices[l.price].recurring)
     if (mode === 'subscription' && !recurring) {
       throw invalid('You must provide at least one recurring price in `subscription` mode when using prices.', 'line_items')
     }
@@ -196,7 +199,7 @@ export async function startStripeServer(opts: { secretKey?: string; webhookSecre
     if (trialDays !== null && !(trialDays >= 1 && trialDays <= 730)) throw invalid('Invalid trial_period_days', 'subscription_data[trial_period_days]')
     const metadata = (form.metadata as Record<string, string> | undefined) ?? {}
     if (Object.keys(metadata).length > 50) throw invalid('Metadata can have at most 50 keys.', 'metadata')
-    const total = lineItems.reduce((sum, l) => sum + PRICES[l.price].unit_amount * l.quantity, 0)
+    const total = lineItems.reduce((sum, l) => sum + prices[l.price].unit_amount * l.quantity, 0)
     // A trial subscription has nothing due today.
     const dueNow = mode === 'subscription' && trialDays ? 0 : total
     const id = randomId('cs_test_')
@@ -216,7 +219,7 @@ export async function startStripeServer(opts: { secretKey?: string; webhookSecre
       metadata,
       amount_subtotal: dueNow,
       amount_total: dueNow,
-      currency: PRICES[lineItems[0].price].currency,
+      currency: prices[lineItems[0].price].currency,
       subscription: null,
       payment_intent: null,
       success_url: (form.success_url as string | undefined) ?? null,
@@ -229,13 +232,26 @@ export async function startStripeServer(opts: { secretKey?: string; webhookSecre
     return session
   }
 
+  /** `price_data` `{currency, unit_amount, product_data: {name}}` (one-time only) as a new price id. */
+  function inlinePrice(data: Form, i: number) {
+    const amount = Number(data.unit_amount)
+    const name = (data.product_data as Form | undefined)?.name as string | undefined
+    if (!data.currency) throw invalid('Missing required param: line_items[0][price_data][currency].', `line_items[${i}][price_data][currency]`, 'parameter_missing')
+    if (!Number.isInteger(amount) || amount < 0) throw invalid('Invalid integer: unit_amount', `line_items[${i}][price_data][unit_amount]`)
+    if (!name) throw invalid('Missing required param: line_items[0][price_data][product_data][name].', `line_items[${i}][price_data][product_data]`, 'parameter_missing')
+    if (data.recurring) throw invalid('price_data with recurring is not supported by this fake.', `line_items[${i}][price_data][recurring]`)
+    const id = randomId('price_')
+    prices[id] = { unit_amount: amount, currency: data.currency as string, recurring: false, nickname: name }
+    return id
+  }
+
   function lineItemList(s: StoredSession) {
     return {
       object: 'list',
       url: `/v1/checkout/sessions/${s.session.id}/line_items`,
       has_more: false,
       data: s.lineItems.map((l) => {
-        const p = PRICES[l.price]
+        const p = prices[l.price]
         const amount = s.session.mode === 'subscription' && s.trialDays ? 0 : p.unit_amount * l.quantity
         return {
           id: randomId('li_'),
@@ -252,7 +268,7 @@ export async function startStripeServer(opts: { secretKey?: string; webhookSecre
   }
 
   function priceObject(id: string) {
-    const p = PRICES[id]
+    const p = prices[id]
     return {
       id,
       object: 'price',
@@ -324,7 +340,7 @@ export async function startStripeServer(opts: { secretKey?: string; webhookSecre
       start_date: start,
       billing_cycle_anchor: periodEnd,
       created: start,
-      currency: PRICES[s.lineItems[0].price].currency,
+      currency: prices[s.lineItems[0].price].currency,
       livemode: false,
     }
     subscriptions.set(id, sub)

@@ -32,6 +32,7 @@ const smoke: Record<string, { path: string; status: number; method?: string; bod
     check: (b) => expect(b).toEqual({ error: 'Payment sessions not configured', code: 'NOT_CONFIGURED' }),
   },
   permissions: { path: '/api/permissions', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' }) },
+  wallet: { path: '/api/wallet/address', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' }) },
   radio: { path: '/api/radio/webhook', status: 503, method: 'POST', body: '{}', check: (b) => expect(b).toEqual({ error: 'Mux webhook not configured', code: 'NOT_CONFIGURED' }) },
   chat: { path: '/api/queue/chat', status: 401, method: 'POST', body: '{}', check: (b) => expect(b).toEqual({ error: 'Missing queue signature', code: 'SIGNATURE_REQUIRED' }) },
   gateway: { path: '/api/v1/gateway', status: 400, method: 'POST', body: '{"plugin":"nope"}', check: (b) => expect(b).toMatchObject({ error: 'unknown_plugin', code: 'UNKNOWN_PLUGIN' }) },

@@ -1,0 +1,14 @@
+import type { AppContext } from '../../lib/context'
+import { ApiError } from '../../lib/http/errors'
+import { CDP_NOT_AVAILABLE, CDP_NOT_CONFIGURED, cdpSettings } from '../../lib/wallet/cdp'
+
+/**
+ * What creating a managed wallet answers today (`POST /api/wallet` `create`, `POST /api/wallet/create`, `POST
+ * /api/wallet/cdp`): 400 when the caller already has one, 500 without CDP, and 503 with CDP, since the CDP API calls
+ * (create or import an account) are not built yet: refusing beats faking a wallet. Always throws.
+ */
+export function refuseManagedWalletCreation(c: AppContext, hasWallet: boolean): never {
+  if (hasWallet) throw new ApiError(400, 'Wallet already exists', { code: 'WALLET_EXISTS' })
+  if (!cdpSettings(c.var.services.config)) throw new ApiError(500, CDP_NOT_CONFIGURED, { code: 'NOT_CONFIGURED' })
+  throw new ApiError(503, CDP_NOT_AVAILABLE, { code: 'NOT_IMPLEMENTED' })
+}

@@ -1,0 +1,63 @@
+import { z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import { getAddress } from 'viem'
+import { createTopUpCheckout, stripeClient, stripeErrorFields, TOP_UP_AMOUNTS, type TopUpAmount } from '../../../lib/billing/stripe'
+import type { SignedInEnv } from '../../../lib/context'
+import { ApiError } from '../../../lib/http/errors'
+import { limits } from '../../../lib/http/limits'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { limitedRoute } from '../../../lib/http/rate-limit'
+import { signedInRoute } from '../../../lib/http/routes'
+import { log } from '../../../lib/log'
+import { addressField, TopUpSchema } from '../schemas'
+
+const INVALID_AMOUNT = `amount must be one of ${TOP_UP_AMOUNTS.join(', ')} (USD cents)`
+
+const Query = z.object({
+  amount: z
+    .enum(TOP_UP_AMOUNTS.map(String) as [string, ...string[]], { error: INVALID_AMOUNT })
+    .default('1000')
+    .openapi({ description: 'USD cents', example: '1000' }),
+  address: addressField('address').openapi({ description: 'The wallet on Base to top up (any case)' }),
+})
+
+export const route = signedInRoute(
+  limitedRoute(limits.walletTopUp, {
+    method: 'get',
+    path: '/api/wallet/top-up',
+    operationId: 'startWalletTopUp',
+    tags: ['Wallet'],
+    summary: 'Top up a wallet by card: a Stripe Checkout',
+    description:
+      'Creates a one-time Stripe Checkout (mode `payment`, USD) for `amount` cents with the wallet `address` and ' +
+      'your user id in its metadata (`kind: wallet-top-up`), and answers JSON `{url, amount, address}` (not a ' +
+      'redirect, so a script or the dashboard decides how to open it). After payment Stripe returns the browser to ' +
+      '`{base_url}/dashboard/wallet?top_up=success`. Delivering the funds to the wallet after payment is not part of ' +
+      'this route.',
+    request: { query: Query },
+    responses: {
+      200: ok(TopUpSchema, 'The payment page'),
+      400: errorResponse(`\`${INVALID_AMOUNT}\`, or \`address required\` / an invalid address (\`VALIDATION\`)`),
+      500: errorResponse('`Payment provider unavailable` (`PAYMENT_PROVIDER_UNAVAILABLE`): Stripe refused or did not answer'),
+      503: errorResponse('`Stripe not configured` (`NOT_CONFIGURED`)'),
+    },
+  }),
+)
+
+export const handler: RouteHandler<typeof route, SignedInEnv> = async (c) => {
+  const query = c.req.valid('query')
+  const amount = Number(query.amount) as TopUpAmount
+  const address = getAddress(query.address)
+  const { config } = c.var.services
+  const stripe = stripeClient(config)
+  if (!stripe) throw new ApiError(503, 'Stripe not configured', { code: 'NOT_CONFIGURED' })
+  try {
+    const session = await createTopUpCheckout(stripe, config, { amount, address, userId: c.var.user.id, email: c.var.user.email })
+    if (!session.url) throw new Error('Checkout Session without a url')
+    c.header('Cache-Control', 'no-store')
+    return c.json({ url: session.url, amount, address }, 200)
+  } catch (e) {
+    log.error('wallet.top_up_checkout_failed', { requestId: c.var.requestId, ...stripeErrorFields(e) })
+    throw new ApiError(500, 'Payment provider unavailable', { code: 'PAYMENT_PROVIDER_UNAVAILABLE' })
+  }
+}

@@ -1,0 +1,61 @@
+import { createServer, type Server } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { expect } from 'vitest'
+import { accounts, userWallets } from '../../../schema'
+import type { Harness, SeededUser } from '../../support/harness'
+import { call, freshIp } from '../../support/requests'
+
+/** A request as the dashboard sends it, from a fresh client IP (only the rate-limit test shares a counter). */
+export const walletCall = (h: Harness, method: string, path: string, opts: { user?: SeededUser; body?: unknown; headers?: Record<string, string> } = {}) =>
+  call(h, method, path, { ...opts, headers: { 'cf-connecting-ip': freshIp(), ...opts.headers } })
+
+/** Gives `user` a managed wallet row, as CDP creation would. */
+export async function seedManagedWallet(h: Harness, user: SeededUser, address: string, walletId = `wallet-${crypto.randomUUID()}`) {
+  await h.db.insert(userWallets).values({ userId: user.id, address, walletId, network: 'base' })
+  return walletId
+}
+
+/** Links `address` to `user` as wallet sign-in does (provider `wallet`, the lower-case address as subject). */
+export async function seedWalletSignIn(h: Harness, user: SeededUser, address: string) {
+  await h.db.insert(accounts).values({ userId: user.id, provider: 'wallet', providerAccountId: address.toLowerCase() })
+}
+
+/** An error answer: its status and `{error, code}`. */
+export async function expectError(res: Response, status: number, code: string, error?: string | RegExp) {
+  const body = (await res.json()) as { error: string; code: string }
+  expect(res.status, JSON.stringify(body)).toBe(status)
+  expect(body.code).toBe(code)
+  if (error !== undefined) expect(body.error).toMatch(error)
+  return body
+}
+
+/** A loopback URL where nothing listens (connections refused at once): an RPC that is down. */
+export async function closedPortUrl() {
+  const server = createServer()
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const { port } = server.address() as AddressInfo
+  await new Promise<void>((r) => server.close(() => r()))
+  return `http://127.0.0.1:${port}`
+}
+
+/** A loopback "RPC" that accepts connections and never answers: the deadline must end the request. */
+export async function silentServer(): Promise<{ url: string; close: () => Promise<void> }> {
+  const sockets = new Set<import('node:net').Socket>()
+  const server: Server = createServer((s) => {
+    sockets.add(s)
+    s.on('close', () => sockets.delete(s))
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy()
+        server.close(() => r())
+      }),
+  }
+}
+
+export const ADDRESS = '0x52908400098527886E0F7030069857D2E4169EE7'
+export const CDP_ENV = { CDP_API_KEY_ID: 'organizations/test/apiKeys/test', CDP_API_KEY_SECRET: 'cdp-test-secret', CDP_PROJECT_ID: 'proj-test' }
