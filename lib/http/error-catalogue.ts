@@ -104,4 +104,9 @@ export const errorCodes = {
   WORKLOAD_LIMIT: 'Every chat slot (per user or platform-wide) is taken, or the minute\'s budget is spent: `retryAfterSeconds` says when to try again.',
   ALREADY_CLAIMED: 'Another agent claimed the job first.',
   ALREADY_DECIDED: 'The permission request was already approved or denied: a decision applies once.',
+
+  // Files
+  STORAGE_LIMIT: 'The upload would take the caller\'s files past their plan\'s storage quota: `plan`, `limitBytes` and `usedBytes` say where they stand.',
+  MALFORMED_MULTIPART: 'An upload\'s body is not well-formed `multipart/form-data`: another `Content-Type`, no boundary, cut off, or longer than its `Content-Length`.',
+  PATH_OUTSIDE_UPLOADS: 'A download id that is a path (`/`, `\\`, `..`), or a stored object outside the caller\'s upload directory: refused, never looked up.',
 } as const satisfies Record<ErrorCode, string>

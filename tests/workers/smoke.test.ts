@@ -22,6 +22,7 @@ const smoke: Record<string, { path: string; status: number; method?: string; bod
   agents: { path: '/api/agents', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' }) },
   logs: { path: '/api/logs/active', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' }) },
   cron: { path: '/api/cron/watchdog', status: 401, method: 'POST', body: '{}', check: (b) => expect(b).toEqual({ error: 'Missing queue signature', code: 'SIGNATURE_REQUIRED' }) },
+  files: { path: '/api/files', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' }) },
   passkeys: { path: '/api/passkey/auth/options', status: 400, method: 'POST', body: '{}', check: (b) => expect(b.error).toBe('Identifier is required') },
 }
 
