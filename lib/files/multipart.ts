@@ -59,6 +59,7 @@ export class MultipartReader {
   private readonly limits: MultipartLimits
   // A virtual CRLF first, so the opening boundary is found like every other delimiter.
   private buf: Uint8Array = CRLF
+  private virtualBytes = CRLF.length
   private bytesRead = 0
   private sourceDone = false
   private phase: Phase = 'preamble'
@@ -72,7 +73,7 @@ export class MultipartReader {
 
   /** Bytes of the body the reader has gone past: after `next()`, where the part's data starts. */
   get consumed() {
-    return this.bytesRead + CRLF.length - this.buf.length
+    return this.bytesRead + this.virtualBytes - this.buf.length
   }
 
   /** The next part, or null after the closing boundary. Throws `MultipartError` on a malformed or cut body. */
@@ -169,6 +170,7 @@ export class MultipartReader {
       const at = indexOf(this.buf, this.delimiter)
       if (at >= 0) {
         this.buf = this.buf.subarray(at + this.delimiter.length)
+        this.virtualBytes = 0 // the virtual CRLF is behind us
         this.phase = 'delimiter'
         return
       }
