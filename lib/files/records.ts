@@ -8,7 +8,7 @@ import { files, storageUsage, users } from '../../schema'
  * The `files` records and the `storage_usage` row, always as their user (row isolation): the invariant kept here is
  * that `storage_usage.bytes` is the sum of the `size` of the user's records, pending ones included (a pending
  * record's size is the bytes reserved for it). Every change to one moves the other in the same transaction, and
- * bytes are given back only by deleting a record, so they are given back exactly once.
+ * bytes are given back only by deleting a record, so they are given back exactly once; `startUpload` recounts.
  */
 export type FileRow = typeof files.$inferSelect
 
@@ -25,22 +25,34 @@ export interface UploadStart {
   staleKeys: string[]
 }
 
-/** The user's plan fields and usage, after sweeping their stale pending records (giving their bytes back). */
+/**
+ * The user's plan fields and usage, in one transaction: stale pending records are swept, then the usage row is
+ * recounted from the records. The recount heals what the invariant cannot see: records removed by a cascade (an
+ * agent deleted with its files) and stale reservations. It is safe beside concurrent uploads because it first locks
+ * the usage row, which every writer takes in the transaction that changes the records: once it holds the lock, the
+ * records it sums (read by the next statement) include every reservation made before it, and none is made during it.
+ */
 export function startUpload(db: Db, userId: string, now = Date.now()): Promise<UploadStart> {
   return withUser(db, userId, async (tx) => {
     const stale = await tx
       .delete(files)
       .where(and(eq(files.userId, userId), eq(files.status, 'pending'), lt(files.createdAt, new Date(now - STALE_PENDING_MS))))
-      .returning({ storageKey: files.storageKey, size: files.size })
-    const freed = stale.reduce((n, r) => n + r.size, 0)
-    if (freed > 0) await giveBack(tx, userId, freed)
-    const [user] = await tx
-      .select({ plan: users.plan, subscriptionStatus: users.subscriptionStatus, trialEndsAt: users.trialEndsAt, usedBytes: storageUsage.bytes })
+      .returning({ storageKey: files.storageKey })
+    const [locked] = await tx.select({ bytes: storageUsage.bytes }).from(storageUsage).where(eq(storageUsage.userId, userId)).for('update')
+    let usedBytes = 0
+    if (locked) {
+      const [row] = await tx
+        .update(storageUsage)
+        .set({ bytes: sql`(select coalesce(sum(${files.size}), 0) from ${files} where ${files.userId} = ${userId})`, updatedAt: sql`now()` })
+        .where(eq(storageUsage.userId, userId))
+        .returning({ bytes: storageUsage.bytes })
+      usedBytes = row.bytes
+    }
+    const [planRecord] = await tx
+      .select({ plan: users.plan, subscriptionStatus: users.subscriptionStatus, trialEndsAt: users.trialEndsAt })
       .from(users)
-      .leftJoin(storageUsage, eq(storageUsage.userId, users.id))
       .where(eq(users.id, userId))
-    const { usedBytes, ...planRecord } = user ?? { plan: null, subscriptionStatus: 'inactive', trialEndsAt: null, usedBytes: 0 }
-    return { planRecord, usedBytes: usedBytes ?? 0, staleKeys: stale.map((r) => r.storageKey) }
+    return { planRecord: planRecord ?? { plan: null, subscriptionStatus: 'inactive', trialEndsAt: null }, usedBytes, staleKeys: stale.map((r) => r.storageKey) }
   })
 }
 

@@ -102,9 +102,9 @@ async function writeFile(
   const record = { id, agentId, filename: sanitizeFilename(part.filename ?? ''), storageKey: key, size: reserve, mimeType: normalizeMimeType(part.contentType) }
   const reservation = await reserveUpload(services.db, userId, quota.limitBytes, record)
   if (!reservation.reserved) throw storageLimitExceeded(quota, reservation.usedBytes)
-  // Past the reservation: with a Content-Length the body lied about its length; without one, the quota is spent.
+  // Past the reservation: with a Content-Length the body does not close within it; without one, the quota is spent.
   const over = () =>
-    lengthKnown ? new MultipartError('Malformed multipart body: longer than its Content-Length') : storageLimitExceeded(quota, quota.limitBytes)
+    lengthKnown ? new MultipartError('Malformed multipart body: no closing boundary within its Content-Length') : storageLimitExceeded(quota, quota.limitBytes)
   try {
     const { size } = await services.storage.putStream(key, capped(part.body, reserve, over), record.mimeType)
     return { id, key, size }

@@ -58,7 +58,7 @@ export const route = signedInRoute({
     400: errorResponse(
       '`agentId is required` (missing, or after `file`), `file is required`, `Only one file per upload`, `agentId is too long` ' +
         '(`VALIDATION`, with `issues`); or the body is not well-formed multipart: another `Content-Type`, no boundary, cut off, or ' +
-        'longer than its `Content-Length` (`MALFORMED_MULTIPART`)',
+        'not closed within its `Content-Length` (`MALFORMED_MULTIPART`)',
     ),
     404: errorResponse('`Agent not found`: `agentId` is not one of the caller’s agents (`NOT_FOUND`)'),
     413: errorResponse('`Storage limit exceeded`: the upload does not fit the caller’s quota; `plan`, `limitBytes` and `usedBytes` (`STORAGE_LIMIT`)'),

@@ -116,7 +116,7 @@ export function send(h: Harness, body: Uint8Array | ReadableStream<Uint8Array>, 
   let payload: BodyInit
   if (body instanceof Uint8Array && !opts.stream) {
     headers['content-length'] = String(body.length)
-    payload = body
+    payload = body as Uint8Array<ArrayBuffer>
   } else {
     payload = body instanceof Uint8Array ? streamOf(body) : body
   }
