@@ -9,8 +9,12 @@ import { deleteObjects } from './objects'
 import { type StorageQuota, storageQuota } from './quota'
 import { type FileRow, markStored, releasePending, reserveUpload, startUpload } from './records'
 
-/** The smallest framing a body with both fields can have: more than this is data. */
-const minFraming = (boundary: string) => 100 + 3 * new TextEncoder().encode(boundary).length
+/**
+ * What may come before the file's data (preamble, `agentId`, other fields, the file's part headers). Bounding it is
+ * what lets a `Content-Length` be refused before the body is read: the reservation at the `file` part is then at
+ * least `Content-Length` less this, so past the quota by that much it can only fail.
+ */
+export const MAX_BYTES_BEFORE_FILE = 64 * 1024
 const MAX_AGENT_ID_BYTES = 256
 
 export const storageLimitExceeded = (quota: StorageQuota, usedBytes: number) =>
@@ -30,8 +34,8 @@ interface Written {
 /**
  * `POST /api/files`: the body is read as a stream, part by part (lib/files/multipart.ts), and the file's bytes go
  * straight to storage (`Storage.putStream`); nothing holds the whole file. In order:
- * 1. the caller's quota and usage (stale pending uploads swept first); a `Content-Length` that cannot fit is 413
- *    before a byte of the body is read;
+ * 1. the caller's quota and usage (stale pending uploads swept, usage recounted); a `Content-Length` that cannot
+ *    fit, whatever comes before the file, is 413 before a byte of the body is read;
  * 2. `agentId`, which must come before `file`, and must be the caller's agent (404);
  * 3. at the `file` part, its bytes are reserved (`reserveUpload`: one conditional upsert, with the pending record):
  *    what is left of `Content-Length`, or without one all the caller's remaining quota; then the stream is written,
@@ -48,7 +52,9 @@ export async function receiveUpload(services: Services, user: SessionUser, reque
   await deleteObjects(services.storage, user.id, start.staleKeys)
   const quota = storageQuota(start.planRecord, user.isAdmin)
   const remaining = quota.limitBytes - start.usedBytes
-  if (declared !== null && declared - minFraming(boundary) > remaining) throw storageLimitExceeded(quota, start.usedBytes)
+  if (declared !== null && declared - MAX_BYTES_BEFORE_FILE - closingDelimiterBytes(boundary) > remaining) {
+    throw storageLimitExceeded(quota, start.usedBytes)
+  }
   if (!request.body) throw fieldError('agentId', 'agentId is required')
 
   const form = new MultipartReader(request.body, boundary)
@@ -56,6 +62,7 @@ export async function receiveUpload(services: Services, user: SessionUser, reque
   try {
     let agentId: string | null = null
     for (let part = await form.next(); part; part = await form.next()) {
+      if (!written && form.consumed > MAX_BYTES_BEFORE_FILE) throw malformed('The fields before file take more than 64 KiB')
       if (part.name === 'agentId') {
         if (agentId !== null) throw fieldError('agentId', 'agentId must be given once')
         agentId = await readAgentId(part)

@@ -25,7 +25,8 @@ export const route = signedInRoute({
     `**Storage quota.** The caller’s files (stored and uploading) may hold: ${quotas}; admins network’s; ` +
     `without paid access (no plan bought or the subscription lapsed, and no live trial; the trial runs on solo) ` +
     `${UNPAID_QUOTA_BYTES / 1024 ** 2} MiB. The 1 MB limit of other bodies does not apply here: the quota does. ` +
-    'A `Content-Length` that cannot fit is refused (413) before the body is read. At the `file` part the bytes are ' +
+    'What comes before the file’s data (`agentId`, other fields, part headers) may take 64 KiB. A `Content-Length` that ' +
+    'cannot fit, even less those 64 KiB, is refused (413) before the body is read. At the `file` part the bytes are ' +
     'reserved atomically: what is left of `Content-Length` (without one, all the caller’s remaining quota, until the ' +
     'upload ends), so two uploads that together pass the quota cannot both land; the first to reserve wins. A body ' +
     'without `Content-Length` is counted as it streams and refused (413) once it passes the reservation. The bytes ' +
@@ -57,8 +58,8 @@ export const route = signedInRoute({
     201: ok(UploadAnswer, 'Stored'),
     400: errorResponse(
       '`agentId is required` (missing, or after `file`), `file is required`, `Only one file per upload`, `agentId is too long` ' +
-        '(`VALIDATION`, with `issues`); or the body is not well-formed multipart: another `Content-Type`, no boundary, cut off, or ' +
-        'not closed within its `Content-Length` (`MALFORMED_MULTIPART`)',
+        '(`VALIDATION`, with `issues`); or the body is not well-formed multipart: another `Content-Type`, no boundary, cut off, ' +
+        'not closed within its `Content-Length`, or over 64 KiB before the file (`MALFORMED_MULTIPART`)',
     ),
     404: errorResponse('`Agent not found`: `agentId` is not one of the caller’s agents (`NOT_FOUND`)'),
     413: errorResponse('`Storage limit exceeded`: the upload does not fit the caller’s quota; `plan`, `limitBytes` and `usedBytes` (`STORAGE_LIMIT`)'),

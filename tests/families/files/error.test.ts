@@ -102,7 +102,7 @@ describe.each(STORES)('files on the %s store: errors', (kind) => {
       const whole = multipart([{ name: 'agentId', value: agent }, { name: 'file', filename: 'cut.bin', data: binary(100_000) }])
       const cut = whole.subarray(0, 60_000)
       // The connection ends early, with or without the whole body's Content-Length announced.
-      for (const headers of [{ 'content-length': String(whole.length) }, {}]) {
+      for (const headers of [{ 'content-length': String(whole.length) }, {}] as Record<string, string>[]) {
         const res = await send(h, cut, { user: alice, stream: true, headers })
         await expectError(res, 400, { error: 'Malformed multipart body: cut off before the closing boundary', code: 'MALFORMED_MULTIPART' })
       }
@@ -154,6 +154,7 @@ describe.each(STORES)('files on the %s store: errors', (kind) => {
         [multipart(Array.from({ length: 17 }, () => ({ name: 'x', value: 'y' }))), 'Malformed multipart body: too many parts'],
         [enc.encode(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="agentId"\r\n`), 'Malformed multipart body: cut off in part headers'],
         [new Uint8Array(0), 'Malformed multipart body: no boundary'],
+        [multipart([{ name: 'pad', value: 'p'.repeat(70_000) }, { name: 'agentId', value: agent }, { name: 'file', filename: 'f', data: 'f' }]), 'The fields before file take more than 64 KiB'],
       ]
       for (const [body, error] of bodies) {
         await expectError(await send(h, body, { user: alice }), 400, { error, code: 'MALFORMED_MULTIPART' })
