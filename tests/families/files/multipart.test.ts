@@ -54,7 +54,8 @@ describe('MultipartReader', () => {
 
   prop.prop([fc.uint8Array({ minLength: 1, maxLength: 2000 }), fc.array(fc.nat(), { maxLength: 20 })])('a body cut anywhere before its end is refused, never returned as complete', async (data, cuts) => {
     const body = build([{ name: 'file', filename: 'f', data }])
-    const cut = body.subarray(0, body.length - `--${B}--\r\n`.length - 1 - (cuts[0] ?? 0) % (body.length - 10))
+    // Anything short of `--boundary--` complete (only the final CRLF, an epilogue, may go).
+    const cut = body.subarray(0, (cuts[0] ?? 0) % (body.length - 2))
     await expect(parse(chunked(cut, cuts))).rejects.toBeInstanceOf(MultipartError)
   })
 
