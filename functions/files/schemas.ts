@@ -1,9 +1,11 @@
 import { z } from '@hono/zod-openapi'
 import { MAX_FILENAME_LENGTH } from '../../lib/files/names'
+import { STORAGE_QUOTA_BYTES } from '../../lib/files/quota'
 import { MAX_LISTED_FILES } from '../../lib/files/records'
 
 const id = (description: string) => z.string().max(255).openapi({ description })
-const bytes = (description: string) => z.number().int().min(0).openapi({ format: 'int64', description })
+/** Bytes: never more than the largest quota (network's), which bounds every file and every user's total. */
+const bytes = (description: string) => z.number().int().min(0).max(STORAGE_QUOTA_BYTES.network).openapi({ format: 'int64', description })
 const url = z.string().max(300).openapi({ description: 'Where to download it: `/api/files?download=<id>`', example: '/api/files?download=6f1c…' })
 const filename = (description: string) => z.string().max(MAX_FILENAME_LENGTH + 32).openapi({ description, example: 'report_2026.pdf' })
 const mime = (description: string) => z.string().max(255).openapi({ description, example: 'application/pdf' })
@@ -39,7 +41,7 @@ export const FileListSchema = z
   .object({
     files: z.array(FileSchema).max(MAX_LISTED_FILES).openapi({ description: `The caller's stored files, newest first (at most ${MAX_LISTED_FILES})` }),
     totalSize: bytes('Bytes of all the matching files'),
-    count: z.number().int().min(0).openapi({ format: 'int64', description: 'How many files match (more than `files` holds past the first 1000)' }),
+    count: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).openapi({ format: 'int64', description: 'How many files match (more than `files` holds past the first 1000)' }),
   })
   .openapi('FileList')
 

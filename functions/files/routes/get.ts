@@ -1,5 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi'
 import { downloadFile } from '../../../lib/files/download'
+import { STORAGE_QUOTA_BYTES } from '../../../lib/files/quota'
 import { listStored } from '../../../lib/files/records'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
@@ -27,11 +28,11 @@ export const route = signedInRoute({
       description: 'The list (JSON), or the file’s bytes (any type) when `download` is given',
       content: {
         'application/json': { schema: FileListSchema },
-        'application/octet-stream': { schema: { type: 'string', format: 'binary', maxLength: 107_374_182_400 } },
+        'application/octet-stream': { schema: { type: 'string', format: 'binary', maxLength: STORAGE_QUOTA_BYTES.network } },
       },
       headers: {
         'Content-Disposition': { description: 'Downloads: `attachment; filename="<name>"`', schema: { type: 'string', maxLength: 200 } },
-        'Content-Length': { description: 'Downloads: the file’s size in bytes', schema: { type: 'integer', format: 'int64', minimum: 0 } },
+        'Content-Length': { description: 'Downloads: the file’s size in bytes', schema: { type: 'integer', format: 'int64', minimum: 0, maximum: STORAGE_QUOTA_BYTES.network } },
       },
     },
     403: errorResponse('`Path outside upload directory`: the download id is a path, or the file’s object lies outside the caller’s uploads (`PATH_OUTSIDE_UPLOADS`)'),
