@@ -113,7 +113,7 @@ async function writeFile(
   const over = () =>
     lengthKnown ? new MultipartError('Malformed multipart body: no closing boundary within its Content-Length') : storageLimitExceeded(quota, quota.limitBytes)
   try {
-    const { size } = await services.storage.putStream(key, capped(part.body, reserve, over), record.mimeType)
+    const { size } = await services.storage.putStream(key, capped(part.body, reserve, over), record.mimeType, { maxBytes: reserve })
     return { id, key, size }
   } catch (e) {
     await releasePending(services.db, userId, id)

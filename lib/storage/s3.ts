@@ -10,13 +10,15 @@ export interface S3Options {
   accessKeyId?: string
   secretAccessKey?: string
   forcePathStyle?: boolean
-  /** Bytes of the first multipart parts (S3's minimum is 5 MiB); tests lower it to exercise several parts. */
-  partSize?: number
+  /** The smallest multipart part (S3's minimum, 5 MiB, by default). */
+  minPartSize?: number
 }
 
-/** A part: 8 MiB for the first thousand, then 16 MiB, ...: 10,000 parts reach 440 GB, past every plan's quota. */
-const PART_SIZE = 8 * 1024 * 1024
+const MiB = 1024 * 1024
+const MIN_PART_SIZE = 5 * MiB
 const MAX_PARTS = 10_000
+/** A body up to this size is gathered as it comes; past it, into one part-sized buffer reused for every part. */
+const SMALL_BODY = 256 * 1024
 /** Waiting for a store's answer (headers); a download's body then streams as long as the client reads. */
 const HEADERS_TIMEOUT_MS = 120_000
 
@@ -39,14 +41,15 @@ export class S3Error extends Error {
  * `putStream` holds one part in memory: a body that ends within the first part is one PutObject, a longer one a
  * multipart upload (aborted on failure, so no partial object ever becomes visible; a crash mid-upload leaves an
  * incomplete multipart upload, which the bucket's `AbortIncompleteMultipartUpload` lifecycle rule clears).
+ * Parts are sent one at a time: throughput is one part's round trip at a time, memory one part.
  */
 export class S3Storage implements Storage {
   private readonly base: URL
-  private readonly partSize: number
+  private readonly minPartSize: number
 
   constructor(private readonly opts: S3Options) {
     this.base = new URL(opts.endpoint ?? `https://s3.${opts.region}.amazonaws.com`)
-    this.partSize = opts.partSize ?? PART_SIZE
+    this.minPartSize = opts.minPartSize ?? MIN_PART_SIZE
   }
 
   async put(key: string, body: Uint8Array | ArrayBuffer, contentType: string) {
@@ -55,11 +58,16 @@ export class S3Storage implements Storage {
     await this.send('PutObject', 'PUT', key, { body: bytes, headers: { 'content-type': contentType } })
   }
 
-  async putStream(key: string, body: ReadableStream<Uint8Array>, contentType: string) {
+  /**
+   * Parts are all one size (R2 requires it), the smallest that lets 10,000 parts carry `maxBytes` (5 MiB up to
+   * 50 GiB): memory is one part buffer, reused, plus the copy `fetch` makes of the part it sends.
+   */
+  async putStream(key: string, body: ReadableStream<Uint8Array>, contentType: string, opts: { maxBytes?: number } = {}) {
     assertValidKey(key)
-    const parts = new PartReader(body)
+    const partSize = Math.max(this.minPartSize, Math.ceil((opts.maxBytes ?? 0) / MAX_PARTS / MiB) * MiB)
+    const parts = new PartReader(body, partSize)
     try {
-      let part = await parts.next(this.partBytes(0))
+      let part = await parts.next()
       if (part.last) {
         await this.put(key, part.bytes, contentType)
         return { size: part.bytes.byteLength }
@@ -73,7 +81,7 @@ export class S3Storage implements Storage {
           etags.push(await this.uploadPart(key, uploadId, etags.length + 1, part.bytes))
           size += part.bytes.byteLength
           if (part.last) break
-          part = await parts.next(this.partBytes(etags.length)) // not last before: at least one byte follows
+          part = await parts.next() // not last before: at least one byte follows; the part's buffer is free again
         }
         await this.completeMultipart(key, uploadId, etags)
         return { size }
@@ -107,10 +115,6 @@ export class S3Storage implements Storage {
     assertValidKey(key)
     const res = await this.send('DeleteObject', 'DELETE', key, { allow404: true })
     await res.body?.cancel()
-  }
-
-  private partBytes(index: number) {
-    return this.partSize * (1 + Math.floor(index / 1000))
   }
 
   private async createMultipart(key: string, contentType: string) {
@@ -179,38 +183,50 @@ export class S3Storage implements Storage {
   }
 }
 
-/** Reads a stream in parts of a given size: one part's bytes in memory at a time. */
+/**
+ * Reads a stream in parts of `size` bytes. A small body is gathered chunk by chunk; past `SMALL_BODY`, bytes are
+ * copied into one buffer of the part's size, which every later part reuses (its previous contents sent by then).
+ */
 class PartReader {
   private reader: ReadableStreamDefaultReader<Uint8Array>
   private carry: Uint8Array | null = null
   private ended = false
+  private buffer: Uint8Array | null = null
 
-  constructor(body: ReadableStream<Uint8Array>) {
+  constructor(
+    body: ReadableStream<Uint8Array>,
+    private readonly size: number,
+  ) {
     this.reader = body.getReader()
   }
 
-  /** Up to `size` bytes; `last` when the stream has nothing after them. */
-  async next(size: number): Promise<{ bytes: Uint8Array; last: boolean }> {
-    const chunks: Uint8Array[] = []
+  /** The next part (at most `size` bytes); `last` when the stream has nothing after it. */
+  async next(): Promise<{ bytes: Uint8Array; last: boolean }> {
+    const small: Uint8Array[] = []
+    let target: Uint8Array | null = null
     let total = 0
-    for (;;) {
-      if (total >= size) break
+    while (total < this.size) {
       const chunk = this.carry ?? (await this.read())
       this.carry = null
       if (!chunk) break
-      const room = size - total
-      if (chunk.byteLength > room) {
-        chunks.push(chunk.subarray(0, room))
-        this.carry = chunk.subarray(room)
-        total += room
-      } else {
-        chunks.push(chunk)
-        total += chunk.byteLength
+      const take = Math.min(chunk.byteLength, this.size - total)
+      if (take < chunk.byteLength) this.carry = chunk.subarray(take)
+      if (!target && total + take > SMALL_BODY) {
+        target = this.buffer ??= new Uint8Array(this.size)
+        let at = 0
+        for (const c of small) {
+          target.set(c, at)
+          at += c.byteLength
+        }
+        small.length = 0
       }
+      if (target) target.set(chunk.subarray(0, take), total)
+      else small.push(chunk.subarray(0, take))
+      total += take
     }
     // A full part: look one chunk ahead, so a body ending exactly here is one PutObject rather than a multipart.
     if (!this.carry && !this.ended) this.carry = await this.read()
-    return { bytes: concat(chunks, total), last: !this.carry }
+    return { bytes: target ? target.subarray(0, total) : concat(small, total), last: !this.carry }
   }
 
   async cancel(reason: unknown) {

