@@ -16,6 +16,8 @@ import { type FileRow, markStored, releasePending, reserveUpload, startUpload } 
  */
 export const MAX_BYTES_BEFORE_FILE = 64 * 1024
 const MAX_AGENT_ID_BYTES = 256
+/** Each ignored field: with the reader's 16 parts, what is not the file stays bounded even without `Content-Length`. */
+const MAX_OTHER_FIELD_BYTES = 64 * 1024
 
 export const storageLimitExceeded = (quota: StorageQuota, usedBytes: number) =>
   new ApiError(413, 'Storage limit exceeded', { code: 'STORAGE_LIMIT', extra: { plan: quota.plan, limitBytes: quota.limitBytes, usedBytes } })
@@ -74,8 +76,9 @@ export async function receiveUpload(services: Services, user: SessionUser, reque
         // fields follow it). Without a length, the rest of the quota.
         const reserve = Math.max(0, declared !== null ? declared - form.consumed - closingDelimiterBytes(boundary) : remaining)
         written = await writeFile(services, user.id, quota, agentId, part, reserve, declared !== null)
+      } else {
+        await skipField(part) // any other field is read past and ignored, up to a bound
       }
-      // Any other field is read past and ignored.
     }
     if (agentId === null) throw fieldError('agentId', 'agentId is required')
     if (!written) throw fieldError('file', 'file is required')
@@ -116,7 +119,7 @@ async function writeFile(
     const { size } = await services.storage.putStream(key, capped(part.body, reserve, over), record.mimeType, { maxBytes: reserve })
     return { id, key, size }
   } catch (e) {
-    await releasePending(services.db, userId, id)
+    await releasePending(services.db, userId, id).catch((err) => log.warn('files.release_failed', { fileId: id, ...errorFields(err) }))
     if (!(e instanceof ApiError || e instanceof MultipartError)) log.warn('files.store_failed', { fileId: id, ...errorFields(e) })
     throw e
   }
@@ -155,6 +158,15 @@ async function readAgentId(part: Part): Promise<string> {
   if (!agentId) throw fieldError('agentId', 'agentId is required')
   if (isHostileText(agentId)) throw fieldError('agentId', 'Text must not contain NUL or unpaired surrogate characters')
   return agentId
+}
+
+async function skipField(part: Part) {
+  const reader = part.body.getReader()
+  let size = 0
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    size += r.value.byteLength
+    if (size > MAX_OTHER_FIELD_BYTES) throw malformed(`The field ${JSON.stringify(part.name.slice(0, 64))} is over 64 KiB`)
+  }
 }
 
 /** A written upload that will not be recorded: its bytes back, its object deleted (or logged as an orphan). */

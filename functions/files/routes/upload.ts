@@ -21,7 +21,7 @@ export const route = signedInRoute({
   description:
     'A `multipart/form-data` body with `agentId` (one of the caller’s agents) and then `file`: the body is read as a ' +
     'stream and the file goes to storage as it arrives, so `agentId` must come before `file` (append it first to the ' +
-    '`FormData`). Other fields are ignored.\n\n' +
+    '`FormData`). Other fields (up to 64 KiB each) are ignored.\n\n' +
     `**Storage quota.** The caller’s files (stored and uploading) may hold: ${quotas}; admins network’s; ` +
     `without paid access (no plan bought or the subscription lapsed, and no live trial; the trial runs on solo) ` +
     `${UNPAID_QUOTA_BYTES / 1024 ** 2} MiB. The 1 MB limit of other bodies does not apply here: the quota does. ` +
@@ -59,7 +59,8 @@ export const route = signedInRoute({
     400: errorResponse(
       '`agentId is required` (missing, or after `file`), `file is required`, `Only one file per upload`, `agentId is too long` ' +
         '(`VALIDATION`, with `issues`); or the body is not well-formed multipart: another `Content-Type`, no boundary, cut off, ' +
-        'not closed within its `Content-Length`, or over 64 KiB before the file (`MALFORMED_MULTIPART`)',
+        'not closed within its `Content-Length`, over 64 KiB before the file, or another field over 64 KiB ' +
+        '(`MALFORMED_MULTIPART`)',
     ),
     404: errorResponse('`Agent not found`: `agentId` is not one of the caller’s agents (`NOT_FOUND`)'),
     413: errorResponse('`Storage limit exceeded`: the upload does not fit the caller’s quota; `plan`, `limitBytes` and `usedBytes` (`STORAGE_LIMIT`)'),

@@ -154,7 +154,8 @@ describe.each(STORES)('files on the %s store: errors', (kind) => {
         [multipart(Array.from({ length: 17 }, () => ({ name: 'x', value: 'y' }))), 'Malformed multipart body: too many parts'],
         [enc.encode(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="agentId"\r\n`), 'Malformed multipart body: cut off in part headers'],
         [new Uint8Array(0), 'Malformed multipart body: no boundary'],
-        [multipart([{ name: 'pad', value: 'p'.repeat(70_000) }, { name: 'agentId', value: agent }, { name: 'file', filename: 'f', data: 'f' }]), 'The fields before file take more than 64 KiB'],
+        [multipart([{ name: 'pad', value: 'p'.repeat(60_000) }, { name: 'pad2', value: 'p'.repeat(10_000) }, { name: 'agentId', value: agent }, { name: 'file', filename: 'f', data: 'f' }]), 'The fields before file take more than 64 KiB'],
+        [multipart([{ name: 'agentId', value: agent }, { name: 'file', filename: 'f', data: 'f' }, { name: 'after', value: 'a'.repeat(70_000) }]), 'The field "after" is over 64 KiB'],
       ]
       for (const [body, error] of bodies) {
         await expectError(await send(h, body, { user: alice }), 400, { error, code: 'MALFORMED_MULTIPART' })
