@@ -35,6 +35,7 @@ export const route = signedInRoute({
         'Content-Length': { description: 'Downloads: the file’s size in bytes', schema: { type: 'integer', format: 'int64', minimum: 0, maximum: STORAGE_QUOTA_BYTES.network } },
       },
     },
+    400: errorResponse('A query value past its bound: `agentId` or `download` over 255 characters, an empty `download` (`VALIDATION`)'),
     403: errorResponse('`Path outside upload directory`: the download id is a path, or the file’s object lies outside the caller’s uploads (`PATH_OUTSIDE_UPLOADS`)'),
     404: errorResponse('`File not found`: no such file of the caller’s, or its object is gone (`NOT_FOUND`)'),
     500: errorResponse('Unexpected failure, or storage failed (`INTERNAL`)'),
