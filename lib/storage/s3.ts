@@ -1,6 +1,6 @@
 import { errorFields, log } from '../log'
 import { assertValidKey } from './keys'
-import { EMPTY_SHA256, sha256Hex, signS3Request, uriEncode } from './sigv4'
+import { EMPTY_SHA256, payloadHash, signS3Request, uriEncode } from './sigv4'
 import type { Storage, StoredObject } from './types'
 
 export interface S3Options {
@@ -163,10 +163,9 @@ export class S3Storage implements Storage {
     const url = this.url(key, opts.query)
     let headers: Record<string, string> = { ...opts.headers }
     if (this.opts.accessKeyId && this.opts.secretAccessKey) {
-      const payloadHash = opts.body ? await sha256Hex(opts.body) : EMPTY_SHA256
       headers = await signS3Request(
         { accessKeyId: this.opts.accessKeyId, secretAccessKey: this.opts.secretAccessKey, region: this.opts.region },
-        { method, url, headers, payloadHash },
+        { method, url, headers, payloadHash: opts.body ? await payloadHash(opts.body) : EMPTY_SHA256 },
       )
     }
     const abort = new AbortController()

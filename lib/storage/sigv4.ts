@@ -1,4 +1,4 @@
-import { toHex } from '../crypto'
+import { sha256Hex, toHex } from '../crypto'
 
 /**
  * AWS Signature Version 4 for S3 requests, on Web Crypto: what lets the S3 adapter be plain `fetch` (the AWS SDK
@@ -25,9 +25,9 @@ export const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca49
 
 const enc = new TextEncoder()
 
-export async function sha256Hex(data: Uint8Array | string) {
-  const bytes = typeof data === 'string' ? enc.encode(data) : data
-  return toHex(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>))
+/** The hex SHA-256 of a body, as `x-amz-content-sha256` carries it. */
+export async function payloadHash(body: Uint8Array) {
+  return toHex(await crypto.subtle.digest('SHA-256', body as Uint8Array<ArrayBuffer>))
 }
 
 async function hmac(key: Uint8Array | string, message: string) {
