@@ -11,6 +11,7 @@ import { app as devices } from './devices/app'
 import { app as docs } from './docs/app'
 import { app as farcaster } from './farcaster/app'
 import { app as gateway } from './gateway/app'
+import { app as files } from './files/app'
 import { app as health } from './health/app'
 import { app as instance } from './instance/app'
 import { app as invites } from './invites/app'
@@ -59,6 +60,7 @@ export const webRoutes = createRouter()
   .route('/', radio)
   .route('/', gateway)
   .route('/', skills)
+  .route('/', files)
 
 /** The whole web API on one app, as `npm start`, the tests and the bench serve it: every family, then the docs. */
 export const createWebApp = (provide: ServiceProvider) => createPlatformApp(provide).route('/', webRoutes).route('/', docs)

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import { mkdir, open, rename, rm } from 'node:fs/promises'
+import { type FileHandle, mkdir, open, rename, rm } from 'node:fs/promises'
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path'
 import { Readable } from 'node:stream'
+import { assertValidKey } from '../lib/storage/keys'
 import type { Storage, StoredObject } from '../lib/storage/types'
 
 /**
@@ -22,8 +23,31 @@ export class LocalStorage implements Storage {
   }
 
   async put(key: string, body: Uint8Array | ArrayBuffer, contentType: string) {
-    const path = this.pathFor(key)
     const bytes = body instanceof Uint8Array ? body : new Uint8Array(body)
+    await this.write(key, contentType, (fh) => fh.writeFile(bytes))
+  }
+
+  /** The stream goes chunk by chunk into the temporary file; the rename publishes it only once it is all there. */
+  async putStream(key: string, body: ReadableStream<Uint8Array>, contentType: string) {
+    const reader = body.getReader()
+    let size = 0
+    try {
+      await this.write(key, contentType, async (fh) => {
+        for (let r = await reader.read(); !r.done; r = await reader.read()) {
+          await fh.writeFile(r.value) // at the current position, looping until all of it is written
+          size += r.value.byteLength
+        }
+      })
+    } catch (e) {
+      await reader.cancel(e).catch(() => {}) // a store failure: stop reading the source
+      throw e
+    }
+    return { size }
+  }
+
+  /** Header, then `writeBody`, into a temporary file beside the target, synced, then renamed over it. */
+  private async write(key: string, contentType: string, writeBody: (fh: FileHandle) => Promise<void>) {
+    const path = this.pathFor(key)
     const json = Buffer.from(JSON.stringify({ contentType }))
     const len = Buffer.alloc(4)
     len.writeUInt32BE(json.length)
@@ -34,7 +58,8 @@ export class LocalStorage implements Storage {
     try {
       const fh = await open(tmp, 'wx')
       try {
-        await fh.writeFile(Buffer.concat([len, json, bytes]))
+        await fh.writeFile(Buffer.concat([len, json]))
+        await writeBody(fh)
         await fh.sync() // otherwise a crash after rename can leave an empty file
       } finally {
         await fh.close()
@@ -96,16 +121,10 @@ export class LocalStorage implements Storage {
 
   /** Maps a key to a path inside root, refusing anything that could point elsewhere. */
   private pathFor(key: string): string {
-    if (typeof key !== 'string' || key === '' || key.includes('\\') || key.includes('\0')) {
-      throw new Error(`LocalStorage: invalid key ${JSON.stringify(key)}`)
-    }
-    // Empty segments cover absolute keys ("/x"), "a//b" and trailing slashes.
-    if (key.split('/').some((s) => s === '' || s === '.' || s === '..')) {
-      throw new Error(`LocalStorage: invalid key ${JSON.stringify(key)}`)
-    }
+    assertValidKey(key) // empty segments cover absolute keys ("/x"), "a//b" and trailing slashes
     const path = resolve(this.root, key)
     const rel = relative(this.root, path)
-    // Belt and braces: the segment rules above should already guarantee this.
+    // Belt and braces: the segment rules should already guarantee this.
     if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
       throw new Error(`LocalStorage: key escapes root ${JSON.stringify(key)}`)
     }
@@ -113,7 +132,7 @@ export class LocalStorage implements Storage {
   }
 }
 
-async function readExactly(fh: import('node:fs/promises').FileHandle, buf: Buffer, position: number) {
+async function readExactly(fh: FileHandle, buf: Buffer, position: number) {
   const { bytesRead } = await fh.read(buf, 0, buf.length, position)
   if (bytesRead !== buf.length) throw new Error('LocalStorage: truncated object file')
 }

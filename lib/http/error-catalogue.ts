@@ -130,4 +130,8 @@ export const errorCodes = {
   // Wallet
   WALLET_EXISTS: 'The caller already has a managed wallet: there is one per user.',
   NOT_IMPLEMENTED: 'The provider is configured but this operation is not available on this deployment yet; nothing was done.',
+  // Files
+  STORAGE_LIMIT: 'The upload would take the caller\'s files past their plan\'s storage quota: `plan`, `limitBytes` and `usedBytes` say where they stand.',
+  MALFORMED_MULTIPART: 'An upload\'s body is not well-formed `multipart/form-data`: another `Content-Type`, no boundary, cut off, or not closed within its `Content-Length`.',
+  PATH_OUTSIDE_UPLOADS: 'A download id that is a path (`/`, `\\`, `..`), or a stored object outside the caller\'s upload directory: refused, never looked up.',
 } as const satisfies Record<ErrorCode, string>

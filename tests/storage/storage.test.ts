@@ -1,11 +1,13 @@
 import { existsSync } from 'node:fs'
+import { createServer, request, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { LocalStorage } from '../../infra/local-storage'
 import { S3Storage } from '../../lib/storage/s3'
-import { readAll, storageContract } from './storage-contract'
+import { patternStream, readAll, storageContract } from './storage-contract'
 
 import { S3rver, type S3rverServer } from '../support/s3rver'
 
@@ -70,6 +72,7 @@ describe('LocalStorage', () => {
 })
 
 describe('S3Storage (s3rver)', () => {
+  let s3Port: number
   let server: S3rverServer
   let storage: S3Storage
   beforeAll(async () => {
@@ -81,6 +84,7 @@ describe('S3Storage (s3rver)', () => {
       configureBuckets: [{ name: 'test-bucket' }],
     })
     const { port } = await server.run()
+    s3Port = port
     storage = new S3Storage({
       bucket: 'test-bucket',
       region: 'us-east-1',
@@ -90,10 +94,61 @@ describe('S3Storage (s3rver)', () => {
       secretAccessKey: 'S3RVER',
     })
   })
-  afterAll(async () => {
-    storage?.dispose()
-    await server?.close()
-  })
+  afterAll(() => server?.close())
 
+  // Parts are 5 MiB by default: the contract's 10 and 11 MiB bodies take two and three.
   storageContract('S3Storage', () => storage)
+
+  describe('multipart parts, seen on the wire', () => {
+    let proxy: Server
+    let seen: Array<{ method: string; query: string; length: number }>
+    let viaProxy: S3Storage
+    beforeAll(async () => {
+      // A recording proxy in front of s3rver: what the adapter sends, request by request.
+      seen = []
+      proxy = createServer((req, res) => {
+        const url = new URL(req.url ?? '/', 'http://x')
+        seen.push({ method: req.method ?? '', query: url.search, length: Number(req.headers['content-length'] ?? 0) })
+        const out = request({ host: '127.0.0.1', port: s3Port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers)
+          up.pipe(res)
+        })
+        req.pipe(out)
+      })
+      await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))
+      viaProxy = new S3Storage({
+        bucket: 'test-bucket',
+        region: 'us-east-1',
+        endpoint: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+        forcePathStyle: true,
+        accessKeyId: 'S3RVER',
+        secretAccessKey: 'S3RVER',
+      })
+    })
+    afterAll(() => new Promise<void>((r) => proxy.close(() => r())))
+
+    const parts = () => seen.filter((s) => s.method === 'PUT' && s.query.includes('partNumber')).map((s) => s.length)
+
+    it('a body past one part is sent in 5 MiB parts, all one size but the last (R2 requires it)', async () => {
+      seen = []
+      const total = 12 * MiB + 5
+      expect(await viaProxy.putStream('wire/a', patternStream(total, 100_000), 'application/octet-stream')).toEqual({ size: total })
+      expect(parts()).toEqual([5 * MiB, 5 * MiB, 2 * MiB + 5])
+      expect(seen.map((s) => s.method)).toEqual(['POST', 'PUT', 'PUT', 'PUT', 'POST'])
+    }, 60_000)
+
+    it('maxBytes past 50 GiB makes the parts larger, so 10,000 of them carry it', async () => {
+      seen = []
+      await viaProxy.putStream('wire/b', patternStream(12 * MiB, 100_000), 'application/octet-stream', { maxBytes: 100 * 1024 * MiB })
+      expect(parts()).toEqual([11 * MiB, 1 * MiB])
+    }, 60_000)
+
+    it('a body within one part is a single PutObject', async () => {
+      seen = []
+      await viaProxy.putStream('wire/c', patternStream(5 * MiB, 100_000), 'application/octet-stream')
+      expect(seen).toEqual([{ method: 'PUT', query: '', length: 5 * MiB }])
+    }, 60_000)
+  })
 })
+
+const MiB = 1024 * 1024

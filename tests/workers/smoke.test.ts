@@ -37,6 +37,7 @@ const smoke: Record<string, { path: string; status: number; method?: string; bod
   chat: { path: '/api/queue/chat', status: 401, method: 'POST', body: '{}', check: (b) => expect(b).toEqual({ error: 'Missing queue signature', code: 'SIGNATURE_REQUIRED' }) },
   gateway: { path: '/api/v1/gateway', status: 400, method: 'POST', body: '{"plugin":"nope"}', check: (b) => expect(b).toMatchObject({ error: 'unknown_plugin', code: 'UNKNOWN_PLUGIN' }) },
   skills: { path: '/api/skills', status: 200, check: (b) => expect(b.skills.map((s: { scan: { trustTier: string } }) => s.scan.trustTier)).toEqual(expect.arrayContaining(['trusted'])) },
+  files: { path: '/api/files', status: 401, check: (b) => expect(b).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' }) },
   passkeys: { path: '/api/passkey/auth/options', status: 400, method: 'POST', body: '{}', check: (b) => expect(b.error).toBe('Identifier is required') },
 }
 

@@ -1,0 +1,74 @@
+import type { RouteHandler } from '@hono/zod-openapi'
+import { STORAGE_QUOTA_BYTES, UNPAID_QUOTA_BYTES } from '../../../lib/files/quota'
+import { MAX_FILENAME_LENGTH } from '../../../lib/files/names'
+import { receiveUpload } from '../../../lib/files/upload'
+import { errorResponse, ok } from '../../../lib/http/openapi'
+import { signedInRoute } from '../../../lib/http/routes'
+import { uploadedJson } from '../item'
+import { UploadAnswer } from '../schemas'
+
+const gib = (bytes: number) => `${bytes / 1024 ** 3} GiB (${bytes.toLocaleString('en')} bytes)`
+const quotas = Object.entries(STORAGE_QUOTA_BYTES)
+  .map(([plan, bytes]) => `${plan} ${gib(bytes)}`)
+  .join(', ')
+
+export const route = signedInRoute({
+  method: 'post',
+  path: '/api/files',
+  operationId: 'uploadFile',
+  tags: ['Files'],
+  summary: 'Upload a file for one of the caller’s agents',
+  description:
+    'A `multipart/form-data` body with `agentId` (one of the caller’s agents) and then `file`: the body is read as a ' +
+    'stream and the file goes to storage as it arrives, so `agentId` must come before `file` (append it first to the ' +
+    '`FormData`). Other fields (up to 64 KiB each) are ignored.\n\n' +
+    `**Storage quota.** The caller’s files (stored and uploading) may hold: ${quotas}; admins network’s; ` +
+    `without paid access (no plan bought or the subscription lapsed, and no live trial; the trial runs on solo) ` +
+    `${UNPAID_QUOTA_BYTES / 1024 ** 2} MiB. The 1 MB limit of other bodies does not apply here: the quota does. ` +
+    'What comes before the file’s data (`agentId`, other fields, part headers) may take 64 KiB. A `Content-Length` that ' +
+    'cannot fit, even less those 64 KiB, is refused (413) before the body is read. At the `file` part the bytes are ' +
+    'reserved atomically: what is left of `Content-Length` (without one, all the caller’s remaining quota, until the ' +
+    'upload ends), so two uploads that together pass the quota cannot both land; the first to reserve wins. A body ' +
+    'without `Content-Length` is counted as it streams and refused (413) once it passes the reservation. The bytes ' +
+    'not used are given back when the upload completes; all of them when it fails or the file is deleted.\n\n' +
+    `**Names.** The stored name is the part’s filename with leading dots removed, every character outside ` +
+    `\`a-zA-Z0-9._-\` made \`_\`, cut to ${MAX_FILENAME_LENGTH} characters; an empty result becomes \`upload_<timestamp>\` ` +
+    '(milliseconds). The stored type is the part’s `Content-Type` (its `type/subtype`), `application/octet-stream` when ' +
+    'none or malformed.\n\n' +
+    '**Never half.** The file is recorded as uploading until its object is completely written, and is listed and served ' +
+    'only after; a failed, cut or refused upload leaves nothing behind.',
+  request: {
+    body: {
+      required: true,
+      content: {
+        'multipart/form-data': {
+          schema: {
+            type: 'object',
+            required: ['agentId', 'file'],
+            properties: {
+              agentId: { type: 'string', maxLength: 255, description: 'One of the caller’s agents; before `file`' },
+              file: { type: 'string', format: 'binary', maxLength: STORAGE_QUOTA_BYTES.network, description: 'The file, with its filename and type' },
+            },
+          },
+        },
+      },
+    },
+  },
+  responses: {
+    201: ok(UploadAnswer, 'Stored'),
+    400: errorResponse(
+      '`agentId is required` (missing, or after `file`), `file is required`, `Only one file per upload`, `agentId is too long` ' +
+        '(`VALIDATION`, with `issues`); or the body is not well-formed multipart: another `Content-Type`, no boundary, cut off, ' +
+        'not closed within its `Content-Length`, over 64 KiB before the file, or another field over 64 KiB ' +
+        '(`MALFORMED_MULTIPART`)',
+    ),
+    404: errorResponse('`Agent not found`: `agentId` is not one of the caller’s agents (`NOT_FOUND`)'),
+    413: errorResponse('`Storage limit exceeded`: the upload does not fit the caller’s quota; `plan`, `limitBytes` and `usedBytes` (`STORAGE_LIMIT`)'),
+    500: errorResponse('Unexpected failure, or storage failed (`INTERNAL`); nothing was kept'),
+  },
+})
+
+export const handler: RouteHandler<typeof route> = async (c) => {
+  const file = await receiveUpload(c.var.services, c.var.user, c.req.raw)
+  return c.json({ success: true as const, file: uploadedJson(file) }, 201)
+}

@@ -1,0 +1,168 @@
+import { and, eq } from 'drizzle-orm'
+import { existsSync } from 'node:fs'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { files, storageUsage } from '../../../schema'
+import { BROWSER, createHarness, type Harness, type SeededUser } from '../../support/harness'
+import { S3rver, type S3rverServer } from '../../support/s3rver'
+
+/** Every files suite runs on both stores: the local file store and S3 (s3rver), with the same tests. */
+export const STORES = ['local', 's3'] as const
+export type StoreKind = (typeof STORES)[number]
+
+const BUCKET = 'files-test'
+
+export interface FilesHarness extends Harness {
+  kind: StoreKind
+  /** Where the store keeps its bytes on disk (local root, or s3rver's directory): to check nothing is left. */
+  storeDir: string
+}
+
+/** A harness whose storage is `kind`, in a fresh directory (and, for S3, its own s3rver). */
+export async function filesHarness(kind: StoreKind, env: Record<string, string> = {}): Promise<FilesHarness & { closeAll(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), `files-${kind}-`))
+  let server: S3rverServer | undefined
+  let storeEnv: Record<string, string> = { DATA_DIR: dir }
+  let storeDir = join(dir, 'files')
+  if (kind === 's3') {
+    storeDir = join(dir, 's3rver')
+    server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: storeDir, configureBuckets: [{ name: BUCKET }] })
+    const { port } = await server.run()
+    storeEnv = {
+      ...storeEnv,
+      S3_BUCKET: BUCKET,
+      S3_ENDPOINT: `http://127.0.0.1:${port}`,
+      S3_REGION: 'us-east-1',
+      S3_FORCE_PATH_STYLE: '1',
+      S3_ACCESS_KEY_ID: 'S3RVER',
+      S3_SECRET_ACCESS_KEY: 'S3RVER',
+    }
+  }
+  const h = await createHarness({ env: { ...storeEnv, ...env } })
+  return Object.assign(h, {
+    kind,
+    storeDir,
+    async closeAll() {
+      await h.close()
+      await server?.close()
+      await rm(dir, { recursive: true, force: true })
+    },
+  })
+}
+
+/** Object files the store holds for `userId` (local: the files; s3rver: its object files), temp files included. */
+export async function objectsOf(h: FilesHarness, userId: string): Promise<string[]> {
+  const dir = h.kind === 'local' ? join(h.storeDir, 'files', userId) : join(h.storeDir, BUCKET, 'files', userId)
+  if (!existsSync(dir)) return []
+  const names = await readdir(dir, { recursive: true })
+  return names.map(String).filter((n) => h.kind === 'local' || n.endsWith('._S3rver_object'))
+}
+
+export type FormPart = { name: string; value: string } | { name: string; filename?: string; type?: string; data: Uint8Array | string }
+
+export const BOUNDARY = '----FilesTestBoundary7MA4YWxkTrZu0gW'
+const enc = new TextEncoder()
+
+/** A body as a browser builds it: each part, the closing boundary and a final CRLF. */
+export function multipart(parts: FormPart[], boundary = BOUNDARY): Uint8Array {
+  const chunks: Uint8Array[] = []
+  for (const p of parts) {
+    let head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"`
+    if ('data' in p) {
+      if (p.filename !== undefined) head += `; filename="${p.filename}"`
+      head += '\r\n'
+      if (p.type) head += `Content-Type: ${p.type}\r\n`
+      chunks.push(enc.encode(`${head}\r\n`), typeof p.data === 'string' ? enc.encode(p.data) : p.data, enc.encode('\r\n'))
+    } else {
+      chunks.push(enc.encode(`${head}\r\n\r\n${p.value}\r\n`))
+    }
+  }
+  chunks.push(enc.encode(`--${boundary}--\r\n`))
+  return concat(chunks)
+}
+
+export function concat(chunks: Uint8Array[]) {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0))
+  let at = 0
+  for (const c of chunks) {
+    out.set(c, at)
+    at += c.length
+  }
+  return out
+}
+
+/** Bytes 0..255 repeated: binary content with every byte value (CR, LF and `-` included). */
+export const binary = (size: number) => new Uint8Array(size).map((_, i) => i % 256)
+
+/**
+ * What an upload of `multipart([agentId, file])` reserves beyond the file's bytes: the CRLF a browser puts after the
+ * closing boundary (the reservation is the rest of `Content-Length` less the closing boundary), given back at the end.
+ */
+export const RESERVE_SLACK = 2
+
+export interface SendOptions {
+  user?: SeededUser
+  headers?: Record<string, string>
+  /** Send as a stream without `Content-Length` (chunked, as a client that does not know the length). */
+  stream?: boolean
+  path?: string
+}
+
+/** `POST /api/files` with a multipart body (or any body: the error tests), `Content-Length` set as a browser would. */
+export function send(h: Harness, body: Uint8Array | ReadableStream<Uint8Array>, opts: SendOptions & { contentType?: string } = {}) {
+  const headers: Record<string, string> = { ...BROWSER, 'content-type': opts.contentType ?? `multipart/form-data; boundary=${BOUNDARY}` }
+  if (opts.user) headers.cookie = opts.user.cookie
+  let payload: BodyInit
+  if (body instanceof Uint8Array && !opts.stream) {
+    headers['content-length'] = String(body.length)
+    payload = body as Uint8Array<ArrayBuffer>
+  } else {
+    payload = body instanceof Uint8Array ? streamOf(body) : body
+  }
+  return h.web.request(opts.path ?? '/api/files', { method: 'POST', headers: { ...headers, ...opts.headers }, body: payload, duplex: 'half' } as RequestInit)
+}
+
+/** Uploads one file for `agentId` as `user`. */
+export function upload(h: Harness, user: SeededUser, agentId: string, file: { filename?: string; type?: string; data: Uint8Array | string }, opts: SendOptions = {}) {
+  return send(h, multipart([{ name: 'agentId', value: agentId }, { name: 'file', ...file }]), { ...opts, user })
+}
+
+/** `bytes` in chunks of `chunk`, pulled one at a time. */
+export function streamOf(bytes: Uint8Array, chunk = 16 * 1024): ReadableStream<Uint8Array> {
+  let at = 0
+  return new ReadableStream<Uint8Array>({
+    pull(c) {
+      if (at >= bytes.length) return c.close()
+      c.enqueue(bytes.slice(at, at + chunk))
+      at += chunk
+    },
+  })
+}
+
+export const list = (h: Harness, user: SeededUser, query = '') => h.web.request(`/api/files${query}`, { headers: { ...BROWSER, cookie: user.cookie } })
+export const download = (h: Harness, user: SeededUser, id: string) => h.web.request(`/api/files?download=${encodeURIComponent(id)}`, { headers: { ...BROWSER, cookie: user.cookie } })
+export const remove = (h: Harness, user: SeededUser, body: unknown) =>
+  h.web.request('/api/files', {
+    method: 'DELETE',
+    headers: { ...BROWSER, cookie: user.cookie, 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  })
+
+/** The user's storage_usage bytes (0 without a row). */
+export async function usageOf(h: Harness, userId: string) {
+  const [row] = await h.db.select({ bytes: storageUsage.bytes }).from(storageUsage).where(eq(storageUsage.userId, userId))
+  return row?.bytes ?? 0
+}
+
+/** Sets the user's usage row to `bytes` (a user near the edge of their quota). */
+export async function setUsage(h: Harness, userId: string, bytes: number) {
+  await h.db.insert(storageUsage).values({ userId, bytes }).onConflictDoUpdate({ target: storageUsage.userId, set: { bytes } })
+}
+
+export async function recordsOf(h: Harness, userId: string, status?: 'pending' | 'stored') {
+  return h.db
+    .select()
+    .from(files)
+    .where(and(eq(files.userId, userId), status ? eq(files.status, status) : undefined))
+}
