@@ -32,10 +32,20 @@ export const soulHosts = (config: Pick<Config, 'SOUL_SERVICE_URL' | 'SOUL_SERVIC
 async function ask(base: string, path: string, config: Pick<Config, 'SOUL_SERVICE_TOKEN' | 'SOUL_SERVICE_TIMEOUT_MS'>, stop: AbortSignal) {
   const started = Date.now()
   const done = (ok: boolean, detail: string, data?: unknown) => ({ attempt: { host: origin(base), ok, detail, latencyMs: Date.now() - started }, data })
+  // One controller per host, held here with its timer: a signal composed by AbortSignal.any can be collected
+  // before it fires (Node 20), leaving a hanging host's fetch waiting for ever.
+  const controller = new AbortController()
+  let timedOut = false
+  const timer = setTimeout(() => {
+    timedOut = true
+    controller.abort()
+  }, config.SOUL_SERVICE_TIMEOUT_MS)
+  const onStop = () => controller.abort()
+  stop.addEventListener('abort', onStop, { once: true })
   try {
     const res = await fetch(`${base}${path}`, {
       headers: { accept: 'application/json', ...(config.SOUL_SERVICE_TOKEN ? { authorization: `Bearer ${config.SOUL_SERVICE_TOKEN}` } : {}) },
-      signal: AbortSignal.any([AbortSignal.timeout(config.SOUL_SERVICE_TIMEOUT_MS), stop]),
+      signal: controller.signal,
     })
     if (!res.ok) {
       await res.body?.cancel()
@@ -47,9 +57,12 @@ async function ask(base: string, path: string, config: Pick<Config, 'SOUL_SERVIC
     if (!data || typeof data !== 'object' || Array.isArray(data)) return done(false, 'malformed')
     return done(true, `HTTP ${res.status}`, data)
   } catch (e) {
-    const name = (e as { name?: string })?.name
+    if (timedOut) return done(false, 'timeout')
     if (stop.aborted) return done(false, 'not needed')
-    return done(false, name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : name === 'SyntaxError' ? 'malformed' : 'unreachable')
+    return done(false, (e as { name?: string })?.name === 'SyntaxError' ? 'malformed' : 'unreachable')
+  } finally {
+    clearTimeout(timer)
+    stop.removeEventListener('abort', onStop)
   }
 }
 

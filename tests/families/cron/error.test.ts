@@ -169,7 +169,8 @@ describe('the schedule', () => {
     try {
       expect(schedule).toHaveBeenCalledWith('watchdog', '/api/cron/watchdog', '*/2 * * * *', {})
       expect(schedule).toHaveBeenCalledWith('heartbeat', '/api/cron/heartbeat', '*/15 * * * *', {})
-      expect(await Promise.all(schedule.mock.results.map((r) => r.value))).toEqual([{ scheduleId: 'watchdog' }, { scheduleId: 'heartbeat' }])
+      expect(schedule).toHaveBeenCalledWith('radio-expiry-sweep', '/api/radio/expire', '*/10 * * * *', {})
+      expect(await Promise.all(schedule.mock.results.map((r) => r.value))).toEqual([{ scheduleId: 'watchdog' }, { scheduleId: 'heartbeat' }, { scheduleId: 'radio-expiry-sweep' }])
     } finally {
       schedule.mockRestore()
       await server.close()
