@@ -158,6 +158,14 @@ describe('gateway: payment refusals without MPP or Stripe configured', () => {
     })
   })
 
+  it('with a recipient but no SESSION_SECRET (nothing to bind challenge ids with), MPP is not configured either', async () => {
+    const app = webAppWith(h, { PAYMENT_RECIPIENT: '0x000000000000000000000000000000000000dEaD', sessionSecret: undefined })
+    const res = await gateway(h, { app })
+    expect(res.status).toBe(402)
+    expect(res.headers.get('www-authenticate')).toBeNull()
+    expect(await res.json()).toMatchObject({ mpp: { recipient: null, nonce: null, id: null, description: 'MPP payments are not configured on this server' } })
+  })
+
   it('an MPP credential is refused with 402 when MPP is not configured', async () => {
     const res = await gateway(h, { headers: { authorization: credential({ id: 'a'.repeat(64) }, `0x${'1'.repeat(64)}`) } })
     expect(res.status).toBe(402)
