@@ -45,8 +45,18 @@ export const MppOfferSchema = z
     currency: z.string().max(16).openapi({ description: 'The payment token’s symbol (`PAYMENT_CURRENCY`, USDC)' }),
     recipient: z.string().max(42).nullable().openapi({ description: 'The address to pay; null when MPP is not configured' }),
     description: z.string().max(512).openapi({ description: 'What the payment buys, or that MPP is not configured' }),
-    nonce: z.string().max(64).nullable().openapi({ description: '32 bytes, hex: single use, for this plugin and price; append it to the transfer calldata' }),
-    expiresAt: z.string().max(64).nullable().openapi({ format: 'date-time', description: '5 minutes after the challenge' }),
+    nonce: z.string().max(64).nullable().openapi({ description: '32 bytes, hex: single use, for this plugin and price (also inside `request`)' }),
+    expiresAt: z.string().max(64).nullable().openapi({ format: 'date-time', description: '5 minutes after the challenge; the credential echoes it as `expires`' }),
+    id: z
+      .string()
+      .max(64)
+      .nullable()
+      .openapi({ description: 'The challenge id, 32 bytes hex: an HMAC of `request` and `expiresAt`. The memo is `keccak256(id ‖ secret)`' }),
+    request: z
+      .string()
+      .max(4096)
+      .nullable()
+      .openapi({ description: 'base64url JSON of the terms (amount in base units, token, recipient, chain, plugin, nonce), as in `WWW-Authenticate`; echo it unchanged' }),
     token: z.string().max(42).nullable().openapi({ description: 'The payment token’s contract address' }),
     chainId: z.literal(8453).openapi({ description: 'Base' }),
   })

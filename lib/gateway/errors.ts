@@ -15,15 +15,19 @@ export type GatewayErrorCode =
 
 /**
  * The one way gateway code refuses: `{error: '<spec code>', code: '<CATALOGUE_CODE>', message, ...extra}` through
- * the shared `onError` (with `headers`, e.g. the 402's `WWW-Authenticate`).
+ * the shared `onError` (with `headers`, e.g. the 402's `WWW-Authenticate`). Every 402 is `Cache-Control: no-store`
+ * (as the MPP draft asks): it carries a single-use challenge or a session's balance, which no cache may replay.
  */
-export const gatewayError = (
+export function gatewayError(
   status: ContentfulStatusCode,
   error: GatewayErrorCode,
   message: string,
   extra?: Record<string, unknown>,
   headers?: Record<string, string>,
-) => new ApiError(status, error, { code: error.toUpperCase() as ErrorCode, extra: { message, ...extra }, ...(headers && { headers }) })
+) {
+  const all = status === 402 ? { 'Cache-Control': 'no-store', ...headers } : headers
+  return new ApiError(status, error, { code: error.toUpperCase() as ErrorCode, extra: { message, ...extra }, ...(all && { headers: all }) })
+}
 
 /**
  * A payment that did not pay for the call (a refused MPP credential, a spent allowance): the route answers it

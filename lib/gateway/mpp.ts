@@ -1,12 +1,12 @@
 import { eq } from 'drizzle-orm'
 import { base64url } from 'jose'
-import { getAddress, isAddress, isAddressEqual, parseUnits, type Address, type Hex } from 'viem'
+import { concatHex, getAddress, isAddress, isAddressEqual, keccak256, parseUnits, type Address, type Hex } from 'viem'
 import { z } from 'zod'
 import { chainPayments } from '../../schema'
 import { assertBaseChain, BASE_CHAIN_ID, baseClient } from '../chain'
 import type { Config } from '../config'
 import type { Services } from '../context'
-import { randomHex } from '../crypto'
+import { hmacSha256Hex, randomHex, timingSafeEqual } from '../crypto'
 import { ApiError } from '../http/errors'
 import type { Kv } from '../kv/types'
 import { errorFields, log } from '../log'
@@ -16,10 +16,17 @@ import type { Plugin } from './plugins'
 
 /**
  * MPP, the "Payment" HTTP authentication scheme (IETF draft-ryan-httpauth-payment), as the gateway speaks it: a
- * 402 challenge names a price in the payment token, the recipient and a single-use nonce; the caller pays with a
- * direct ERC-20 `transfer` on chain 8453 with the nonce's 32 bytes appended to the calldata (the memo), then
- * repeats the call with `Authorization: Payment <credential>`, the credential being mppx's encoding:
- * base64url(JSON `{challenge: {id: <nonce>, ...}, payload: {type: 'hash', hash: <tx hash>}}`).
+ * 402 challenge names a price in the payment token, the recipient and a single-use nonce, under an `id` that is an
+ * HMAC of the challenge's fields. The caller picks a secret of its own (32 random bytes), pays with one direct
+ * ERC-20 `transfer` on chain 8453 whose calldata ends with the memo `keccak256(id ‖ secret)`, then repeats the call
+ * with `Authorization: Payment <credential>`, the credential being mppx's encoding: base64url(JSON `{challenge:
+ * {id, request, expires, ...}, payload: {type: 'hash', hash: <tx hash>, secret}}`).
+ *
+ * Why the secret: the transaction is public once broadcast, so the hash and the memo prove only that someone
+ * paid. The memo commits to a secret only the payer's credential reveals; whoever copies the hash from the chain
+ * cannot open the commitment, so a front-runner presenting the payer's transaction is refused. The secret is the
+ * payer's, never the server's: a challenge is issued to anyone who asks, so nothing the server hands out can be
+ * what proves the payer.
  */
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000
 /** A challenge put back after its call failed upstream stays usable at least this long, so it can be retried. */
@@ -27,11 +34,17 @@ export const RETRY_GRACE_MS = 60 * 1000
 /** The method and intent names of mppx's challenge encoding: an EVM charge proved by a transaction hash. */
 export const MPP_METHOD = 'evm'
 export const MPP_INTENT = 'charge'
+/** How the memo is made, as the challenge's `request.methodDetails.memo` says it. */
+export const MEMO_RULE = 'keccak256(id || secret)'
 const MAX_CREDENTIAL_CHARS = 8192
 
 export const nonceKey = (nonce: string) => `gateway:mpp:${nonce}`
 
-/** What a nonce was issued for (kv, single use): a credential must present it for the same plugin and terms. */
+/**
+ * What a nonce was issued for (kv, single use; the terms are kept for inspection: a credential's terms are those
+ * of its HMAC-bound `request`, checked against the plugin's price). Even with SESSION_SECRET leaked, a forged
+ * challenge pays nothing without a live nonce, and never less than the price.
+ */
 export interface StoredChallenge {
   pluginId: string
   /** Base units of the token. */
@@ -45,14 +58,37 @@ export interface StoredChallenge {
 /** The price of a call in the payment token's base units (the token is a USD stablecoin: 1 token = 1 USD). */
 export const priceUnits = (config: Pick<Config, 'PAYMENT_TOKEN_DECIMALS'>, price: string) => parseUnits(price, config.PAYMENT_TOKEN_DECIMALS)
 
-/** The recipient and token MPP payments go to, or null when MPP is not configured (no valid `PAYMENT_RECIPIENT`). */
-export function paymentTerms(config: Config): { recipient: Address; token: Address } | null {
+/**
+ * The recipient and token MPP payments go to and the secret challenge ids are made with, or null when MPP is not
+ * configured (no valid `PAYMENT_RECIPIENT`, or no `SESSION_SECRET` to bind challenges with).
+ */
+export function paymentTerms(config: Config): { recipient: Address; token: Address; secret: string } | null {
   const recipient = config.PAYMENT_RECIPIENT
-  if (!recipient || !isAddress(recipient) || !isAddress(config.PAYMENT_TOKEN_ADDRESS)) return null
-  return { recipient: getAddress(recipient), token: getAddress(config.PAYMENT_TOKEN_ADDRESS) }
+  const secret = config.sessionSecret
+  if (!recipient || !secret || !isAddress(recipient) || !isAddress(config.PAYMENT_TOKEN_ADDRESS)) return null
+  return { recipient: getAddress(recipient), token: getAddress(config.PAYMENT_TOKEN_ADDRESS), secret }
 }
 
-/** The `mpp` part of a 402 body (spec fields, plus the token contract and chain a payer needs). */
+/** The memo a payment for challenge `id` carries: `keccak256(id ‖ secret)`, both 32 bytes, `secret` the payer's. */
+export const paymentMemo = (id: string, secret: Hex): Hex => keccak256(concatHex([`0x${id}`, secret]))
+
+/**
+ * The challenge `id`: HMAC-SHA256 (hex) under SESSION_SECRET of the fields a credential echoes. `request` holds the
+ * amount, token, recipient, chain, plugin and nonce, `expires` the expiry: none can be changed without the id
+ * failing. The realm (the host) is left out: a credential stays good through another name of the same server.
+ */
+const challengeId = (secret: string, f: { method: string; intent: string; request: string; expires: string }) =>
+  hmacSha256Hex(secret, ['gateway-mpp-challenge', f.method, f.intent, f.request, f.expires].join('|'))
+
+/** `request` as the challenge encodes it (base64url JSON): what the payment must be, and for what. */
+const RequestSchema = z.object({
+  amount: z.string().regex(/^\d{1,30}$/),
+  currency: z.string(),
+  recipient: z.string(),
+  methodDetails: z.object({ chainId: z.number(), plugin: z.string(), nonce: z.string().regex(/^[0-9a-f]{64}$/) }),
+})
+
+/** The `mpp` part of a 402 body (spec fields; plus the challenge `id` and `request` a credential echoes, the token and chain). */
 export interface MppOffer {
   scheme: 'Payment'
   amount: string
@@ -61,6 +97,8 @@ export interface MppOffer {
   description: string
   nonce: string | null
   expiresAt: string | null
+  id: string | null
+  request: string | null
   token: string | null
   chainId: number
 }
@@ -70,15 +108,17 @@ const authParam = (name: string, value: string) => `${name}="${value.replace(/[\
 /**
  * A fresh challenge for one call of `plugin`: its nonce (32 random bytes, hex) stored for 5 minutes, the body's
  * `mpp` part and the `WWW-Authenticate` header. The header carries the spec's `amount`, `currency` and
- * `recipient`, the `nonce`, and mppx's `id` (the nonce), `realm`, `method`, `intent`, `request` and `expires`,
- * so an mppx client can parse it. Without MPP configured: the offer says so and there is no header.
+ * `recipient`, the `nonce`, and mppx's `id` (the HMAC), `realm`, `method`, `intent`, `request` and `expires`, so
+ * an mppx client can parse it. Without MPP configured: the offer says so and there is no header.
  */
 export async function issueChallenge(services: Pick<Services, 'config' | 'kv'>, plugin: Plugin, realm: string): Promise<{ offer: MppOffer; header?: string }> {
   const { config, kv } = services
   const terms = paymentTerms(config)
   const base = { scheme: 'Payment' as const, amount: plugin.price, currency: config.PAYMENT_CURRENCY, chainId: BASE_CHAIN_ID }
   if (!terms) {
-    return { offer: { ...base, recipient: null, nonce: null, expiresAt: null, token: null, description: 'MPP payments are not configured on this server' } }
+    return {
+      offer: { ...base, recipient: null, nonce: null, expiresAt: null, id: null, request: null, token: null, description: 'MPP payments are not configured on this server' },
+    }
   }
   const nonce = randomHex(32)
   const expiresAt = Date.now() + CHALLENGE_TTL_MS
@@ -86,36 +126,61 @@ export async function issueChallenge(services: Pick<Services, 'config' | 'kv'>, 
   const stored: StoredChallenge = { pluginId: plugin.id, amount, token: terms.token, recipient: terms.recipient, expiresAt }
   await kv.set(nonceKey(nonce), stored, { ttlMs: CHALLENGE_TTL_MS })
   const expires = new Date(expiresAt).toISOString()
-  const description = `One ${plugin.id} call: transfer ${plugin.price} ${config.PAYMENT_CURRENCY} to the recipient on chain ${BASE_CHAIN_ID}, the nonce appended to the calldata`
-  const request = {
-    amount,
-    currency: terms.token,
-    recipient: terms.recipient,
-    description,
-    methodDetails: { chainId: BASE_CHAIN_ID, decimals: config.PAYMENT_TOKEN_DECIMALS, credentialTypes: ['hash'], memo: `0x${nonce}` },
-  }
+  const description =
+    `One ${plugin.id} call: transfer ${plugin.price} ${config.PAYMENT_CURRENCY} to the recipient on chain ${BASE_CHAIN_ID} in one transfer call ` +
+    'whose calldata ends with keccak256(id || secret), secret being 32 random bytes of your own, sent only in the credential'
+  const request = base64url.encode(
+    JSON.stringify({
+      amount,
+      currency: terms.token,
+      recipient: terms.recipient,
+      description,
+      methodDetails: { chainId: BASE_CHAIN_ID, decimals: config.PAYMENT_TOKEN_DECIMALS, credentialTypes: ['hash'], plugin: plugin.id, nonce, memo: MEMO_RULE },
+    }),
+  )
+  const id = await challengeId(terms.secret, { method: MPP_METHOD, intent: MPP_INTENT, request, expires })
   const header = [
     authParam('amount', plugin.price),
     authParam('currency', config.PAYMENT_CURRENCY),
     authParam('recipient', terms.recipient),
     authParam('nonce', nonce),
-    authParam('id', nonce),
+    authParam('id', id),
     authParam('realm', realm),
     authParam('method', MPP_METHOD),
     authParam('intent', MPP_INTENT),
-    authParam('request', base64url.encode(JSON.stringify(request))),
+    authParam('request', request),
     authParam('expires', expires),
   ].join(', ')
-  return { offer: { ...base, recipient: terms.recipient, token: terms.token, nonce, expiresAt: expires, description }, header: `Payment ${header}` }
+  return {
+    offer: { ...base, recipient: terms.recipient, token: terms.token, nonce, expiresAt: expires, id, request, description },
+    header: `Payment ${header}`,
+  }
 }
 
+const hex32 = /^0x[0-9a-fA-F]{64}$/
 const CredentialSchema = z.object({
-  challenge: z.object({ id: z.string().regex(/^[0-9a-f]{64}$/i) }),
-  payload: z.object({ type: z.literal('hash').optional(), hash: z.string().max(80) }),
+  challenge: z.object({
+    id: z.string().regex(/^[0-9a-f]{64}$/i),
+    request: z.string().max(4096),
+    expires: z.string().max(64),
+    // mppx echoes these; when it does they must be the gateway's
+    method: z.literal(MPP_METHOD).optional(),
+    intent: z.literal(MPP_INTENT).optional(),
+  }),
+  payload: z.object({ type: z.literal('hash').optional(), hash: z.string().max(80), secret: z.string().regex(hex32) }),
 })
 
-/** The nonce and transaction hash of an `Authorization: Payment <credential>` value, or null when it is not one. */
-export function decodeCredential(authorization: string): { nonce: string; txHash: string } | null {
+/** A decoded `Authorization: Payment <credential>`: the echoed challenge, the transaction hash and the payer's secret. */
+export interface Credential {
+  id: string
+  request: string
+  expires: string
+  txHash: string
+  secret: Hex
+}
+
+/** The credential in an `Authorization: Payment <credential>` value, or null when it is not one. */
+export function decodeCredential(authorization: string): Credential | null {
   if (authorization.length > MAX_CREDENTIAL_CHARS) return null
   const m = /^Payment\s+([A-Za-z0-9_+/-]+={0,2})\s*$/i.exec(authorization)
   if (!m) return null
@@ -123,7 +188,23 @@ export function decodeCredential(authorization: string): { nonce: string; txHash
     // base64url as mppx writes it; plain base64 and padding tolerated
     const text = new TextDecoder().decode(base64url.decode(m[1].replace(/=+$/, '').replaceAll('+', '-').replaceAll('/', '_')))
     const parsed = CredentialSchema.safeParse(JSON.parse(text))
-    return parsed.success ? { nonce: parsed.data.challenge.id.toLowerCase(), txHash: parsed.data.payload.hash } : null
+    if (!parsed.success) return null
+    const { challenge, payload } = parsed.data
+    return { id: challenge.id.toLowerCase(), request: challenge.request, expires: challenge.expires, txHash: payload.hash, secret: payload.secret.toLowerCase() as Hex }
+  } catch {
+    return null
+  }
+}
+
+/** The terms of a credential's challenge, when its `id` is the HMAC of its echoed fields (else null: forged or altered). */
+async function challengeTerms(secret: string, credential: Credential) {
+  const expected = await challengeId(secret, { method: MPP_METHOD, intent: MPP_INTENT, request: credential.request, expires: credential.expires })
+  if (!timingSafeEqual(expected, credential.id)) return null
+  try {
+    const parsed = RequestSchema.safeParse(JSON.parse(new TextDecoder().decode(base64url.decode(credential.request))))
+    if (!parsed.success) return null
+    const { amount, currency, recipient, methodDetails } = parsed.data
+    return { amount: BigInt(amount), token: currency, recipient, chainId: methodDetails.chainId, pluginId: methodDetails.plugin, nonce: methodDetails.nonce }
   } catch {
     return null
   }
@@ -147,41 +228,48 @@ export interface MppPayment {
 
 /**
  * Accepts the credential in `authorization` as payment for one call of `plugin`, or throws `PaymentRefused`
- * saying why (malformed, MPP not configured, unknown or used nonce, another plugin's or price's challenge, and
- * each on-chain refusal: not mined, reverted, wrong token, wrong recipient, underpaid, not bound to the nonce,
- * already used). In order: the nonce is taken from kv (so two presentations of one credential cannot both pass),
- * the transfer is verified on chain (read-only), then its hash is recorded once in `chain_payments` (purpose
- * `mpp`, reference the nonce). A refused credential uses nothing up: its nonce is put back for the rest of its
- * life, so a corrected or newly mined payment can be presented against it. The chain not answering is 503
- * `CHAIN_UNAVAILABLE`, with the nonce put back too.
+ * saying why (malformed, MPP not configured, a challenge whose id is not the HMAC of its fields, another plugin's
+ * or a lower price's challenge, an unknown or used nonce, and each on-chain refusal: not mined, reverted, wrong
+ * token, wrong recipient, underpaid, memo not `keccak256(id ‖ secret)`, already used). In order: the challenge's
+ * HMAC and terms are checked (nothing is read or used for a forged one), the nonce is taken from kv (so two
+ * presentations of one credential cannot both pass), the transfer is verified on chain (read-only), then its hash
+ * is recorded once in `chain_payments` (purpose `mpp`, reference the nonce). A refused credential uses nothing
+ * up: its nonce is put back for the rest of its life, so a corrected or newly mined payment can be presented
+ * against it. The chain not answering is 503 `CHAIN_UNAVAILABLE`, with the nonce put back too.
  */
 export async function acceptCredential(services: Pick<Services, 'config' | 'kv' | 'reader'>, plugin: Plugin, authorization: string): Promise<MppPayment> {
   const { config, kv, reader } = services
   const terms = paymentTerms(config)
   if (!terms) throw new PaymentRefused('MPP payments are not configured on this server')
   const credential = decodeCredential(authorization)
-  if (!credential) throw new PaymentRefused('The payment credential is malformed: expected base64url JSON {challenge: {id}, payload: {hash}}')
-  const { nonce } = credential
+  if (!credential) {
+    throw new PaymentRefused('The payment credential is malformed: expected base64url JSON {challenge: {id, request, expires}, payload: {hash, secret}}')
+  }
+  const challenge = await challengeTerms(terms.secret, credential)
+  if (!challenge) throw new PaymentRefused('The challenge was not issued by this server, or its fields were changed')
+
+  // A challenge pays for its own plugin at no less than today's price (a plugin priced up since is refused).
+  const price = priceUnits(config, plugin.price)
+  const sameAddress = (a: string, b: Address) => isAddress(a) && isAddressEqual(a, b)
+  const forThisCall =
+    challenge.pluginId === plugin.id &&
+    challenge.amount >= price &&
+    challenge.chainId === BASE_CHAIN_ID &&
+    sameAddress(challenge.token, terms.token) &&
+    sameAddress(challenge.recipient, terms.recipient)
+  if (!forThisCall) throw new PaymentRefused('The challenge was issued for another plugin or price')
+
+  const { nonce } = challenge
   const stored = await kv.take<StoredChallenge>(nonceKey(nonce))
   if (!stored || stored.expiresAt <= Date.now()) throw new PaymentRefused('The challenge is unknown, expired or already used')
   const putBack = (minTtlMs = 0) => restoreChallenge(kv, nonce, stored, minTtlMs)
-
-  const amount = priceUnits(config, plugin.price)
-  const sameTerms =
-    stored.pluginId === plugin.id &&
-    stored.amount === amount.toString() &&
-    isAddressEqual(stored.token as Address, terms.token) &&
-    isAddressEqual(stored.recipient as Address, terms.recipient)
-  if (!sameTerms) {
-    await putBack()
-    throw new PaymentRefused('The challenge was issued for another plugin or price')
-  }
 
   let transfer
   try {
     const client = baseClient(config)
     await assertBaseChain(client, config.BASE_RPC_URL)
-    transfer = await verifyTransfer(client, { txHash: credential.txHash, token: terms.token, recipient: terms.recipient, minAmount: amount, memo: `0x${nonce}` })
+    const memo = paymentMemo(credential.id, credential.secret)
+    transfer = await verifyTransfer(client, { txHash: credential.txHash, token: terms.token, recipient: terms.recipient, minAmount: challenge.amount, memo })
   } catch (e) {
     await putBack()
     if (e instanceof TransferError && e.reason !== 'unavailable') {

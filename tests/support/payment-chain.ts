@@ -1,6 +1,15 @@
-import { concatHex, encodeFunctionData, erc20Abi, parseUnits, type Address, type Hex, type LocalAccount } from 'viem'
+import { concatHex, encodeFunctionData, erc20Abi, keccak256, parseUnits, toHex, type Address, type Hex, type LocalAccount } from 'viem'
 import { anvilClients, deployContract, startAnvil, type Anvil } from './anvil'
 import { compileContracts } from './contracts/compile'
+
+/** A payer's MPP secret: 32 random bytes of its own, revealed only in its credential. */
+export const mppSecret = (): Hex => toHex(crypto.getRandomValues(new Uint8Array(32)))
+
+/**
+ * The memo an MPP payer appends to its transfer for the challenge `id` (hex, 32 bytes): `keccak256(id ‖ secret)`.
+ * Written here as a client writes it, not imported from the server, so the two are checked against each other.
+ */
+export const mppMemo = (id: string, secret: Hex): Hex => keccak256(concatHex([`0x${id.replace(/^0x/, '')}`, secret]))
 
 /**
  * A local chain 8453 for gateway payments: anvil with a deployed 6-decimal USDC-like token (TestUsdc) and a

@@ -38,12 +38,20 @@ export const route = createRoute(
           'Anyone else, or a spent allowance, gets 402 `payment_required`.',
         '- `mpp`: the 402 carries a challenge: `mpp.nonce` (32 random bytes, hex, single use, for this plugin and price, valid ' +
           `${CHALLENGE_TTL_MS / 60_000} minutes) and \`WWW-Authenticate: Payment amount, currency, recipient, nonce\` plus the mppx parameters ` +
-          '(`id` = the nonce, `realm`, `method="evm"`, `intent="charge"`, `request`, `expires`). Pay `amount` of the token (`mpp.token`, chain 8453) to `recipient` with one direct ' +
-          '`transfer(recipient, amount)` call whose calldata ends with the nonce’s 32 bytes, then repeat the call with `Authorization: Payment <credential>`, the credential ' +
-          'being base64url JSON `{challenge: {id: <nonce>}, payload: {type: "hash", hash: <tx hash>}}` (mppx’s encoding). The transfer is verified on chain and its hash ' +
-          'recorded once; the answer carries `Payment-Receipt: <tx hash>`. A refused credential (malformed, unknown, expired or used nonce, another plugin’s challenge, ' +
-          'not mined, reverted, wrong token or recipient, underpaid, no memo or another nonce’s, hash already used) is 402 with why and a fresh challenge, and uses nothing ' +
-          'up: its nonce stays valid until it expires. Without `PAYMENT_RECIPIENT` the 402’s `mpp` says MPP is not configured (null `recipient`, `nonce`) and credentials are refused.',
+          '(`id`, `realm`, `method="evm"`, `intent="charge"`, `request`, `expires`; the body’s `mpp` has `id`, `request` and `expiresAt` too). `id` is an HMAC of `request` ' +
+          '(the amount in base units, token, recipient, chain, plugin and nonce, base64url JSON) and `expires`: a credential that changes any of them is refused. ' +
+          'Pick a secret of your own (32 random bytes), pay `amount` of the token (`mpp.token`, chain 8453) to `recipient` with one direct ' +
+          '`transfer(recipient, amount)` call whose calldata ends with the 32 bytes `keccak256(id ‖ secret)`, then repeat the call with `Authorization: Payment <credential>`, ' +
+          'the credential being base64url JSON `{challenge: {id, request, expires, ...}, payload: {type: "hash", hash: <tx hash>, secret: <0x secret>}}` (mppx’s encoding; ' +
+          'the other echoed parameters are ignored). **Why a secret**: a broadcast transaction is public, so its hash and memo prove only that someone paid; the memo commits ' +
+          'to a secret only the payer’s credential reveals, so whoever copies the transaction from the chain cannot present it (a signature over the challenge would bind ' +
+          'the payer too, but needs a wallet signature and a contract-wallet check; the commitment costs one hash and no chain call). The secret must be the payer’s: ' +
+          'the server never chooses it, since a challenge is given to anyone who asks. The transfer is verified on chain and its hash ' +
+          'recorded once; the answer carries `Payment-Receipt: <tx hash>`. A challenge pays only for its own plugin, at a price no lower than the plugin’s current one. ' +
+          'A refused credential (malformed, an `id` that is not the HMAC of its fields, another plugin’s or a cheaper challenge, unknown, expired or used nonce, ' +
+          'not mined, reverted, wrong token or recipient, underpaid, no memo or another one, hash already used) is 402 with why and a fresh challenge, and uses nothing ' +
+          'up: its nonce stays valid until it expires. Without `PAYMENT_RECIPIENT` or `SESSION_SECRET` the 402’s `mpp` says MPP is not configured (null `recipient`, `nonce`, `id`) ' +
+          'and credentials are refused. Every 402 is `Cache-Control: no-store`.',
         '- `session`: `X-Session-Id` and `X-Wallet-Address` name a payment session, debited by the price against a signed voucher; ' +
           'the answer carries `Payment-Receipt: session:<id>:<nonce>` and `X-Session-Remaining`.',
         '**Authentication**: none by default. A plugin with `auth: true` needs a session, or the chosen method’s payment proof (MPP credential, session headers); ' +
@@ -79,7 +87,10 @@ export const route = createRoute(
         402: {
           description:
             '`payment_required` (`PAYMENT_REQUIRED`) with `mpp`, `stripe` and `WWW-Authenticate: Payment …`; `session_required`, `session_invalid`, `insufficient_balance` (with `session`), `voucher_failed` (method `session`)',
-          headers: { 'WWW-Authenticate': header('`Payment amount="…", currency="…", recipient="…", nonce="…", id, realm, method, intent, request, expires` (when MPP is configured)') },
+          headers: {
+            'WWW-Authenticate': header('`Payment amount="…", currency="…", recipient="…", nonce="…", id, realm, method, intent, request, expires` (when MPP is configured)'),
+            'Cache-Control': header('`no-store`'),
+          },
           content: { 'application/json': { schema: PaymentRequiredSchema } },
         },
         500: gatewayErrorResponse('`internal` (`INTERNAL`): an unexpected failure; `internal` (`MISCONFIGURED`): `GATEWAY_PLUGINS` is invalid, `message` says how'),

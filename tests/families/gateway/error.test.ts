@@ -9,8 +9,8 @@ import { randomHex } from '../../../lib/crypto'
 import { chainPayments } from '../../../schema'
 import { anvilAvailable, anvilClients } from '../../support/anvil'
 import { createHarness, type Harness } from '../../support/harness'
-import { startPaymentChain, type PaymentChain } from '../../support/payment-chain'
-import { challengeOf, credential, gateway, payChallenge, setPlan, startPluginServer, webAppWith, type PluginServer } from './helpers'
+import { mppMemo, mppSecret, startPaymentChain, type PaymentChain } from '../../support/payment-chain'
+import { askChallenge, challengeOf, credential, gateway, payChallenge, setPlan, startPluginServer, webAppWith, type PluginServer } from './helpers'
 
 const CLOSED = 'http://127.0.0.1:9'
 let h: Harness
@@ -141,9 +141,29 @@ describe('gateway: payment refusals without MPP or Stripe configured', () => {
       error: 'payment_required',
       code: 'PAYMENT_REQUIRED',
       message: expect.any(String),
-      mpp: { scheme: 'Payment', amount: '0.002', currency: 'USDC', recipient: null, nonce: null, expiresAt: null, token: null, chainId: 8453, description: 'MPP payments are not configured on this server' },
+      mpp: {
+        scheme: 'Payment',
+        amount: '0.002',
+        currency: 'USDC',
+        recipient: null,
+        nonce: null,
+        expiresAt: null,
+        id: null,
+        request: null,
+        token: null,
+        chainId: 8453,
+        description: 'MPP payments are not configured on this server',
+      },
       stripe: { checkoutUrl: null, amount: '0.002', currency: 'usd' },
     })
+  })
+
+  it('with a recipient but no SESSION_SECRET (nothing to bind challenge ids with), MPP is not configured either', async () => {
+    const app = webAppWith(h, { PAYMENT_RECIPIENT: '0x000000000000000000000000000000000000dEaD', sessionSecret: undefined })
+    const res = await gateway(h, { app })
+    expect(res.status).toBe(402)
+    expect(res.headers.get('www-authenticate')).toBeNull()
+    expect(await res.json()).toMatchObject({ mpp: { recipient: null, nonce: null, id: null, description: 'MPP payments are not configured on this server' } })
   })
 
   it('an MPP credential is refused with 402 when MPP is not configured', async () => {
@@ -230,15 +250,24 @@ describe.skipIf(!anvilAvailable)('gateway: refused MPP credentials (anvil chain 
     await refused(noMemo.authorization, 'Payment refused: The transfer does not carry this payment’s memo')
   })
 
-  it('a payment made for another challenge’s nonce is refused, and the presented challenge stays usable', async () => {
-    const a = await challengeOf(await gateway(h, { app, headers: { 'x-payment-method': 'mpp' } }))
-    const b = await challengeOf(await gateway(h, { app, headers: { 'x-payment-method': 'mpp' } }))
-    const hashForB = await chain!.pay(payer(1), { amount: '0.01', memo: `0x${b.mpp.nonce}` })
-    await refused(credential(a.params, hashForB), /does not carry this payment’s memo/)
+  it('a payment made for another challenge is refused, and the presented challenge stays usable', async () => {
+    const a = await askChallenge(h, { app })
+    const b = await askChallenge(h, { app })
+    const secret = mppSecret()
+    const hashForB = await chain!.pay(payer(1), { amount: '0.01', memo: mppMemo(b.params.id, secret) })
+    await refused(credential(a.params, hashForB, secret), /does not carry this payment’s memo/)
     // nothing was used up: A can still be paid, and B's payment still pays B
-    const hashForA = await chain!.pay(payer(1), { amount: '0.01', memo: `0x${a.mpp.nonce}` })
-    expect((await gateway(h, { app, headers: { authorization: credential(a.params, hashForA) } })).status).toBe(200)
-    expect((await gateway(h, { app, headers: { authorization: credential(b.params, hashForB) } })).status).toBe(200)
+    const hashForA = await chain!.pay(payer(1), { amount: '0.01', memo: mppMemo(a.params.id, secret) })
+    expect((await gateway(h, { app, headers: { authorization: credential(a.params, hashForA, secret) } })).status).toBe(200)
+    expect((await gateway(h, { app, headers: { authorization: credential(b.params, hashForB, secret) } })).status).toBe(200)
+  })
+
+  it('the bare nonce or the challenge id as the memo (what the server hands out) does not pay: the memo must commit to the payer’s secret', async () => {
+    for (const memo of ['nonce', 'id'] as const) {
+      const { params } = await askChallenge(h, { app })
+      const hash = await chain!.pay(payer(1), { amount: '0.01', memo: `0x${params[memo]}` })
+      await refused(credential(params, hash), /does not carry this payment’s memo/)
+    }
   })
 
   it('another plugin’s challenge is refused (and stays usable for its plugin)', async () => {
@@ -254,7 +283,7 @@ describe.skipIf(!anvilAvailable)('gateway: refused MPP credentials (anvil chain 
     const stored = await h.services.kv.get<StoredChallenge>(nonceKey(paid.nonce))
     await h.services.kv.set(nonceKey(paid.nonce), { ...stored!, expiresAt: Date.now() - 1 }, { ttlMs: 60_000 })
     await refused(paid.authorization, 'The challenge is unknown, expired or already used')
-    await refused(credential({ ...paid.params, id: randomHex(32) }, paid.hash), 'The challenge is unknown, expired or already used')
+    await refused(credential({ ...paid.params, id: randomHex(32) }, paid.hash, paid.secret), 'The challenge was not issued by this server, or its fields were changed')
   })
 
   it('a hash that is not mined, a reverted transfer, and a malformed credential are refused', async () => {
@@ -269,6 +298,12 @@ describe.skipIf(!anvilAvailable)('gateway: refused MPP credentials (anvil chain 
     await refused('Payment not-base64!', /credential is malformed/)
     await refused(`Payment ${Buffer.from('{"challenge":{}}').toString('base64url')}`, /credential is malformed/)
     await refused(credential(params, 'not-a-hash'), 'Payment refused: Not a transaction hash')
+    // without the payer's secret, or with the challenge not echoed (the old `{challenge: {id}}`), it is malformed
+    const bare = (payload: object, challenge: object = params) => `Payment ${Buffer.from(JSON.stringify({ challenge, payload })).toString('base64url')}`
+    await refused(bare({ type: 'hash', hash: reverted }), /credential is malformed/)
+    await refused(bare({ type: 'hash', hash: reverted, secret: '0x1234' }), /credential is malformed/)
+    await refused(bare({ type: 'hash', hash: reverted, secret: mppSecret() }, { id: params.id }), /credential is malformed/)
+    await refused(bare({ type: 'hash', hash: reverted, secret: mppSecret() }, { ...params, method: 'tempo' }), /credential is malformed/)
   })
 
   it('a transaction already recorded as a payment is refused', async () => {

@@ -132,10 +132,20 @@ describe('gateway: the 402 challenge', () => {
       expect(mpp.token).toBe(chain.usdc)
       expect(mpp.nonce).toMatch(/^[0-9a-f]{64}$/)
       expect(Date.parse(mpp.expiresAt) - Date.now()).toBeGreaterThan(4 * 60_000)
-      expect(params).toMatchObject({ amount: '0.002', currency: 'USDC', recipient: chain.recipient, nonce: mpp.nonce, id: mpp.nonce, method: 'evm', intent: 'charge' })
+      expect(params).toMatchObject({ amount: '0.002', currency: 'USDC', recipient: chain.recipient, nonce: mpp.nonce, id: mpp.id, method: 'evm', intent: 'charge' })
+      expect(params).toMatchObject({ request: mpp.request, expires: mpp.expiresAt })
+      expect(mpp.id).toMatch(/^[0-9a-f]{64}$/)
+      expect(mpp.id).not.toBe(mpp.nonce)
       const request = JSON.parse(Buffer.from(params.request, 'base64url').toString())
-      expect(request).toMatchObject({ amount: '2000', currency: chain.usdc, recipient: chain.recipient, methodDetails: { chainId: 8453, decimals: 6, memo: `0x${mpp.nonce}` } })
+      expect(request).toMatchObject({
+        amount: '2000',
+        currency: chain.usdc,
+        recipient: chain.recipient,
+        methodDetails: { chainId: 8453, decimals: 6, plugin: 'tts', nonce: mpp.nonce, memo: 'keccak256(id || secret)' },
+      })
     }
+    // a single-use challenge: no cache may keep it (the request carried no credential, so only the 402 says so)
+    expect(res.headers.get('cache-control')).toBe('no-store')
     // no Stripe call for an anonymous caller
     expect(stripe.requests).toHaveLength(0)
   })

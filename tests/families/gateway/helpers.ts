@@ -9,7 +9,7 @@ import type { Services } from '../../../lib/context'
 import { users } from '../../../schema'
 import { BROWSER, type Harness, type SeededUser } from '../../support/harness'
 import { freshIp } from '../../support/requests'
-import type { PaymentChain } from '../../support/payment-chain'
+import { mppMemo, mppSecret, type PaymentChain } from '../../support/payment-chain'
 
 /** What a plugin upstream does with the next calls to it (tests switch it per plugin id). */
 export type Behaviour =
@@ -171,32 +171,45 @@ export function challengeParams(header: string): Record<string, string> {
 
 /**
  * An `Authorization` value as an mppx client builds it (`Credential.serialize`): base64url JSON of the challenge it
- * answers (from `WWW-Authenticate`, its `request` still encoded) and the payload `{type: 'hash', hash}`.
+ * answers (from `WWW-Authenticate`, its `request` still encoded) and the payload `{type: 'hash', hash, secret}`,
+ * `secret` the payer's own (the preimage of the memo's commitment; a fresh random one when not given).
  */
-export function credential(challenge: Record<string, string> | { id: string }, hash: string) {
+export function credential(challenge: Record<string, string> | { id: string }, hash: string, secret: Hex = mppSecret()) {
   const { amount: _a, currency: _c, recipient: _r, nonce: _n, ...mppx } = challenge as Record<string, string>
-  return `Payment ${base64url.encode(JSON.stringify({ challenge: mppx, payload: { type: 'hash', hash } }))}`
+  return `Payment ${base64url.encode(JSON.stringify({ challenge: mppx, payload: { type: 'hash', hash, secret } }))}`
 }
 
 /** A 402's challenge: the body's `mpp` part and the header's params. */
 export async function challengeOf(res: Response) {
-  const body = (await res.json()) as { mpp: { nonce: string; amount: string; recipient: string; token: string; expiresAt: string } }
+  const body = (await res.json()) as {
+    mpp: { nonce: string; id: string; request: string; amount: string; recipient: string; token: string; expiresAt: string }
+  }
   return { mpp: body.mpp, params: challengeParams(res.headers.get('www-authenticate') ?? ''), body }
 }
 
-/** Asks for a challenge for `pluginId` (as an anonymous MPP caller), pays it from `payer` as told, and builds the credential. */
+/** Asks for a 402 challenge for `pluginId` as an anonymous MPP caller. */
+export async function askChallenge(h: Harness, opts: { plugin?: string; app?: Pick<Harness['web'], 'request'> } = {}) {
+  const res = await gateway(h, { app: opts.app, headers: { 'x-payment-method': 'mpp', ...(opts.plugin && { 'x-plugin-id': opts.plugin }) } })
+  if (res.status !== 402) throw new Error(`expected a 402 challenge, got ${res.status}`)
+  return challengeOf(res)
+}
+
+/**
+ * Asks for a challenge for `pluginId` (as an anonymous MPP caller), pays it from `payer` as an MPP client does (a
+ * secret of its own, the memo `keccak256(id ‖ secret)` appended to the transfer; `memo` overrides it, `null` sends
+ * none), and builds the credential.
+ */
 export async function payChallenge(
   h: Harness,
   chain: PaymentChain,
   payer: LocalAccount,
   opts: { plugin?: string; amount?: string; memo?: Hex | null; to?: Hex; token?: Hex; app?: Pick<Harness['web'], 'request'> } = {},
 ) {
-  const res = await gateway(h, { app: opts.app, headers: { 'x-payment-method': 'mpp', ...(opts.plugin && { 'x-plugin-id': opts.plugin }) } })
-  if (res.status !== 402) throw new Error(`expected a 402 challenge, got ${res.status}`)
-  const { mpp, params } = await challengeOf(res)
-  const memo = opts.memo === null ? undefined : (opts.memo ?? (`0x${mpp.nonce}` as Hex))
+  const { mpp, params } = await askChallenge(h, opts)
+  const secret = mppSecret()
+  const memo = opts.memo === null ? undefined : (opts.memo ?? mppMemo(params.id, secret))
   const hash = await chain.pay(payer, { amount: opts.amount ?? mpp.amount, memo, to: opts.to, token: opts.token })
-  return { nonce: mpp.nonce, hash, authorization: credential(params, hash), params }
+  return { nonce: mpp.nonce, id: params.id, secret, hash, authorization: credential(params, hash, secret), params }
 }
 
 /**

@@ -1,12 +1,17 @@
+import { createHmac } from 'node:crypto'
+import { eq } from 'drizzle-orm'
+import type { Hex } from 'viem'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { readUsage } from '../../../lib/billing/usage'
 import { randomHex } from '../../../lib/crypto'
-import { anvilAvailable } from '../../support/anvil'
+import { chainPayments } from '../../../schema'
+import { anvilAvailable, anvilClients } from '../../support/anvil'
 import { createHarness, type Harness } from '../../support/harness'
-import { startPaymentChain, type PaymentChain } from '../../support/payment-chain'
+import { mppMemo, mppSecret, startPaymentChain, type PaymentChain } from '../../support/payment-chain'
 import { withinOneWindow } from '../../support/requests'
-import { credential, gateway, payChallenge, pluginsEnv, setPlan, startPluginServer, type PluginServer } from './helpers'
+import { askChallenge, credential, gateway, payChallenge, pluginsEnv, setPlan, startPluginServer, webAppWith, type PluginServer } from './helpers'
 
+const PLUGIN_OVERRIDES = { tts: { auth: true }, stt: { auth: true, price: '0' } }
 let h: Harness
 let plugins: PluginServer
 let chain: PaymentChain | undefined
@@ -15,7 +20,7 @@ beforeAll(async () => {
   plugins = await startPluginServer()
   chain = anvilAvailable ? await startPaymentChain() : undefined
   // `tts` needs authentication; `stt` is free and needs it too.
-  h = await createHarness({ env: { ...pluginsEnv(plugins, { tts: { auth: true }, stt: { auth: true, price: '0' } }), ...chain?.env } })
+  h = await createHarness({ env: { ...pluginsEnv(plugins, PLUGIN_OVERRIDES), ...chain?.env } })
   await setPlan(h, h.users.alice, 'solo')
   await setPlan(h, h.users.bob, 'solo')
 })
@@ -134,6 +139,142 @@ describe.skipIf(!anvilAvailable)('gateway: MPP replay (anvil chain 8453)', () =>
     expect(res.status).toBe(402)
     // and the real credential still works once
     expect((await gateway(h, { headers: { authorization: paid.authorization } })).status).toBe(200)
+  })
+})
+
+/** The gateway's 402 envelope for a refused MPP credential: spec fields, a fresh challenge, never cached, nothing served. */
+async function expectPaymentRequired(res: Response, message: string | RegExp) {
+  expect(res.status).toBe(402)
+  expect(res.headers.get('cache-control')).toBe('no-store')
+  expect(res.headers.get('payment-receipt')).toBeNull()
+  expect(res.headers.get('www-authenticate')).toMatch(/^Payment /)
+  const body = (await res.json()) as { message: string }
+  expect(body).toEqual({
+    error: 'payment_required',
+    code: 'PAYMENT_REQUIRED',
+    message: expect.any(String),
+    mpp: expect.objectContaining({ scheme: 'Payment', nonce: expect.stringMatching(/^[0-9a-f]{64}$/), id: expect.stringMatching(/^[0-9a-f]{64}$/) }),
+    stripe: expect.objectContaining({ currency: 'usd' }),
+  })
+  expect(body.message).toMatch(message)
+}
+
+const b64json = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
+
+describe.skipIf(!anvilAvailable)('gateway: an MPP payment is bound to its payer (anvil chain 8453)', () => {
+  it('a front-runner presenting the payer’s mined transaction first is refused, however it builds its credential; the payer is then served', async () => {
+    const payer = chain!.payers[3]
+    const paid = await payChallenge(h, chain!, payer)
+    // What anyone watching transfers to the recipient sees: the hash, and the calldata ending with the memo.
+    const seen = await anvilClients(chain!.anvil).client.getTransaction({ hash: paid.hash })
+    const tail = seen.input.slice(-64)
+    expect(`0x${tail}`).toBe(mppMemo(paid.id, paid.secret))
+    const attempts = [
+      // the calldata's 32 bytes as the challenge id and the public hash (the old credential, which used to pay)
+      `Payment ${b64json({ challenge: { id: tail }, payload: { type: 'hash', hash: paid.hash } })}`,
+      `Payment ${b64json({ challenge: { id: tail }, payload: { type: 'hash', hash: paid.hash, secret: `0x${tail}` } })}`,
+    ]
+    // a challenge of its own, with a secret of its own or the memo itself
+    const own = await askChallenge(h)
+    attempts.push(credential(own.params, paid.hash), credential(own.params, paid.hash, `0x${tail}`))
+    // even knowing the payer's challenge (its 402 leaked): without the payer's secret the memo does not open
+    attempts.push(credential(paid.params, paid.hash), credential(paid.params, paid.hash, `0x${tail}`))
+    for (const authorization of attempts) {
+      await expectPaymentRequired(await gateway(h, { headers: { authorization } }), /credential is malformed|not issued by this server|does not carry this payment’s memo/)
+    }
+    expect(plugins.received).toHaveLength(0)
+    expect(await h.db.select().from(chainPayments).where(eq(chainPayments.txHash, paid.hash))).toEqual([])
+
+    // nothing of the payer's was used up: its own credential pays, and the payment is recorded as the payer's
+    const res = await gateway(h, { headers: { authorization: paid.authorization }, body: { q: 1 } })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('payment-receipt')).toBe(paid.hash)
+    expect(plugins.received).toHaveLength(1)
+    const [row] = await h.db.select().from(chainPayments).where(eq(chainPayments.txHash, paid.hash))
+    expect(row).toMatchObject({ purpose: 'mpp', reference: paid.nonce, payer: payer.address })
+  })
+
+  it('a challenge whose fields were changed is refused (its id is their HMAC), and using it so spends nothing', async () => {
+    const paid = await payChallenge(h, chain!, chain!.payers[4])
+    const request = JSON.parse(Buffer.from(paid.params.request, 'base64url').toString()) as { amount: string; recipient: string; methodDetails: Record<string, unknown> }
+    const flip = (hex: string) => hex.slice(0, -1) + (hex.endsWith('0') ? '1' : '0')
+    const tampered = [
+      { ...paid.params, request: b64json({ ...request, amount: '1' }) },
+      { ...paid.params, request: b64json({ ...request, recipient: chain!.payers[9].address }) },
+      { ...paid.params, request: b64json({ ...request, methodDetails: { ...request.methodDetails, plugin: 'tts' } }) },
+      { ...paid.params, request: b64json({ ...request, methodDetails: { ...request.methodDetails, nonce: randomHex(32) } }) },
+      { ...paid.params, expires: new Date(Date.now() + 86_400_000).toISOString() },
+      { ...paid.params, id: flip(paid.params.id) },
+    ]
+    for (const challenge of tampered) {
+      const res = await gateway(h, { headers: { authorization: credential(challenge, paid.hash, paid.secret) } })
+      await expectPaymentRequired(res, 'The challenge was not issued by this server, or its fields were changed')
+    }
+    // an underpayment dressed as a cheaper challenge: refused before any chain read
+    const own = await askChallenge(h)
+    const secret = mppSecret()
+    const cheapHash = await chain!.pay(chain!.payers[4], { amount: '0.000001', memo: mppMemo(own.params.id, secret) })
+    const cheaper = { ...own.params, request: b64json({ ...JSON.parse(Buffer.from(own.params.request, 'base64url').toString()), amount: '1' }) }
+    await expectPaymentRequired(await gateway(h, { headers: { authorization: credential(cheaper, cheapHash, secret) } }), /not issued by this server/)
+    expect(plugins.received).toHaveLength(0)
+    expect((await gateway(h, { headers: { authorization: paid.authorization } })).status).toBe(200)
+  })
+
+  it('a challenge of a cheaper plugin does not pay a pricier one, nor its own plugin once priced above it', async () => {
+    // generate-text costs 0.005, agent 0.01
+    const cheap = await payChallenge(h, chain!, chain!.payers[5], { plugin: 'generate-text' })
+    const onAgent = await gateway(h, { body: { plugin: 'agent' }, headers: { authorization: cheap.authorization } })
+    await expectPaymentRequired(onAgent, 'The challenge was issued for another plugin or price')
+    // rewritten to name the pricier plugin, the challenge is no longer the server's
+    const request = JSON.parse(Buffer.from(cheap.params.request, 'base64url').toString()) as { methodDetails: Record<string, unknown> }
+    const renamed = { ...cheap.params, request: b64json({ ...request, methodDetails: { ...request.methodDetails, plugin: 'agent' } }) }
+    const rewritten = await gateway(h, { body: { plugin: 'agent' }, headers: { authorization: credential(renamed, cheap.hash, cheap.secret) } })
+    await expectPaymentRequired(rewritten, 'The challenge was not issued by this server, or its fields were changed')
+    // the operator raises generate-text to 0.02: the challenge issued at 0.005 no longer pays it
+    const raised = webAppWith(h, { GATEWAY_PLUGINS: pluginsEnv(plugins, { ...PLUGIN_OVERRIDES, 'generate-text': { price: '0.02' } }).GATEWAY_PLUGINS })
+    const atNewPrice = await gateway(h, { app: raised, body: { plugin: 'generate-text' }, headers: { authorization: cheap.authorization } })
+    await expectPaymentRequired(atNewPrice, 'The challenge was issued for another plugin or price')
+    expect(plugins.received).toHaveLength(0)
+    // at the price it was issued for, it pays its own plugin
+    const own = await gateway(h, { body: { plugin: 'generate-text' }, headers: { authorization: cheap.authorization } })
+    expect(own.status).toBe(200)
+    expect(own.headers.get('payment-receipt')).toBe(cheap.hash)
+  })
+
+  it('with SESSION_SECRET leaked, a forged challenge still needs a nonce the server issued and the plugin’s price', async () => {
+    const secretKey = h.services.config.sessionSecret!
+    const forge = (request: string, expires: string) => createHmac('sha256', secretKey).update(`gateway-mpp-challenge|evm|charge|${request}|${expires}`).digest('hex')
+    const real = await askChallenge(h)
+    const terms = JSON.parse(Buffer.from(real.params.request, 'base64url').toString()) as { methodDetails: Record<string, unknown> }
+    const secret = mppSecret()
+    const forged: [string, string, string][] = [
+      // the live nonce at a lower price
+      [b64json({ ...terms, amount: '1' }), '0.000001', 'The challenge was issued for another plugin or price'],
+      // a nonce never issued, at the full price
+      [b64json({ ...terms, methodDetails: { ...terms.methodDetails, nonce: randomHex(32) } }), '0.01', 'The challenge is unknown, expired or already used'],
+    ]
+    for (const [request, amount, message] of forged) {
+      const id = forge(request, real.params.expires)
+      const hash: Hex = await chain!.pay(chain!.payers[6], { amount, memo: mppMemo(id, secret) })
+      const res = await gateway(h, { headers: { authorization: credential({ ...real.params, id, request }, hash, secret) } })
+      await expectPaymentRequired(res, message)
+    }
+    expect(plugins.received).toHaveLength(0)
+  })
+})
+
+describe('gateway: 402 answers are never cached', () => {
+  it('an anonymous 402 (no credential, so no blanket no-store), a refused credential and a payment session refusal all say Cache-Control: no-store', async () => {
+    const anonymous = await gateway(h)
+    expect(anonymous.status).toBe(402)
+    expect(anonymous.headers.get('cache-control')).toBe('no-store')
+    const refusedCredential = await gateway(h, { headers: { authorization: 'Payment nonsense' } })
+    expect(refusedCredential.status).toBe(402)
+    expect(refusedCredential.headers.get('cache-control')).toBe('no-store')
+    const sessionRequired = await gateway(h, { headers: { 'x-payment-method': 'session' } })
+    expect(sessionRequired.status).toBe(402)
+    expect(await sessionRequired.json()).toMatchObject({ error: 'session_required' })
+    expect(sessionRequired.headers.get('cache-control')).toBe('no-store')
   })
 })
 
