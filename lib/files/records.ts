@@ -26,6 +26,8 @@ export interface DeletingRecord {
 
 /** A pending record older than this is an upload that died with its process: the next upload sweeps it. */
 export const STALE_PENDING_MS = 24 * 60 * 60 * 1000
+/** `deleting` records an upload finishes before it checks the quota: a backlog is worked off a slice at a time. */
+export const MAX_FINISHED_PER_UPLOAD = 100
 /** Newest files a list answers with (`count` and `totalSize` still cover them all). */
 export const MAX_LISTED_FILES = 1000
 
@@ -33,7 +35,7 @@ export interface UploadStart {
   planRecord: PlanRecord
   /** Bytes the user's records hold now, pending and deleting included. */
   usedBytes: number
-  /** The user's `deleting` records (stale pending ones just marked included): delete their objects, then them. */
+  /** The user's `deleting` records (stale pending ones just marked included; at most `MAX_FINISHED_PER_UPLOAD`): delete their objects, then them. */
   deleting: DeletingRecord[]
 }
 
@@ -56,6 +58,7 @@ export function startUpload(db: Db, userId: string, now = Date.now()): Promise<U
       .select({ id: files.id, storageKey: files.storageKey })
       .from(files)
       .where(and(eq(files.userId, userId), eq(files.status, 'deleting')))
+      .limit(MAX_FINISHED_PER_UPLOAD)
     const [locked] = await tx.select({ bytes: storageUsage.bytes }).from(storageUsage).where(eq(storageUsage.userId, userId)).for('update')
     let usedBytes = 0
     if (locked) {

@@ -32,7 +32,7 @@ export const route = signedInRoute({
     'without `Content-Length` is counted as it streams and refused (413) once it passes the reservation. The bytes ' +
     'not used are given back when the upload completes; all of them when it fails or the file is deleted, but only once ' +
     'storage no longer holds the file’s object: a delete storage refused keeps the bytes counted, and each upload first ' +
-    'tries every such delete again (and stale uploads, pending for over a day, are deleted the same way) before it ' +
+    'tries such deletes again, up to 100 (stale uploads, pending for over a day, are deleted the same way), before it ' +
     'checks the quota.\n\n' +
     `**Names.** The stored name is the part’s filename with leading dots removed, every character outside ` +
     `\`a-zA-Z0-9._-\` made \`_\`, cut to ${MAX_FILENAME_LENGTH} characters; an empty result becomes \`upload_<timestamp>\` ` +
