@@ -7,7 +7,8 @@ import { users } from './users'
 /**
  * A stored file (spec 2 "File"), visible only to its uploader. `status` `pending` while the object is being
  * written, `stored` once it is complete: only stored files are listed or served, so a half-written object is
- * never served and a record without its object is cleaned up rather than served.
+ * never served and a record without its object is cleaned up rather than served. `deleting` once a delete has
+ * begun: hidden, still counted, removed only after its object is (lib/files/records.ts).
  */
 export const files = pgTable(
   'files',

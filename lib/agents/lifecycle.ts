@@ -4,8 +4,10 @@ import type { Db } from '../db/client'
 import { asService, withUser } from '../db/rls'
 import { ApiError } from '../http/errors'
 import { errorFields, log } from '../log'
+import { purgeDeleting, storageUnavailable } from '../files/objects'
+import { markAgentFilesDeleting } from '../files/records'
 import { RuntimeProviderError } from '../runtime/provider'
-import { agents, type Agent } from '../../schema'
+import { agents, type Agent, files } from '../../schema'
 import { agentGateway, agentNotFound, runtimeTarget } from './access'
 import { forgetProbe } from './instance'
 import { recordStatus } from './provision'
@@ -105,9 +107,16 @@ export async function runLifecycle(services: Services, agent: Agent, action: Lif
 }
 
 /**
- * Deletes an agent: its runtime through the provider first, then the row (as the owner). A provider 404 (nothing
- * to remove) still deletes the row; any other provider failure keeps the row in status `error` with the reason and
- * answers 502, so nothing runs that the platform has no record of.
+ * Deletes an agent: its runtime through the provider first, then its files, then the row (as the owner). A provider
+ * 404 (nothing to remove) still deletes the row; any other provider failure keeps the row in status `error` with the
+ * reason and answers 502, so nothing runs that the platform has no record of.
+ *
+ * Files: every record of the agent becomes `deleting` (hidden, still counted), each object is deleted from storage,
+ * and only then do the records and their bytes go (lib/files/objects.ts `purgeDeleting`). An object storage could
+ * not delete keeps its record, the row (status `error`) and the bytes counted, and answers 502 `STORAGE_UNAVAILABLE`:
+ * a repeated delete, or the user's next upload, tries again. The row is deleted only while it holds the lock that
+ * new records need and has no records left, so its cascade never drops a record whose object may exist; an upload
+ * that reserved in between is marked and deleted in another round.
  */
 export async function deleteAgent(services: Services, agent: Agent): Promise<void> {
   if (agent.status !== 'template') {
@@ -122,8 +131,29 @@ export async function deleteAgent(services: Services, agent: Agent): Promise<voi
       }
     }
   }
-  await withUser(services.db, agent.userId, (tx) => tx.delete(agents).where(eq(agents.id, agent.id)))
+  for (let round = 1; ; round++) {
+    const marked = await markAgentFilesDeleting(services.db, agent.userId, agent.id)
+    const { failed } = await purgeDeleting(services, agent.userId, marked)
+    if (failed) {
+      log.warn('agent.delete_failed', { agentId: agent.id, provider: 'storage', files: failed })
+      await recordStatus(services, agent, 'error', 'delete failed: files could not be removed from storage')
+      throw storageUnavailable()
+    }
+    if (await deleteRowWithoutFiles(services.db, agent)) break
+    if (round === 3) throw new ApiError(409, 'Uploads to this agent are in progress; try again', { code: 'CONFLICT' })
+  }
   log.info('agent.deleted', { agentId: agent.id })
+}
+
+/** Deletes the agent's row unless it still has file records (locked first: no record can be added meanwhile). */
+function deleteRowWithoutFiles(db: Db, agent: Agent): Promise<boolean> {
+  return withUser(db, agent.userId, async (tx) => {
+    await tx.select({ id: agents.id }).from(agents).where(eq(agents.id, agent.id)).for('update')
+    const [left] = await tx.select({ id: files.id }).from(files).where(eq(files.agentId, agent.id)).limit(1)
+    if (left) return false
+    await tx.delete(agents).where(eq(agents.id, agent.id))
+    return true
+  })
 }
 
 /** Any user's agent by id (the backend's shared-key routes), or 404 `Agent not found`. */

@@ -38,7 +38,7 @@ export const CROSS_USER_PURPOSES = {
   skillCatalog:
     "The public skills catalog, signed in or not: read skills with each one's count of enabled installations across every user (a count, never whose), and write the platform's own skills into it when they are missing",
   skillCounters:
-    "Counters on a skill's public catalog row, which users cannot update: a download adds one to `downloads`; a rating upserts the caller's own rating and moves the skill's `rating_sum` and `rating_count` by the difference in the same transaction, under the skill row's lock",
+    "Counters on a skill's public catalog row, which users cannot update: a user's first download of a skill in a UTC day adds one to `downloads`; a rating upserts the caller's own rating and moves the skill's `rating_sum` and `rating_count` by the difference in the same transaction, under the skill row's lock",
 } as const
 
 export type CrossUserPurpose = keyof typeof CROSS_USER_PURPOSES

@@ -1,4 +1,4 @@
-import { and, desc, eq, lt, sql } from 'drizzle-orm'
+import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm'
 import type { PlanRecord } from '../billing/plans'
 import type { Db } from '../db/client'
 import { type Reader, withUser } from '../db/rls'
@@ -6,38 +6,59 @@ import { files, storageUsage, users } from '../../schema'
 
 /**
  * The `files` records and the `storage_usage` row, always as their user (row isolation): the invariant kept here is
- * that `storage_usage.bytes` is the sum of the `size` of the user's records, pending ones included (a pending
- * record's size is the bytes reserved for it). Every change to one moves the other in the same transaction, and
- * bytes are given back only by deleting a record, so they are given back exactly once; `startUpload` recounts.
+ * that `storage_usage.bytes` is the sum of the `size` of the user's records, pending and deleting ones included (a
+ * pending record's size is the bytes reserved for it). Every change to one moves the other in the same transaction,
+ * and bytes are given back only by deleting a record, so they are given back exactly once; `startUpload` recounts.
+ *
+ * A record's `status`: `pending` while its object is written, `stored` once complete (the only status listed or
+ * served), `deleting` once a delete has begun (hidden, still counted). A record whose object may exist is deleted
+ * only after its object is: `deleting` records are removed by `finishDeleting`, which callers run once storage has
+ * deleted their objects (lib/files/objects.ts `purgeDeleting`). So a recount never frees the bytes of an object
+ * that still exists, and an object whose delete failed stays counted until a retry removes it.
  */
 export type FileRow = typeof files.$inferSelect
 
+/** A record on its way out: its object is deleted first, then the record (and its bytes). */
+export interface DeletingRecord {
+  id: string
+  storageKey: string
+}
+
 /** A pending record older than this is an upload that died with its process: the next upload sweeps it. */
 export const STALE_PENDING_MS = 24 * 60 * 60 * 1000
+/** `deleting` records an upload finishes before it checks the quota: a backlog is worked off a slice at a time. */
+export const MAX_FINISHED_PER_UPLOAD = 100
 /** Newest files a list answers with (`count` and `totalSize` still cover them all). */
 export const MAX_LISTED_FILES = 1000
 
 export interface UploadStart {
   planRecord: PlanRecord
-  /** Bytes the user's records hold now, pending included. */
+  /** Bytes the user's records hold now, pending and deleting included. */
   usedBytes: number
-  /** Objects of stale pending records just removed: delete them from storage (best effort). */
-  staleKeys: string[]
+  /** The user's `deleting` records (stale pending ones just marked included; at most `MAX_FINISHED_PER_UPLOAD`): delete their objects, then them. */
+  deleting: DeletingRecord[]
 }
 
 /**
- * The user's plan fields and usage, in one transaction: stale pending records are swept, then the usage row is
- * recounted from the records. The recount heals what the invariant cannot see: records removed by a cascade (an
- * agent deleted with its files) and stale reservations. It is safe beside concurrent uploads because it first locks
- * the usage row, which every writer takes in the transaction that changes the records: once it holds the lock, the
- * records it sums (read by the next statement) include every reservation made before it, and none is made during it.
+ * The user's plan fields and usage, in one transaction: stale pending records are marked `deleting` (their objects
+ * may exist: they are deleted first, by the caller), then the usage row is recounted from the records. The recount
+ * heals what the invariant cannot see: records removed by a cascade (a direct database delete of an agent or user)
+ * and stale reservations; it never frees a record's bytes, only those of records already gone. It is safe beside
+ * concurrent uploads because it first locks the usage row, which every writer takes in the transaction that changes
+ * the records: once it holds the lock, the records it sums (read by the next statement) include every reservation
+ * made before it, and none is made during it.
  */
 export function startUpload(db: Db, userId: string, now = Date.now()): Promise<UploadStart> {
   return withUser(db, userId, async (tx) => {
-    const stale = await tx
-      .delete(files)
+    await tx
+      .update(files)
+      .set({ status: 'deleting' })
       .where(and(eq(files.userId, userId), eq(files.status, 'pending'), lt(files.createdAt, new Date(now - STALE_PENDING_MS))))
-      .returning({ storageKey: files.storageKey })
+    const deleting = await tx
+      .select({ id: files.id, storageKey: files.storageKey })
+      .from(files)
+      .where(and(eq(files.userId, userId), eq(files.status, 'deleting')))
+      .limit(MAX_FINISHED_PER_UPLOAD)
     const [locked] = await tx.select({ bytes: storageUsage.bytes }).from(storageUsage).where(eq(storageUsage.userId, userId)).for('update')
     let usedBytes = 0
     if (locked) {
@@ -52,7 +73,7 @@ export function startUpload(db: Db, userId: string, now = Date.now()): Promise<U
       .select({ plan: users.plan, subscriptionStatus: users.subscriptionStatus, trialEndsAt: users.trialEndsAt })
       .from(users)
       .where(eq(users.id, userId))
-    return { planRecord: planRecord ?? { plan: null, subscriptionStatus: 'inactive', trialEndsAt: null }, usedBytes, staleKeys: stale.map((r) => r.storageKey) }
+    return { planRecord: planRecord ?? { plan: null, subscriptionStatus: 'inactive', trialEndsAt: null }, usedBytes, deleting }
   })
 }
 
@@ -115,17 +136,84 @@ export function releasePending(db: Db, userId: string, fileId: string): Promise<
   })
 }
 
-/** Deletes one of the user's stored records and gives its bytes back; its storage key, or null when there is none. */
-export function removeStored(db: Db, userId: string, fileId: string): Promise<string | null> {
+/**
+ * Deletes one of the user's stored records whose object storage no longer has (a download found it missing) and
+ * gives its bytes back; false when there is no such record.
+ */
+export function removeStored(db: Db, userId: string, fileId: string): Promise<boolean> {
   return withUser(db, userId, async (tx) => {
     const [gone] = await tx
       .delete(files)
       .where(and(eq(files.id, fileId), eq(files.userId, userId), eq(files.status, 'stored')))
-      .returning({ storageKey: files.storageKey, size: files.size })
-    if (!gone) return null
+      .returning({ size: files.size })
+    if (!gone) return false
     await giveBack(tx, userId, gone.size)
-    return gone.storageKey
+    return true
   })
+}
+
+/**
+ * The first step of a delete: one of the user's files, stored (or already `deleting`: a delete tried again), becomes
+ * `deleting`: no longer listed or served, still counted. Null when the user has no such file.
+ */
+export async function markFileDeleting(db: Db, userId: string, fileId: string): Promise<DeletingRecord | null> {
+  const [row] = await withUser(db, userId, (tx) =>
+    tx
+      .update(files)
+      .set({ status: 'deleting' })
+      .where(and(eq(files.id, fileId), eq(files.userId, userId), inArray(files.status, ['stored', 'deleting'])))
+      .returning({ id: files.id, storageKey: files.storageKey }),
+  )
+  return row ?? null
+}
+
+/**
+ * Every record of one of the user's agents becomes `deleting`, whatever its status (a pending upload's included:
+ * its `markStored` then fails, and the upload deletes what it wrote). The agent's delete runs this before it deletes
+ * the agent's row, so the row's cascade never drops a record whose object may still exist.
+ */
+export function markAgentFilesDeleting(db: Db, userId: string, agentId: string): Promise<DeletingRecord[]> {
+  return withUser(db, userId, (tx) =>
+    tx
+      .update(files)
+      .set({ status: 'deleting' })
+      .where(and(eq(files.userId, userId), eq(files.agentId, agentId)))
+      .returning({ id: files.id, storageKey: files.storageKey }),
+  )
+}
+
+/**
+ * The last step of a delete, once storage has deleted the objects of `ids`: their `deleting` records go, and their
+ * bytes with them, in one transaction. Each record is given back once (a concurrent finish of the same one finds
+ * it gone). The bytes given back.
+ */
+export function finishDeleting(db: Db, userId: string, ids: string[]): Promise<number> {
+  if (!ids.length) return Promise.resolve(0)
+  return withUser(db, userId, async (tx) => {
+    const gone = await tx
+      .delete(files)
+      .where(and(eq(files.userId, userId), inArray(files.id, ids), eq(files.status, 'deleting')))
+      .returning({ size: files.size })
+    const bytes = gone.reduce((n, r) => n + r.size, 0)
+    if (bytes > 0) await giveBack(tx, userId, bytes)
+    return bytes
+  })
+}
+
+/**
+ * An upload that will not be recorded, after its object was written: its pending record becomes `deleting` (the
+ * object is deleted first, then the record and its bytes). Null when the record is no longer pending (already
+ * marked by an agent's delete, or gone).
+ */
+export async function markPendingDeleting(db: Db, userId: string, fileId: string): Promise<DeletingRecord | null> {
+  const [row] = await withUser(db, userId, (tx) =>
+    tx
+      .update(files)
+      .set({ status: 'deleting' })
+      .where(and(eq(files.id, fileId), eq(files.userId, userId), eq(files.status, 'pending')))
+      .returning({ id: files.id, storageKey: files.storageKey }),
+  )
+  return row ?? null
 }
 
 /** One of the user's stored records (another user's reads as absent). */

@@ -5,9 +5,9 @@ import { isHostileText } from '../http/validation'
 import { errorFields, log } from '../log'
 import { boundaryOf, closingDelimiterBytes, MultipartError, MultipartReader, type Part } from './multipart'
 import { normalizeMimeType, sanitizeFilename, storageKeyFor } from './names'
-import { deleteObjects } from './objects'
+import { deleteObjects, purgeDeleting } from './objects'
 import { type StorageQuota, storageQuota } from './quota'
-import { type FileRow, markStored, releasePending, reserveUpload, startUpload } from './records'
+import { type FileRow, markPendingDeleting, markStored, releasePending, reserveUpload, startUpload } from './records'
 
 /**
  * What may come before the file's data (preamble, `agentId`, other fields, the file's part headers). Bounding it is
@@ -36,14 +36,16 @@ interface Written {
 /**
  * `POST /api/files`: the body is read as a stream, part by part (lib/files/multipart.ts), and the file's bytes go
  * straight to storage (`Storage.putStream`); nothing holds the whole file. In order:
- * 1. the caller's quota and usage (stale pending uploads swept, usage recounted); a `Content-Length` that cannot
- *    fit, whatever comes before the file, is 413 before a byte of the body is read;
+ * 1. the caller's quota and usage (stale pending uploads marked `deleting`, usage recounted), then every `deleting`
+ *    record's object deleted and the record with it (deletes that failed before are tried again here, before the
+ *    quota is checked); a `Content-Length` that cannot fit, whatever comes before the file, is 413 before a byte of
+ *    the body is read;
  * 2. `agentId`, which must come before `file`, and must be the caller's agent (404);
  * 3. at the `file` part, its bytes are reserved (`reserveUpload`: one conditional upsert, with the pending record):
  *    what is left of `Content-Length`, or without one all the caller's remaining quota; then the stream is written,
  *    counted, and refused (413) once it passes the reservation;
  * 4. the rest of the body must close properly; then the record is `stored` with its exact size.
- * Any failure after the reservation gives the bytes back and deletes whatever was written.
+ * Any failure after the reservation deletes whatever was written and then gives the bytes back.
  */
 export async function receiveUpload(services: Services, user: SessionUser, request: Request): Promise<FileRow> {
   const boundary = boundaryOf(request.headers.get('content-type'))
@@ -51,11 +53,12 @@ export async function receiveUpload(services: Services, user: SessionUser, reque
   const declared = contentLength(request.headers.get('content-length'))
 
   const start = await startUpload(services.db, user.id)
-  await deleteObjects(services.storage, user.id, start.staleKeys)
+  const purged = await purgeDeleting(services, user.id, start.deleting)
+  const usedBytes = start.usedBytes - purged.freedBytes
   const quota = storageQuota(start.planRecord, user.isAdmin)
-  const remaining = quota.limitBytes - start.usedBytes
+  const remaining = quota.limitBytes - usedBytes
   if (declared !== null && declared - MAX_BYTES_BEFORE_FILE - closingDelimiterBytes(boundary) > remaining) {
-    throw storageLimitExceeded(quota, start.usedBytes)
+    throw storageLimitExceeded(quota, usedBytes)
   }
   if (!request.body) throw fieldError('agentId', 'agentId is required')
 
@@ -169,10 +172,18 @@ async function skipField(part: Part) {
   }
 }
 
-/** A written upload that will not be recorded: its bytes back, its object deleted (or logged as an orphan). */
+/**
+ * A written upload that will not be recorded: its record becomes `deleting`, its object is deleted, then the record
+ * and its bytes go (a failed object delete stays counted, for the next try). Without a pending record (the agent's
+ * delete took it), the object is deleted best effort (or logged as an orphan).
+ */
 async function discard(services: Services, userId: string, written: Written) {
-  await releasePending(services.db, userId, written.id).catch((e) => log.warn('files.release_failed', { fileId: written.id, ...errorFields(e) }))
-  await deleteObjects(services.storage, userId, [written.key])
+  const record = await markPendingDeleting(services.db, userId, written.id).catch((e) => {
+    log.warn('files.release_failed', { fileId: written.id, ...errorFields(e) })
+    return null
+  })
+  if (record) await purgeDeleting(services, userId, [record]).catch((e) => log.warn('files.release_failed', { fileId: written.id, ...errorFields(e) }))
+  else await deleteObjects(services.storage, userId, [written.key])
 }
 
 /** A `Content-Length` as a number; null when absent or not a plain non-negative integer. */

@@ -134,4 +134,6 @@ export const errorCodes = {
   STORAGE_LIMIT: 'The upload would take the caller\'s files past their plan\'s storage quota: `plan`, `limitBytes` and `usedBytes` say where they stand.',
   MALFORMED_MULTIPART: 'An upload\'s body is not well-formed `multipart/form-data`: another `Content-Type`, no boundary, cut off, or not closed within its `Content-Length`.',
   PATH_OUTSIDE_UPLOADS: 'A download id that is a path (`/`, `\\`, `..`), or a stored object outside the caller\'s upload directory: refused, never looked up.',
+  // Files: deletes that free bytes only once their objects are gone
+  STORAGE_UNAVAILABLE: 'Storage could not delete a file\'s object: the file is hidden but its bytes still count against the quota; send the delete again (the next upload also retries it).',
 } as const satisfies Record<ErrorCode, string>

@@ -30,6 +30,8 @@ export const ERROR_CODES = [
   'SKILL_BLOCKED', 'SKILL_LIMIT', 'INSTALL_FAILED',
   'WALLET_EXISTS', 'NOT_IMPLEMENTED',
   'STORAGE_LIMIT', 'MALFORMED_MULTIPART', 'PATH_OUTSIDE_UPLOADS',
+  // Files: deletes that free bytes only once their objects are gone
+  'STORAGE_UNAVAILABLE',
 ] as const
 
 export type ErrorCode = (typeof ERROR_CODES)[number]

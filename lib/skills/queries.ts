@@ -95,7 +95,10 @@ export async function findSkill(db: Db, skillId: string): Promise<CatalogRow> {
   return row
 }
 
-/** Adds one to the skill's downloads; best effort, so a failure is the caller's to log, not to answer. */
+/**
+ * Adds one to the skill's downloads (only through lib/skills/downloads.ts, once per user per skill per UTC day);
+ * best effort, so a failure is the caller's to log, not to answer.
+ */
 export async function countDownload(db: Db, skillId: string) {
   await asService(db, 'skillCounters', (tx) => tx.update(skills).set({ downloads: sql`${skills.downloads} + 1` }).where(eq(skills.id, skillId)))
 }

@@ -11,15 +11,24 @@ export const route = agentRoute({
   path: '/api/agents/{id}',
   operationId: 'deleteAgent',
   tags: ['Agents'],
-  summary: 'Delete an agent and remove its runtime',
+  summary: 'Delete an agent, its runtime and its files',
   description:
-    'The runtime is removed through the provider first, then the record. A runtime the provider no longer has still ' +
-    'lets the record go; any other provider failure keeps the record (status `error`, with the reason) and answers 502.',
+    'The runtime is removed through the provider first, then the agent’s files, then the record. A runtime the provider no ' +
+    'longer has still lets the record go; any other provider failure keeps the record (status `error`, with the reason) and ' +
+    'answers 502 (`PROVIDER_UNAVAILABLE`).\n\n' +
+    'Files: each is hidden at once, its object is deleted from storage (local files or S3), and only then does its record go ' +
+    'and its bytes stop counting against the storage quota. Should storage fail to delete an object, the record is kept ' +
+    '(status `error`, with the reason), the files that remain stay hidden and counted, and the answer is 502 ' +
+    '(`STORAGE_UNAVAILABLE`): send the delete again (the caller’s next upload also retries unfinished deletes). An upload ' +
+    'to the agent that keeps landing while it is deleted answers 409 (`CONFLICT`) after three rounds: try again.',
   request: { params: AgentIdParams },
   responses: {
     200: ok(z.object({ success: z.literal(true), id: z.string().max(255) }).openapi('AgentDeleted')),
     404: errorResponse(NOT_FOUND),
-    502: errorResponse('The runtime provider failed; the agent is kept in status `error` (`PROVIDER_UNAVAILABLE`)'),
+    409: errorResponse('Uploads to the agent kept landing while it was deleted (`CONFLICT`): try again'),
+    502: errorResponse(
+      'The runtime provider failed (`PROVIDER_UNAVAILABLE`), or storage could not delete the agent’s files (`STORAGE_UNAVAILABLE`); the agent is kept in status `error`',
+    ),
   },
 })
 

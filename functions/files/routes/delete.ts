@@ -1,7 +1,7 @@
 import type { RouteHandler } from '@hono/zod-openapi'
 import { fileNotFound } from '../../../lib/files/download'
-import { removeStored } from '../../../lib/files/records'
-import { deleteObjects } from '../../../lib/files/objects'
+import { markFileDeleting } from '../../../lib/files/records'
+import { purgeDeleting, storageUnavailable } from '../../../lib/files/objects'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
@@ -15,14 +15,17 @@ export const route = signedInRoute({
   tags: ['Files'],
   summary: 'Delete one of the caller’s files',
   description:
-    'Removes the record first (the file is no longer listed or served, and its bytes no longer count against the quota), ' +
-    'then the object in storage. Should that second step fail, the object is left without a record: it is never served, and ' +
-    'the failure is logged (`files.orphan_object`) for cleanup.',
+    'The file is first marked as deleting (no longer listed or served), then its object is deleted from storage, and only ' +
+    'then does the record go and its bytes stop counting against the quota: storage still held is never counted as free. ' +
+    'Should storage fail to delete the object, the answer is 502 (`STORAGE_UNAVAILABLE`): the file stays hidden and its ' +
+    'bytes stay counted until the delete is tried again, by sending this request again or, automatically, at the ' +
+    'caller’s next upload (which retries every unfinished delete before checking the quota).',
   request: { body: jsonBody(DeleteFileBody) },
   responses: {
     200: ok(DeleteAnswer),
     400: errorResponse('`fileId is required` (`VALIDATION`); or invalid JSON (`INVALID_JSON`)'),
     404: errorResponse('`File not found`: no such file of the caller’s (`NOT_FOUND`)'),
+    502: errorResponse('`Storage unavailable`: the object could not be deleted; the file is hidden and still counted until a retry (`STORAGE_UNAVAILABLE`)'),
     500: errorResponse('Unexpected failure (`INTERNAL`)'),
   },
 })
@@ -30,9 +33,10 @@ export const route = signedInRoute({
 export const handler: RouteHandler<typeof route> = async (c) => {
   const { fileId } = c.req.valid('json')
   const { services, user } = c.var
-  const key = await removeStored(services.db, user.id, fileId)
-  if (!key) throw fileNotFound()
-  await deleteObjects(services.storage, user.id, [key])
+  const record = await markFileDeleting(services.db, user.id, fileId)
+  if (!record) throw fileNotFound()
+  const { failed } = await purgeDeleting(services, user.id, [record])
+  if (failed) throw storageUnavailable()
   log.info('files.deleted', { fileId })
   return c.json({ success: true as const, fileId }, 200)
 }

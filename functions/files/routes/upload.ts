@@ -30,7 +30,10 @@ export const route = signedInRoute({
     'reserved atomically: what is left of `Content-Length` (without one, all the caller’s remaining quota, until the ' +
     'upload ends), so two uploads that together pass the quota cannot both land; the first to reserve wins. A body ' +
     'without `Content-Length` is counted as it streams and refused (413) once it passes the reservation. The bytes ' +
-    'not used are given back when the upload completes; all of them when it fails or the file is deleted.\n\n' +
+    'not used are given back when the upload completes; all of them when it fails or the file is deleted, but only once ' +
+    'storage no longer holds the file’s object: a delete storage refused keeps the bytes counted, and each upload first ' +
+    'tries such deletes again, up to 100 (stale uploads, pending for over a day, are deleted the same way), before it ' +
+    'checks the quota.\n\n' +
     `**Names.** The stored name is the part’s filename with leading dots removed, every character outside ` +
     `\`a-zA-Z0-9._-\` made \`_\`, cut to ${MAX_FILENAME_LENGTH} characters; an empty result becomes \`upload_<timestamp>\` ` +
     '(milliseconds). The stored type is the part’s `Content-Type` (its `type/subtype`), `application/octet-stream` when ' +

@@ -4,7 +4,8 @@ import { limits } from '../../../lib/http/limits'
 import { errorResponse } from '../../../lib/http/openapi'
 import { errorFields, log } from '../../../lib/log'
 import { downloadDisposition, hasDownload, skillManifest } from '../../../lib/skills/manifest'
-import { countDownload, findSkill } from '../../../lib/skills/queries'
+import { countDailyDownload } from '../../../lib/skills/downloads'
+import { findSkill } from '../../../lib/skills/queries'
 import { skillRoute } from '../route'
 import { ManifestSchema, SkillIdParams } from '../schemas'
 
@@ -17,7 +18,10 @@ export const route = skillRoute(limits.skillDownload, {
   description:
     'A JSON attachment named `<slug>.service-skill.json`, the slug being the name lower-cased, each run of other ' +
     'characters than a-z and 0-9 one `-`, trimmed of `-`, at most 80 characters, `service-skill` when nothing is left. ' +
-    'Each download adds one to the skill’s `downloads` (best effort: a failed count does not fail the download). A ' +
+    'A user’s first download of a skill in a UTC day adds one to the skill’s `downloads` (which ranks the catalog); ' +
+    'their other downloads of it that day are served but not counted, so one account cannot raise a skill’s rank ' +
+    'by downloading it again (two users count twice; the next UTC day counts again). Best effort: a failed count ' +
+    'does not fail the download. A ' +
     'skill with nothing to download (no code, MCP server, widget URL or widget configuration) is 404.',
   request: { params: SkillIdParams },
   responses: {
@@ -35,10 +39,10 @@ export const route = skillRoute(limits.skillDownload, {
 })
 
 export const handler: RouteHandler<typeof route> = async (c) => {
-  const { db } = c.var.services
-  const skill = await findSkill(db, c.req.valid('param').skillId)
+  const { services, user } = c.var
+  const skill = await findSkill(services.db, c.req.valid('param').skillId)
   if (!hasDownload(skill)) throw new ApiError(404, 'Skill has nothing to download', { code: 'NOT_FOUND' })
-  await countDownload(db, skill.id).catch((e) => log.warn('skills.download_count_failed', { skillId: skill.id, ...errorFields(e) }))
+  await countDailyDownload(services, skill.id, user.id).catch((e) => log.warn('skills.download_count_failed', { skillId: skill.id, ...errorFields(e) }))
   return c.json(skillManifest(skill), 200, {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Disposition': downloadDisposition(skill.name),

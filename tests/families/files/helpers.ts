@@ -1,6 +1,8 @@
 import { and, eq } from 'drizzle-orm'
 import { existsSync } from 'node:fs'
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { createServer, request, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { files, storageUsage } from '../../../schema'
@@ -17,18 +19,51 @@ export interface FilesHarness extends Harness {
   kind: StoreKind
   /** Where the store keeps its bytes on disk (local root, or s3rver's directory): to check nothing is left. */
   storeDir: string
+  /**
+   * S3 with `faultyDeletes` only: while true, the store answers every DeleteObject with 503 SlowDown, as S3 does
+   * under load (a proxy in front of s3rver; everything else passes through).
+   */
+  faults: { failDeletes: boolean }
 }
 
-/** A harness whose storage is `kind`, in a fresh directory (and, for S3, its own s3rver). */
-export async function filesHarness(kind: StoreKind, env: Record<string, string> = {}): Promise<FilesHarness & { closeAll(): Promise<void> }> {
+/**
+ * A harness whose storage is `kind`, in a fresh directory (and, for S3, its own s3rver; with `faultyDeletes`, behind
+ * a proxy whose deletes can be made to fail: `h.faults.failDeletes`).
+ */
+export async function filesHarness(
+  kind: StoreKind,
+  env: Record<string, string> = {},
+  opts: { faultyDeletes?: boolean } = {},
+): Promise<FilesHarness & { closeAll(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), `files-${kind}-`))
   let server: S3rverServer | undefined
+  let proxy: Server | undefined
+  const faults = { failDeletes: false }
   let storeEnv: Record<string, string> = { DATA_DIR: dir }
   let storeDir = join(dir, 'files')
   if (kind === 's3') {
     storeDir = join(dir, 's3rver')
     server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: storeDir, configureBuckets: [{ name: BUCKET }] })
-    const { port } = await server.run()
+    let { port } = await server.run()
+    if (opts.faultyDeletes) {
+      const s3Port = port
+      proxy = createServer((req, res) => {
+        // DeleteObject has no query (AbortMultipartUpload, also a DELETE, carries its uploadId).
+        if (faults.failDeletes && req.method === 'DELETE' && !req.url?.includes('?')) {
+          req.resume()
+          res.writeHead(503, { 'content-type': 'application/xml' })
+          res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>')
+          return
+        }
+        const out = request({ host: '127.0.0.1', port: s3Port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers)
+          up.pipe(res)
+        })
+        req.pipe(out)
+      })
+      await new Promise<void>((r) => proxy!.listen(0, '127.0.0.1', r))
+      port = (proxy.address() as AddressInfo).port
+    }
     storeEnv = {
       ...storeEnv,
       S3_BUCKET: BUCKET,
@@ -43,8 +78,13 @@ export async function filesHarness(kind: StoreKind, env: Record<string, string> 
   return Object.assign(h, {
     kind,
     storeDir,
+    faults,
     async closeAll() {
       await h.close()
+      if (proxy) await new Promise<void>((r) => {
+        proxy!.close(() => r())
+        proxy!.closeAllConnections()
+      })
       await server?.close()
       await rm(dir, { recursive: true, force: true })
     },
@@ -160,7 +200,7 @@ export async function setUsage(h: Harness, userId: string, bytes: number) {
   await h.db.insert(storageUsage).values({ userId, bytes }).onConflictDoUpdate({ target: storageUsage.userId, set: { bytes } })
 }
 
-export async function recordsOf(h: Harness, userId: string, status?: 'pending' | 'stored') {
+export async function recordsOf(h: Harness, userId: string, status?: 'pending' | 'stored' | 'deleting') {
   return h.db
     .select()
     .from(files)

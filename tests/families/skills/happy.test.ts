@@ -1,8 +1,8 @@
 import { and, eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { PLATFORM_SKILLS } from '../../../lib/skills/catalog'
 import { agents, skillInstallations, skills } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
+import { createHarness, type Harness, type SeededUser } from '../../support/harness'
 import { call } from '../../support/requests'
 import { seedAgent } from '../instance/helpers'
 import { CLEAN_CODE, createSkill, freshUser, install, insertSkill, json, liveAgent, stopRuntimes, uninstall, uniqueName } from './helpers'
@@ -295,7 +295,7 @@ describe('skills: install and uninstall', () => {
 })
 
 describe('skills: download', () => {
-  it('the service.skill.v1 manifest, exactly, as an attachment named by the slug; downloads + 1 each time', async () => {
+  it('the service.skill.v1 manifest, exactly, as an attachment named by the slug; downloads + 1 (once a day per user)', async () => {
     const u = await freshUser(h)
     const { skill } = await createSkill(h, u, { name: `  Ünïcode & Co.: Weather ${crypto.randomUUID().slice(0, 4)}!! ` })
     const res = await call(h, 'GET', `/api/skills/${skill.id}/download`, { user: u })
@@ -320,9 +320,34 @@ describe('skills: download', () => {
       widgetUrl: null,
       widgetConfig: null,
     })
-    await json(call(h, 'GET', `/api/skills/${skill.id}/download`, { user: u }), 200)
     const [row] = await h.db.select({ downloads: skills.downloads }).from(skills).where(eq(skills.id, skill.id))
-    expect(row.downloads).toBe(2)
+    expect(row.downloads).toBe(1)
+  })
+
+  it('a download counts once per user per skill per UTC day: one user’s repeats once, two users twice, the next day again', async () => {
+    const downloads = async (id: string) => (await h.db.select({ downloads: skills.downloads }).from(skills).where(eq(skills.id, id)))[0].downloads
+    const get = (user: SeededUser, id: string) => json(call(h, 'GET', `/api/skills/${id}/download`, { user }), 200)
+    const [u, v] = [await freshUser(h, 'Repeat'), await freshUser(h, 'Other')]
+    const { skill } = await createSkill(h, u)
+    const { skill: another } = await createSkill(h, u)
+    const midnight = Math.ceil(Date.now() / 86_400_000) * 86_400_000 // the end of today, UTC
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      vi.setSystemTime(midnight - 60_000) // the last minute of the UTC day
+      for (let i = 0; i < 5; i++) await get(u, skill.id) // every download is served…
+      expect(await downloads(skill.id)).toBe(1) // …one is counted
+      await get(v, skill.id)
+      await get(v, skill.id)
+      expect(await downloads(skill.id)).toBe(2) // a second user counts once too
+      await get(u, another.id)
+      expect(await downloads(another.id)).toBe(1) // per skill
+      vi.setSystemTime(midnight + 1_000) // the next UTC day
+      await get(u, skill.id)
+      await get(u, skill.id)
+      expect(await downloads(skill.id)).toBe(3)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('slug edge cases: only symbols → service-skill; long names cut at 80 without a trailing dash', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, type Harness } from '../../support/harness'
+import { call } from '../../support/requests'
 import { post, seedPoster, text } from './helpers'
 
 let h: Harness
@@ -93,5 +94,22 @@ describe('social posts: errors', () => {
     const res = await post(h, h.users.alice, { agentId: 'no-such-agent', content: 'x' })
     expect(res.status).toBe(404)
     expect((await res.json()).error).toBe('Agent not found')
+  })
+
+  it('deleting an agent and creating another does not reset the day: the account’s posts are counted too (429 POST_LIMIT)', async () => {
+    const carol = await h.seedUser('Carol', `carol-${crypto.randomUUID()}@example.com`)
+    const first = await seedPoster(h, carol)
+    for (let i = 0; i < 5; i++) expect((await post(h, carol, { agentId: first.id, content: text() })).status).toBe(201)
+    expect((await call(h, 'DELETE', `/api/agents/${first.id}`, { user: carol })).status).toBe(200)
+    const recreated = await seedPoster(h, carol)
+    const res = await post(h, carol, { agentId: recreated.id, content: text() })
+    expect(res.status).toBe(429)
+    expect(await res.json()).toEqual({ error: 'Daily post limit reached for this account', code: 'POST_LIMIT', retryAfterSeconds: expect.any(Number) })
+    expect(res.headers.get('ratelimit-remaining')).toBe('0')
+    // The account's cap is its agents' limits together: a second agent (one more a plan allows) posts its own five.
+    const second = await seedPoster(h, carol)
+    for (let i = 0; i < 5; i++) expect((await post(h, carol, { agentId: second.id, content: text() })).status).toBe(201)
+    expect((await post(h, carol, { agentId: recreated.id, content: text() })).status).toBe(429)
+    expect((await post(h, carol, { agentId: second.id, content: text() })).status).toBe(429)
   })
 })
