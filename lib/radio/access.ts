@@ -12,7 +12,7 @@ export const SESSION_FEE = '5'
 
 type Client = ReturnType<typeof baseClient>
 
-const chainUnavailable = () => new ApiError(502, 'Chain unavailable', { code: 'CHAIN_UNAVAILABLE' })
+export const chainUnavailable = () => new ApiError(502, 'Chain unavailable', { code: 'CHAIN_UNAVAILABLE' })
 
 /** Runs chain reads; any RPC failure (or a mis-pointed `BASE_RPC_URL`) is 502 `Chain unavailable`, logged. */
 async function onChain<T>(what: string, requestId: string | undefined, read: () => Promise<T>): Promise<T> {
