@@ -102,6 +102,32 @@ describe.skipIf(!anvilAvailable)('radio: starting a session (anvil as chain 8453
   })
 })
 
+describe.skipIf(!anvilAvailable)('radio: the wallet proof (a SIWE message over a nonce from /api/auth/nonce)', () => {
+  it("a deployed smart wallet proves itself with its owner's signature, checked by ERC-1271; the message may name it in any case", async () => {
+    const wallet = await w.smartWallet()
+    await w.grantGuestPass(wallet)
+    const proof = await w.proof(wallet.toLowerCase())
+    expect(proof.message).toContain('\n\nStart a DJ radio session with this wallet.\n\n')
+    const { status, body } = await json(await w.post({ wallet, ...proof }))
+    expect(status, JSON.stringify(body)).toBe(200)
+    expect(body.session.wallet).toBe(wallet)
+  })
+
+  it('a counterfactual wallet signs with ERC-6492: the proof verifies (403 only because radio needs code), and starts once it is deployed', async () => {
+    const salt = `0x${'5e'.repeat(32)}` as const
+    const wallet = await w.counterfactual(salt)
+    await w.grantGuestPass(wallet)
+    const proof = await w.proof(wallet)
+    expect(proof.signature.endsWith('6492'.repeat(16))).toBe(true) // the ERC-6492 magic suffix
+    // The proof is accepted; only then is the wallet found undeployed.
+    expect(await json(await w.post({ wallet, ...proof }))).toEqual({ status: 403, body: { error: 'A smart wallet is required', code: 'SMART_WALLET_REQUIRED' } })
+    await w.deployCounterfactual(salt)
+    const { status, body } = await json(await w.post({ wallet, ...(await w.proof(wallet)) }))
+    expect(status, JSON.stringify(body)).toBe(200)
+    expect((await w.session(body.session.id)).accessPath).toBe('guest_pass')
+  })
+})
+
 describe.skipIf(!anvilAvailable)('radio: ending a session', () => {
   it('without archive: `ended`, the stream disabled then deleted with its recordings; the slot is free again', async () => {
     const s = await w.started()

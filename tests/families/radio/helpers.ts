@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import { createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, parseUnits, type Address, type Hex } from 'viem'
+import { createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, parseUnits, type Address, type Hex, type LocalAccount } from 'viem'
 import type { SiweMessage } from 'viem/siwe'
 import { base } from 'viem/chains'
 import type { Config } from '../../../lib/config'
@@ -91,11 +91,11 @@ export async function radioWorld(opts: { env?: Record<string, string | undefined
     failPublishes(n = 1) {
       failing = n
     },
-    /** A deployed smart account (contract code at its address), new each call; its owner signs its proofs (ERC-1271). */
-    async smartWallet(): Promise<Address> {
+    /** A deployed smart account (contract code at its address), new each call; its owner (one for all unless told) signs its proofs (ERC-1271). */
+    async smartWallet(o: { owner?: LocalAccount } = {}): Promise<Address> {
       const salt = `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex')}` as Hex
-      const address = getAddress(await accounts.deploy(owner, salt))
-      signers.set(address.toLowerCase(), owner)
+      const address = getAddress(await accounts.deploy(o.owner ?? owner, salt))
+      signers.set(address.toLowerCase(), o.owner ?? owner)
       return address
     },
     /**
