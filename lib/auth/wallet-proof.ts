@@ -1,12 +1,10 @@
 import type { Context } from 'hono'
 import { isAddressEqual, type Hex } from 'viem'
-import { getChainId, verifyMessage } from 'viem/actions'
 import { parseSiweMessage, validateSiweMessage } from 'viem/siwe'
-import { BASE_CHAIN_ID, baseClient } from '../chain'
+import { BASE_CHAIN_ID } from '../chain'
 import type { AppEnv } from '../context'
 import type { ErrorCode } from '../http/error-codes'
 import { ApiError } from '../http/errors'
-import { errorFields, log } from '../log'
 import { consumeNonce } from './wallet-nonce'
 
 export interface WalletClaim {
@@ -53,19 +51,12 @@ function checkStatement(statement: string | undefined, purpose: WalletProofPurpo
   }
 }
 
-export interface BaseOptions {
-  /** The proof this message must be (its statement); none for sign-in. */
-  purpose?: WalletProofPurpose
-  /** The route's own answer when Base cannot be asked; 503 `CHAIN_UNAVAILABLE` by default. */
-  unavailable?: () => ApiError
-}
-
 /**
- * Chain 8453: an EIP-4361 message for this service. The nonce is spent before anything else is checked.
- * EOA signatures are recovered offline; anything else (ERC-1271 deployed, ERC-6492 counterfactual) is
- * checked with an `eth_call` on Base.
+ * Chain 8453: every rule of an EIP-4361 message for this service but its signature (wallet-signature.ts checks
+ * any wallet's; radio checks a deployed smart wallet's). The nonce is spent before anything else is checked.
+ * `purpose`: the proof this message must be (its statement); none for sign-in.
  */
-export async function verifyBase(c: Context<AppEnv>, claim: WalletClaim, opts: BaseOptions = {}) {
+export async function checkBaseMessage(c: Context<AppEnv>, claim: WalletClaim, purpose?: WalletProofPurpose) {
   const { config } = c.var.services
   const siwe = parseSiweMessage(claim.message)
   const { domain, address, uri, version, chainId, nonce, issuedAt } = siwe
@@ -79,7 +70,7 @@ export async function verifyBase(c: Context<AppEnv>, claim: WalletClaim, opts: B
   }
   if (!config.APP_ORIGIN.includes(originOf(uri))) throw refuse('Message URI does not match', 'URI_MISMATCH')
   if (chainId !== BASE_CHAIN_ID) throw refuse('Message chain does not match', 'CHAIN_MISMATCH')
-  checkStatement(siwe.statement, opts.purpose)
+  checkStatement(siwe.statement, purpose)
   checkAddress(claim.address, address)
   const now = Date.now()
   checkIssuedAt(issuedAt, now)
@@ -89,47 +80,31 @@ export async function verifyBase(c: Context<AppEnv>, claim: WalletClaim, opts: B
   if (!validateSiweMessage({ message: siwe, address: claim.address, domain: first.host, nonce, time: new Date(now) })) {
     throw malformed()
   }
-
-  const client = baseClient(config)
-  const { address: claimed, message, signature } = claim
-  const valid = await verifyMessage(client, { address: claimed, message, signature, mode: 'eoa' }).catch(() => false)
-  if (valid) return
-  // viem reports an unreachable (or wrong) RPC as an invalid signature: tell the two apart before a 401.
-  const chain = await getChainId(client).catch((e: unknown) => e)
-  if (chain !== BASE_CHAIN_ID) {
-    log.error('wallet.base_rpc_unusable', { requestId: c.var.requestId, ...(chain instanceof Error ? errorFields(chain) : { chainId: String(chain) }) })
-    throw opts.unavailable?.() ?? new ApiError(503, 'Signature verification unavailable', { code: 'CHAIN_UNAVAILABLE' })
-  }
-  throw refuse('Invalid signature', 'SIGNATURE_INVALID')
 }
 
+export const invalidSignature = () => refuse('Invalid signature', 'SIGNATURE_INVALID')
+
 /**
- * The request's proof that its caller holds `wallet` (spec: a wallet named in a request that grants it something
- * signs a server-issued nonce): `message`, the EIP-4361 message over a nonce from `/api/auth/nonce` with the
- * purpose's statement, and `signature`, the wallet's (EOA, ERC-1271 or ERC-6492). Without them 401
- * `SIGNATURE_REQUIRED`; otherwise as `verifyBase`. Call it after validation and the rate limit, before any grant.
+ * The claim a request's wallet proof makes (spec: a wallet named in a request that grants it something signs a
+ * server-issued nonce): `message`, the EIP-4361 message over a nonce from `/api/auth/nonce` with the purpose's
+ * statement, and `signature`, the wallet's. Without them 401 `SIGNATURE_REQUIRED`.
  */
-export async function requireWalletProof(
-  c: Context<AppEnv>,
-  wallet: string,
-  proof: { message?: string; signature?: string },
-  purpose: WalletProofPurpose,
-  unavailable?: () => ApiError,
-) {
+export function proofClaim(wallet: string, proof: { message?: string; signature?: string }): WalletClaim {
   if (!proof.message || !proof.signature) {
     throw new ApiError(401, 'Wallet proof required: `message` and `signature`', { code: 'SIGNATURE_REQUIRED' })
   }
-  await verifyBase(c, { address: wallet as Hex, message: proof.message, signature: proof.signature as Hex }, { purpose, unavailable })
+  return { address: wallet as Hex, message: proof.message, signature: proof.signature as Hex }
 }
 
-/** How a route documents the proof it requires (its OpenAPI description). */
-export const walletProofDoc = (purpose: WalletProofPurpose, walletField: string) =>
+const ANY_WALLET = "that wallet's signature of it (EOA, ERC-1271 deployed, or ERC-6492 counterfactual; the latter two are checked on Base)"
+
+/** How a route documents the proof it requires (its OpenAPI description); `signedBy` says whose signatures count. */
+export const walletProofDoc = (purpose: WalletProofPurpose, walletField: string, signedBy = ANY_WALLET) =>
   `**Wallet proof** (required before anything else is looked up): \`message\`, an EIP-4361 (SIWE) message as for ` +
   '`POST /api/wallet-auth` on Base (a fresh single-use nonce from `/api/auth/nonce`, valid 10 minutes; `domain` the ' +
   'host of the first APP_ORIGIN, `URI` on one of APP_ORIGIN, `Chain ID` 8453, `Issued At` not more than 60 s ahead, ' +
   `\`Expiration Time\` not passed) whose address is \`${walletField}\` and whose statement is exactly ` +
-  `\`${WALLET_PROOF_STATEMENTS[purpose]}\`, and \`signature\`, that wallet's signature of it (EOA, ERC-1271 deployed, ` +
-  'or ERC-6492 counterfactual; the latter two are checked on Base). The nonce is spent by the first attempt, ' +
+  `\`${WALLET_PROOF_STATEMENTS[purpose]}\`, and \`signature\`, ${signedBy}. The nonce is spent by the first attempt, ` +
   'whatever its outcome. Refusals: 401 `SIGNATURE_REQUIRED` (no `message` or `signature`), `NONCE_INVALID` ' +
   '(unknown, used or expired), `DOMAIN_MISMATCH`, `URI_MISMATCH`, `CHAIN_MISMATCH`, `ADDRESS_MISMATCH` (the ' +
   `message names another wallet than \`${walletField}\`), \`MESSAGE_EXPIRED\`, \`MESSAGE_NOT_YET_VALID\`, ` +

@@ -2,7 +2,7 @@ import { createRoute } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { getAddress } from 'viem'
 import { requireSessionSecret } from '../../../lib/auth/csrf'
-import { requireWalletProof, walletProofDoc } from '../../../lib/auth/wallet-proof'
+import { walletProofDoc } from '../../../lib/auth/wallet-proof'
 import { baseClient } from '../../../lib/chain'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
@@ -11,7 +11,7 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { errorFields, log } from '../../../lib/log'
-import { chainUnavailable, feeTerms, holdsStationToken, requireSmartWallet, SESSION_FEE, stationToken, STATION_TOKEN_HOLDING, verifySessionFee } from '../../../lib/radio/access'
+import { feeTerms, holdsStationToken, requireDjProof, SESSION_FEE, stationToken, STATION_TOKEN_HOLDING, verifySessionFee } from '../../../lib/radio/access'
 import { RADIO_EXPIRE_PATH } from '../../../lib/radio/expire'
 import { MUX_RTMP_URL, muxClient, playbackIdOf, type MuxLiveStream } from '../../../lib/radio/mux'
 import { attachStream, discardSession, MAX_SESSION_SEC, openSession, paymentUsed, sessionActive, walletStanding, type AccessPath } from '../../../lib/radio/sessions'
@@ -31,10 +31,15 @@ export const route = createRoute(
     summary: 'Start a DJ session: a Mux live stream for a smart wallet',
     description:
       'No session: the wallet is the DJ. ' +
-      walletProofDoc('radio', 'wallet') +
+      walletProofDoc(
+        'radio',
+        'wallet',
+        "the wallet's ERC-1271 `isValidSignature` of the message's EIP-191 hash, asked on Base (an ERC-6492 wrapper is " +
+          'unwrapped). The message is checked first, then the wallet must be a smart wallet (contract code on chain ' +
+          '8453; an EOA or an undeployed account is 403 `SMART_WALLET_REQUIRED`), then the signature',
+      ) +
       ' Without the proof anyone could name a holder\'s (or a fee payer\'s) wallet and take its session.\n\n' +
-      'It must be a smart wallet (contract code on chain 8453; an EOA or an ' +
-      'undeployed account is 403). Access, checked in this order: an unexpired guest pass (`radio_guest_passes`); a ' +
+      'Access, checked in this order: an unexpired guest pass (`radio_guest_passes`); a ' +
       `holding of at least ${holding} whole station tokens (\`RADIO_STATION_TOKEN\`, scaled by its \`decimals()\`; ` +
       `without it this path is off); else the ${SESSION_FEE} USDC session fee: \`txHash\` of a mined transfer of at ` +
       'least that much of `PAYMENT_TOKEN_ADDRESS` from the wallet to the platform wallet `PAYMENT_RECIPIENT`, each ' +
@@ -73,15 +78,14 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const wallet = getAddress(body.wallet.toLowerCase())
   const walletKey = wallet.toLowerCase()
   const txHash = body.txHash?.toLowerCase()
+  const client = baseClient(config)
 
-  // The caller proves it holds the wallet before anything is looked up or granted (the limiter and validation ran).
-  await requireWalletProof(c, wallet, body, 'radio', chainUnavailable)
+  // The caller proves it holds the (smart) wallet before anything is looked up or granted: validation and the
+  // limiter ran, the message's rules and nonce are checked before its two chain reads (code, ERC-1271).
+  await requireDjProof(c, client, wallet, body)
   const now = new Date()
-  // Then the refusals that need no further chain call.
   const standing = await walletStanding(db, walletKey, txHash, now)
   if (standing.hasCurrent) throw sessionActive()
-  const client = baseClient(config)
-  await requireSmartWallet(client, config.BASE_RPC_URL, wallet, requestId)
 
   let accessPath: AccessPath
   let payment: Awaited<ReturnType<typeof verifySessionFee>> | undefined

@@ -10,7 +10,7 @@ import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { enforceRateLimit, limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
-import { verifyBase } from '../../../lib/auth/wallet-proof'
+import { verifyBase } from '../../../lib/auth/wallet-signature'
 import { verifyTempo } from '../verify'
 
 const WalletAuthBody = z

@@ -109,6 +109,8 @@ export async function radioWorld(opts: { env?: Record<string, string | undefined
     },
     /** Deploys the counterfactual account of `salt`. */
     deployCounterfactual: (salt: Hex) => accounts.deploy(owner, salt),
+    /** An ERC-6492-wrapped signature of `message` for the account of `salt`, signed by `signer` (its owner unless told). */
+    sign6492: (salt: Hex, message: string, signer?: LocalAccount) => accounts.sign6492(owner, salt, message, signer),
     /**
      * The `{message, signature}` proving `wallet` for a DJ session: signed by `signer`, or by whoever signs for that
      * wallet here (its key, its owner); `over` changes the message's fields.
