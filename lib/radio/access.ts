@@ -1,5 +1,5 @@
 import type { Context } from 'hono'
-import { erc20Abi, getAddress, hashMessage, isAddress, parseErc6492Signature, parseUnits, type Address } from 'viem'
+import { erc20Abi, getAddress, hashMessage, isAddress, parseErc6492Signature, parseUnits, type Address, type Hex } from 'viem'
 import { getChainId, getCode, readContract } from 'viem/actions'
 import { checkBaseMessage, invalidSignature, proofClaim } from '../auth/wallet-proof'
 import { assertBaseChain, BASE_CHAIN_ID, type baseClient } from '../chain'
@@ -15,7 +15,7 @@ export const SESSION_FEE = '5'
 
 type Client = ReturnType<typeof baseClient>
 
-export const chainUnavailable = () => new ApiError(502, 'Chain unavailable', { code: 'CHAIN_UNAVAILABLE' })
+const chainUnavailable = () => new ApiError(502, 'Chain unavailable', { code: 'CHAIN_UNAVAILABLE' })
 
 /** Runs chain reads; any RPC failure (or a mis-pointed `BASE_RPC_URL`) is 502 `Chain unavailable`, logged. */
 async function onChain<T>(what: string, requestId: string | undefined, read: () => Promise<T>): Promise<T> {
@@ -63,7 +63,12 @@ export async function requireDjProof(c: Context<AppEnv>, client: Client, wallet:
   await checkBaseMessage(c, claim, 'radio')
   const requestId = c.var.requestId
   await requireSmartWallet(client, c.var.services.config.BASE_RPC_URL, wallet, requestId)
-  const { signature } = parseErc6492Signature(claim.signature)
+  let signature: Hex
+  try {
+    signature = parseErc6492Signature(claim.signature).signature
+  } catch {
+    throw invalidSignature() // the 6492 suffix on something that does not decode
+  }
   const answer = await readContract(client, { address: wallet, abi: erc1271Abi, functionName: 'isValidSignature', args: [hashMessage(claim.message), signature] }).catch(
     (e: unknown) => e,
   )

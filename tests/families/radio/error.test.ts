@@ -180,6 +180,16 @@ describe.skipIf(!anvilAvailable)('radio: create refusals', () => {
     expect(await w.sessionsOf(wallet)).toEqual([])
   })
 
+  it('a signature that is none (stray bytes, a broken ERC-6492 wrapper): 401 `SIGNATURE_INVALID`, nothing started', async () => {
+    const wallet = await w.smartWallet()
+    await w.grantGuestPass(wallet)
+    for (const signature of ['0x00', `0x${'ab'.repeat(65)}`, `0x${'00'.repeat(10)}${'6492'.repeat(16)}`]) {
+      const { message } = await w.proof(wallet)
+      expect(await json(await w.post({ wallet, message, signature })), signature).toEqual({ status: 401, body: { error: 'Invalid signature', code: 'SIGNATURE_INVALID' } })
+    }
+    expect(await w.sessionsOf(wallet)).toEqual([])
+  })
+
   it("the chain RPC down while a smart wallet's proof is checked: 502 `Chain unavailable`, the nonce spent, nothing started", async () => {
     const wallet = await w.smartWallet()
     await w.grantGuestPass(wallet)
