@@ -20,7 +20,7 @@ export const DEPOSIT_REFUSALS = {
 const reasonOf = (r: Exclude<TransferRefusal, 'unavailable'>): keyof typeof DEPOSIT_REFUSALS =>
   r === 'underpaid' ? 'empty' : r === 'malformed' || r === 'unbound' ? 'not_found' : r
 
-const chainDown = () => new ApiError(502, 'The chain could not be reached', { code: 'CHAIN_UNAVAILABLE' })
+export const chainDown = () => new ApiError(502, 'The chain could not be reached', { code: 'CHAIN_UNAVAILABLE' })
 
 /**
  * The deposit `txHash` as the chain shows it: a successful transfer of the payment token from `wallet` to the

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi'
 import { formatUnits, getAddress } from 'viem'
+import { walletProofFields } from '../../lib/http/fields'
 import type { PaymentSettings } from '../../lib/payments/config'
 import type { PaymentSession } from '../../lib/payments/sessions'
 import { VOUCHER_DOMAIN, VOUCHER_HEADER } from '../../lib/payments/voucher'
@@ -11,6 +12,7 @@ export const OpenSessionBody = z
   .object({
     walletAddress: z.string({ error: 'walletAddress required' }).max(42).regex(ADDRESS, 'walletAddress must be a 0x-prefixed 40-hex-digit address'),
     txHash: z.string({ error: 'txHash required' }).max(66).regex(/^0x[0-9a-fA-F]{64}$/, 'txHash must be a 0x-prefixed 32-byte transaction hash'),
+    ...walletProofFields('walletAddress'),
   })
   .openapi('OpenPaymentSessionRequest')
 

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi'
+import { walletProofFields } from '../../lib/http/fields'
 import { MAX_SESSION_SEC } from '../../lib/radio/sessions'
 
 const iso = (description: string) => z.string().max(64).openapi({ format: 'date-time', description })
@@ -20,6 +21,7 @@ export const CreateStreamBody = z
       .regex(/^0x[0-9a-fA-F]{64}$/, 'Invalid txHash')
       .optional()
       .openapi({ description: 'The 5 USDC session fee transfer (only read when neither the holding nor a guest pass applies)' }),
+    ...walletProofFields('wallet'),
   })
   .openapi('CreateRadioStream')
 

@@ -1,6 +1,9 @@
-import { erc20Abi, getAddress, isAddress, parseUnits, type Address } from 'viem'
-import { getCode, readContract } from 'viem/actions'
+import type { Context } from 'hono'
+import { erc20Abi, getAddress, hashMessage, isAddress, parseErc6492Signature, parseUnits, type Address, type Hex } from 'viem'
+import { getChainId, getCode, readContract } from 'viem/actions'
+import { checkBaseMessage, invalidSignature, proofClaim } from '../auth/wallet-proof'
 import { assertBaseChain, BASE_CHAIN_ID, type baseClient } from '../chain'
+import type { AppEnv } from '../context'
 import type { Config } from '../config'
 import { ApiError } from '../http/errors'
 import { errorFields, log } from '../log'
@@ -34,6 +37,48 @@ export async function requireSmartWallet(client: Client, rpcUrl: string, wallet:
     return getCode(client, { address: wallet })
   })
   if (!code || code === '0x') throw new ApiError(403, 'A smart wallet is required', { code: 'SMART_WALLET_REQUIRED' })
+}
+
+const ERC1271_MAGIC = '0x1626ba7e'
+const erc1271Abi = [
+  {
+    type: 'function',
+    name: 'isValidSignature',
+    stateMutability: 'view',
+    inputs: [{ name: 'hash', type: 'bytes32' }, { name: 'signature', type: 'bytes' }],
+    outputs: [{ type: 'bytes4' }],
+  },
+] as const
+
+/**
+ * The DJ's wallet proof (lib/auth/wallet-proof.ts, statement `radio`): the message's rules (nonce spent first),
+ * then the wallet must be a smart wallet (403, as `requireSmartWallet`), then its ERC-1271 `isValidSignature`
+ * must accept the signature of the message's EIP-191 hash (an ERC-6492 wrapper, which a wallet may still add once
+ * deployed, is unwrapped). Only deployed smart wallets stream, so the EOA and counterfactual checks of wallet
+ * sign-in (and their ~34 KB of bundled code) are not needed here. A refusal is 401 `SIGNATURE_INVALID`; an
+ * unusable chain 502.
+ */
+export async function requireDjProof(c: Context<AppEnv>, client: Client, wallet: Address, proof: { message?: string; signature?: string }) {
+  const claim = proofClaim(wallet, proof)
+  await checkBaseMessage(c, claim, 'radio')
+  const requestId = c.var.requestId
+  await requireSmartWallet(client, c.var.services.config.BASE_RPC_URL, wallet, requestId)
+  let signature: Hex
+  try {
+    signature = parseErc6492Signature(claim.signature).signature
+  } catch {
+    throw invalidSignature() // the 6492 suffix on something that does not decode
+  }
+  const answer = await readContract(client, { address: wallet, abi: erc1271Abi, functionName: 'isValidSignature', args: [hashMessage(claim.message), signature] }).catch(
+    (e: unknown) => e,
+  )
+  if (answer === ERC1271_MAGIC) return
+  // A revert is a refusal; an unreachable RPC is not: ask the chain before answering 401.
+  if ((await getChainId(client).catch(() => null)) !== BASE_CHAIN_ID) {
+    log.error('radio.chain_read_failed', { requestId, what: 'isValidSignature', ...(answer instanceof Error ? errorFields(answer) : {}) })
+    throw chainUnavailable()
+  }
+  throw invalidSignature()
 }
 
 /** The station token as configured, or null (no holding path). A malformed address is logged and treated as unset. */

@@ -2,6 +2,7 @@ import { parseUnits, type Hex, type LocalAccount } from 'viem'
 import { encodeVoucher, VOUCHER_HEADER, voucherTypedData } from '../../lib/payments/voucher'
 import type { PaymentChain } from './payment-chain'
 import { freshIp } from './requests'
+import { walletProof, type ProofSigner } from './wallet-proof'
 
 /** Anything that answers web requests as the harness's `web` app does. */
 type WebApp = { request(path: string, init?: RequestInit): Response | Promise<Response> }
@@ -23,13 +24,18 @@ export const sessionHeaders = (s: { sessionId: string; wallet: LocalAccount }, v
   ...(voucher === undefined ? {} : { [VOUCHER_HEADER]: voucher }),
 })
 
-/** `POST /api/wallet/sessions` from a fresh client address. */
-export const postOpen = (web: WebApp, body: unknown) =>
-  web.request('/api/wallet/sessions', {
+/**
+ * `POST /api/wallet/sessions` from a fresh client address. With `prover`, the body gets a wallet proof of its
+ * `walletAddress` signed by `prover` (who may not hold it); without, it is sent as it is.
+ */
+export async function postOpen(web: WebApp, body: unknown, prover?: ProofSigner) {
+  const proof = prover && typeof body === 'object' && body ? await walletProof(web, 'paymentSession', (body as { walletAddress: string }).walletAddress, prover) : {}
+  return web.request('/api/wallet/sessions', {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'cf-connecting-ip': freshIp() },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
+    body: typeof body === 'string' ? body : JSON.stringify({ ...proof, ...(body as object) }),
   })
+}
 
 /**
  * A wallet's open payment session, as a client keeps it: every `voucher(priceUsd)` raises the cumulative amount
@@ -45,10 +51,10 @@ export class PaymentSessionClient {
     readonly opened: Record<string, unknown>,
   ) {}
 
-  /** Deposits `depositUsd` from `wallet` on `chain` and opens a session with it; throws unless 201. */
+  /** Deposits `depositUsd` from `wallet` on `chain` and opens a session with it, proving the wallet; throws unless 201. */
   static async open(web: WebApp, chain: PaymentChain, wallet: LocalAccount, depositUsd: string) {
     const txHash = await chain.pay(wallet, { amount: depositUsd })
-    const res = await postOpen(web, { walletAddress: wallet.address, txHash })
+    const res = await postOpen(web, { walletAddress: wallet.address, txHash }, wallet)
     const body = (await res.json()) as Record<string, unknown>
     if (res.status !== 201) throw new Error(`open failed: ${res.status} ${JSON.stringify(body)}`)
     return new PaymentSessionClient(body.sessionId as string, wallet, { ...body, txHash })

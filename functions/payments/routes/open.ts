@@ -1,6 +1,8 @@
 import { createRoute } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { Address } from 'viem'
+import { walletProofDoc } from '../../../lib/auth/wallet-proof'
+import { requireWalletProof } from '../../../lib/auth/wallet-signature'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
@@ -11,7 +13,7 @@ import { log } from '../../../lib/log'
 import { paymentSettings } from '../../../lib/payments/config'
 import { openSession, sessionOpenedBy } from '../../../lib/payments/sessions'
 import { SESSION_PAYMENT_DOC } from '../../../lib/payments/session-charge'
-import { DEPOSIT_REFUSALS, verifyDeposit } from '../deposit'
+import { chainDown, DEPOSIT_REFUSALS, verifyDeposit } from '../deposit'
 import { OpenSessionBody, PaymentSessionSchema, sessionJson } from '../schemas'
 
 const refusals = Object.entries(DEPOSIT_REFUSALS)
@@ -28,12 +30,15 @@ export const route = createRoute(limitedRoute(limits.paymentSessionOpen, {
   description: [
     'No sign-in: the wallet is the account. Transfer the payment token (USDC on Base, chain 8453, unless configured ',
     'otherwise) from `walletAddress` to the platform’s payment recipient with a plain ERC-20 `transfer`, wait for ',
-    'it to be mined, then post `{walletAddress, txHash}`. The transaction is read on chain: it must have succeeded ',
+    'it to be mined, then post `{walletAddress, txHash, message, signature}`. ',
+    walletProofDoc('paymentSession', 'walletAddress'),
+    ' The session’s funds go to the wallet that proves itself here, so only the payer opens what it paid for.\n\n',
+    'The transaction is read on chain: it must have succeeded ',
     'and hold a transfer of the payment token from that wallet to the recipient (the largest one counts as the ',
     'deposit). A transaction opens one session, ever: posting it again, even at the same moment, is 409 ',
     '`DEPOSIT_USED`, and so is a transaction that already paid a gateway call. When the transaction opened a session ',
-    'of `walletAddress`, the 409 carries its `sessionId` (so a payer whose hash was posted first by someone else, or ',
-    'whose first answer was lost, still finds its session; using it still takes the wallet’s signature).\n\n',
+    'of `walletAddress`, the 409 carries its `sessionId` (so a payer whose first answer was lost still finds its ',
+    'session; using it still takes the wallet’s signature).\n\n',
     'Amounts are USD as decimal strings (1 token = 1 USD; `tokenDecimals` converts to the base units vouchers use). ',
     'The session is then spent by the gateway (`POST /api/v1/gateway`, `X-Payment-Method: session`), call by call, ',
     'against vouchers the wallet signs. ',
@@ -45,10 +50,11 @@ export const route = createRoute(limitedRoute(limits.paymentSessionOpen, {
   request: { body: jsonBody(OpenSessionBody) },
   responses: {
     201: ok(PaymentSessionSchema, 'The session, funded with the deposit'),
-    400: errorResponse('Body fields invalid (`VALIDATION`)'),
+    400: errorResponse('Body fields invalid (`VALIDATION`); the proof\'s message malformed or of another purpose (`MESSAGE_MALFORMED`)'),
+    401: errorResponse('The wallet proof is missing (`SIGNATURE_REQUIRED`) or refused (`NONCE_INVALID`, `DOMAIN_MISMATCH`, `URI_MISMATCH`, `CHAIN_MISMATCH`, `ADDRESS_MISMATCH`, `MESSAGE_EXPIRED`, `MESSAGE_NOT_YET_VALID`, `SIGNATURE_INVALID`)'),
     402: errorResponse('The deposit does not verify on chain (`DEPOSIT_INVALID`, with `reason`)'),
     409: errorResponse('The transaction already opened a session or paid for something else (`DEPOSIT_USED`); `sessionId` when it opened one of this wallet'),
-    502: errorResponse('The chain RPC did not answer, or serves another chain (`CHAIN_UNAVAILABLE`)'),
+    502: errorResponse('The chain RPC did not answer, or serves another chain (`CHAIN_UNAVAILABLE`), also when a smart wallet\'s proof cannot be checked'),
     503: errorResponse('Payments are not configured: no `PAYMENT_RECIPIENT` (`NOT_CONFIGURED`)'),
   },
 }, 'handler'))
@@ -58,6 +64,8 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const settings = paymentSettings(c.var.services.config)
   if (!settings) throw new ApiError(503, 'Payment sessions not configured', { code: 'NOT_CONFIGURED' })
   await enforceRateLimit(c, limits.paymentSessionOpen) // after validation, before any RPC call
+  // The wallet proves itself before its deposit is read: the session's funds are granted to it.
+  await requireWalletProof(c, body.walletAddress, body, 'paymentSession', chainDown)
   const deposit = await verifyDeposit(c, settings, { txHash: body.txHash, wallet: body.walletAddress as Address })
   const session = await openSession(c.var.services.db, deposit)
   if (!session) {

@@ -2,6 +2,7 @@ import { createRoute } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { getAddress } from 'viem'
 import { requireSessionSecret } from '../../../lib/auth/csrf'
+import { walletProofDoc } from '../../../lib/auth/wallet-proof'
 import { baseClient } from '../../../lib/chain'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
@@ -10,7 +11,7 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { errorFields, log } from '../../../lib/log'
-import { feeTerms, holdsStationToken, requireSmartWallet, SESSION_FEE, stationToken, STATION_TOKEN_HOLDING, verifySessionFee } from '../../../lib/radio/access'
+import { feeTerms, holdsStationToken, requireDjProof, SESSION_FEE, stationToken, STATION_TOKEN_HOLDING, verifySessionFee } from '../../../lib/radio/access'
 import { RADIO_EXPIRE_PATH } from '../../../lib/radio/expire'
 import { MUX_RTMP_URL, muxClient, playbackIdOf, type MuxLiveStream } from '../../../lib/radio/mux'
 import { attachStream, discardSession, MAX_SESSION_SEC, openSession, paymentUsed, sessionActive, walletStanding, type AccessPath } from '../../../lib/radio/sessions'
@@ -29,8 +30,16 @@ export const route = createRoute(
     tags: ['Radio'],
     summary: 'Start a DJ session: a Mux live stream for a smart wallet',
     description:
-      'No session: the wallet is the DJ. It must be a smart wallet (contract code on chain 8453; an EOA or an ' +
-      'undeployed account is 403). Access, checked in this order: an unexpired guest pass (`radio_guest_passes`); a ' +
+      'No session: the wallet is the DJ. ' +
+      walletProofDoc(
+        'radio',
+        'wallet',
+        "the wallet's ERC-1271 `isValidSignature` of the message's EIP-191 hash, asked on Base (an ERC-6492 wrapper is " +
+          'unwrapped). The message is checked first, then the wallet must be a smart wallet (contract code on chain ' +
+          '8453; an EOA or an undeployed account is 403 `SMART_WALLET_REQUIRED`), then the signature',
+      ) +
+      ' Without the proof anyone could name a holder\'s (or a fee payer\'s) wallet and take its session.\n\n' +
+      'Access, checked in this order: an unexpired guest pass (`radio_guest_passes`); a ' +
       `holding of at least ${holding} whole station tokens (\`RADIO_STATION_TOKEN\`, scaled by its \`decimals()\`; ` +
       `without it this path is off); else the ${SESSION_FEE} USDC session fee: \`txHash\` of a mined transfer of at ` +
       'least that much of `PAYMENT_TOKEN_ADDRESS` from the wallet to the platform wallet `PAYMENT_RECIPIENT`, each ' +
@@ -46,14 +55,15 @@ export const route = createRoute(
     request: { body: jsonBody(CreateStreamBody) },
     responses: {
       200: ok(CreatedStreamSchema),
-      400: errorResponse('`wallet is required`, `Invalid wallet address`, `Invalid txHash`, `city must be at most 80 characters`, `name must be at most 64 characters` (`VALIDATION`)'),
+      400: errorResponse('`wallet is required`, `Invalid wallet address`, `Invalid txHash`, `Invalid signature`, `Message too long`, `city must be at most 80 characters`, `name must be at most 64 characters` (`VALIDATION`); the proof\'s message malformed or of another purpose (`MESSAGE_MALFORMED`)'),
+      401: errorResponse('The wallet proof is missing (`SIGNATURE_REQUIRED`) or refused (`NONCE_INVALID`, `DOMAIN_MISMATCH`, `URI_MISMATCH`, `CHAIN_MISMATCH`, `ADDRESS_MISMATCH`, `MESSAGE_EXPIRED`, `MESSAGE_NOT_YET_VALID`, `SIGNATURE_INVALID`)'),
       402: errorResponse(
         `Neither access path applies and no \`txHash\`: \`Hold ${holding} station tokens, have a guest pass, or pay the ${SESSION_FEE} USDC session fee\` (\`FEE_REQUIRED\`, with \`fee\`); or the transfer does not pay the fee (\`PAYMENT_REJECTED\`, with \`reason\`: \`not_found\`, \`reverted\`, \`wrong_token\`, \`wrong_recipient\`, \`wrong_payer\`, \`underpaid\`)`,
       ),
       403: errorResponse('`A smart wallet is required` (`SMART_WALLET_REQUIRED`)'),
       409: errorResponse('`This wallet already has an active session` (`SESSION_ACTIVE`); or `This transaction has already been used` (`PAYMENT_ALREADY_USED`)'),
       500: errorResponse('`Session secret not configured` (`MISCONFIGURED`)'),
-      502: errorResponse('`Chain unavailable` (`CHAIN_UNAVAILABLE`); or Mux failed: `Streaming provider unavailable` (`STREAMING_UNAVAILABLE`), nothing kept'),
+      502: errorResponse('`Chain unavailable` (`CHAIN_UNAVAILABLE`, also when a smart wallet\'s proof cannot be checked); or Mux failed: `Streaming provider unavailable` (`STREAMING_UNAVAILABLE`), nothing kept'),
       503: errorResponse('`Streaming not configured` (Mux token) or `Radio payments not configured` (no `PAYMENT_RECIPIENT`, when the fee is needed) (`NOT_CONFIGURED`)'),
     },
   }),
@@ -68,13 +78,14 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const wallet = getAddress(body.wallet.toLowerCase())
   const walletKey = wallet.toLowerCase()
   const txHash = body.txHash?.toLowerCase()
-  const now = new Date()
+  const client = baseClient(config)
 
-  // Refusals that need no chain call come first.
+  // The caller proves it holds the (smart) wallet before anything is looked up or granted: validation and the
+  // limiter ran, the message's rules and nonce are checked before its two chain reads (code, ERC-1271).
+  await requireDjProof(c, client, wallet, body)
+  const now = new Date()
   const standing = await walletStanding(db, walletKey, txHash, now)
   if (standing.hasCurrent) throw sessionActive()
-  const client = baseClient(config)
-  await requireSmartWallet(client, config.BASE_RPC_URL, wallet, requestId)
 
   let accessPath: AccessPath
   let payment: Awaited<ReturnType<typeof verifySessionFee>> | undefined

@@ -4,7 +4,7 @@ import type { AppEnv } from '../../../lib/context'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limits } from '../../../lib/http/limits'
 import { limitedRoute } from '../../../lib/http/rate-limit'
-import { issueNonce } from '../nonce'
+import { issueNonce } from '../../../lib/auth/wallet-nonce'
 
 const NonceResponse = z
   .object({ nonce: z.string().max(1024).openapi({ example: '3f1c9a0b7e2d4c6f8a1b2c3d4e5f6a7b' }) })
@@ -17,10 +17,11 @@ const spec = (method: 'get' | 'post') =>
     operationId: method === 'get' ? 'getWalletNonce' : 'createWalletNonce',
     security: [],
     tags: ['Wallet auth'],
-    summary: 'Issue a wallet sign-in nonce',
+    summary: 'Issue a wallet sign-in (or wallet proof) nonce',
     description:
       'GET and POST answer alike: `{nonce}`, 32 alphanumeric characters for the `Nonce:` line of the message ' +
-      'posted to `POST /api/wallet-auth`. Single use (spent by the first attempt, even a failed one) and valid ' +
+      'posted to `POST /api/wallet-auth`, or of a wallet proof (`POST /api/radio/streams`, `POST /api/wallet/sessions`). ' +
+      'Single use (spent by the first attempt, even a failed one) and valid ' +
       'for 10 minutes. Not cached. 30 per minute per IP.',
     responses: {
       200: ok(NonceResponse),

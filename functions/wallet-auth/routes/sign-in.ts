@@ -10,7 +10,8 @@ import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { enforceRateLimit, limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
-import { verifyBase, verifyTempo } from '../verify'
+import { verifyBase } from '../../../lib/auth/wallet-signature'
+import { verifyTempo } from '../verify'
 
 const WalletAuthBody = z
   .object({
@@ -51,7 +52,9 @@ export const route = createRoute(limitedRoute(limits.walletSignIn, {
     "**`chain` absent or `'base'` (8453)**: an EIP-4361 (SIWE) message. `domain` must be the host of the first ",
     'APP_ORIGIN (with its port; a `scheme`, if given, must match), the origin of `URI` one of APP_ORIGIN, ',
     '`Chain ID` 8453, the address the posted one (any case), `Issued At` not more than 60 s ahead, ',
-    '`Expiration Time` not passed, `Not Before` reached. EOA, ERC-1271 (deployed) and ERC-6492 (counterfactual) ',
+    '`Expiration Time` not passed, `Not Before` reached, and no wallet-proof statement (a message written as the proof ',
+    'of `POST /api/radio/streams` or `POST /api/wallet/sessions` is 400 `MESSAGE_MALFORMED` here, as a sign-in message ',
+    'is there). EOA, ERC-1271 (deployed) and ERC-6492 (counterfactual) ',
     'signatures are accepted; the latter two are checked on Base (`BASE_RPC_URL`).\n\n',
     "**`chain: 'tempo'` (4217)**: an EIP-191 `personal_sign` signature (EOA) of exactly these lines, `\\n`-separated, ",
     'no trailing newline, `Issued At` RFC 3339 UTC ending in `Z` (`Date#toISOString()`), at most 10 minutes old:\n\n',

@@ -49,6 +49,8 @@ describe.skipIf(!anvilAvailable)('open: errors', () => {
       [{ walletAddress: '0x1234', txHash: hash }, 'walletAddress must be a 0x-prefixed 40-hex-digit address'],
       [{ walletAddress: wallet, txHash: '0x1234' }, 'txHash must be a 0x-prefixed 32-byte transaction hash'],
       [{ walletAddress: wallet, txHash: 42 }, 'txHash required'],
+      [{ walletAddress: wallet, txHash: hash, message: 'm', signature: 'not hex' }, 'Invalid signature'],
+      [{ walletAddress: wallet, txHash: hash, message: 'm'.repeat(8193), signature: '0x00' }, 'Message too long'],
     ]
     for (const [body, error] of cases) {
       const res = await postOpen(h.web, body)
@@ -59,7 +61,7 @@ describe.skipIf(!anvilAvailable)('open: errors', () => {
   })
 
   it('402 DEPOSIT_INVALID not_found: no such transaction', async () => {
-    const res = await postOpen(h.web, { walletAddress: chain.payers[0].address, txHash: `0x${'ab'.repeat(32)}` })
+    const res = await postOpen(h.web, { walletAddress: chain.payers[0].address, txHash: `0x${'ab'.repeat(32)}` }, chain.payers[0])
     expect(await refusal(res, 402, 'DEPOSIT_INVALID', { reason: 'not_found' })).toMatchObject({ error: 'Deposit transaction not found, or not mined yet' })
   })
 
@@ -70,7 +72,7 @@ describe.skipIf(!anvilAvailable)('open: errors', () => {
     const data = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [chain.recipient, parseUnits('1000000', 6)] })
     const txHash = await wallet.sendTransaction({ to: chain.usdc, data, gas: 100_000n })
     expect((await client.waitForTransactionReceipt({ hash: txHash })).status).toBe('reverted')
-    await refusal(await postOpen(h.web, { walletAddress: payer.address, txHash }), 402, 'DEPOSIT_INVALID', { reason: 'reverted', error: 'Deposit transaction reverted' })
+    await refusal(await postOpen(h.web, { walletAddress: payer.address, txHash }, payer), 402, 'DEPOSIT_INVALID', { reason: 'reverted', error: 'Deposit transaction reverted' })
   })
 
   it('402 wrong_token, wrong_recipient, wrong_payer, empty', async () => {
@@ -85,16 +87,16 @@ describe.skipIf(!anvilAvailable)('open: errors', () => {
     for (const [pay, reason] of cases) {
       const txHash = await pay()
       const walletAddress = payer.address
-      await refusal(await postOpen(h.web, { walletAddress, txHash }), 402, 'DEPOSIT_INVALID', { reason })
+      await refusal(await postOpen(h.web, { walletAddress, txHash }, payer), 402, 'DEPOSIT_INVALID', { reason })
     }
   })
 
   it('409 DEPOSIT_USED: the same transaction twice, in any case', async () => {
     const payer = chain.payers[2]
     const txHash = await chain.pay(payer, { amount: '1' })
-    expect((await postOpen(h.web, { walletAddress: payer.address, txHash })).status).toBe(201)
+    expect((await postOpen(h.web, { walletAddress: payer.address, txHash }, payer)).status).toBe(201)
     for (const hash of [txHash, txHash.toUpperCase().replace('0X', '0x')]) {
-      const again = await postOpen(h.web, { walletAddress: payer.address, txHash: hash })
+      const again = await postOpen(h.web, { walletAddress: payer.address, txHash: hash }, payer)
       expect(await refusal(again, 409, 'DEPOSIT_USED')).toMatchObject({ error: 'This transaction has already been used' })
     }
   })
@@ -102,11 +104,11 @@ describe.skipIf(!anvilAvailable)('open: errors', () => {
   it('one transaction posted 8 times at once opens one session: one 201, seven 409', async () => {
     const payer = chain.payers[3]
     const txHash = await chain.pay(payer, { amount: '1' })
-    const results = await Promise.all(Array.from({ length: 8 }, () => postOpen(h.web, { walletAddress: payer.address, txHash })))
+    const results = await Promise.all(Array.from({ length: 8 }, () => postOpen(h.web, { walletAddress: payer.address, txHash }, payer)))
     expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409])
   })
 
-  it('429 after 10 opens per minute from one address (counted after validation)', async () => {
+  it('429 after 10 opens per minute from one address (counted after validation, before the wallet proof)', async () => {
     await withinOneWindow(60)
     const ip = `198.18.250.${Math.floor(Math.random() * 250)}`
     const post = (body: unknown) =>
@@ -115,7 +117,7 @@ describe.skipIf(!anvilAvailable)('open: errors', () => {
     expect((await post({})).status).toBe(400) // not counted
     for (let i = 1; i <= 10; i++) {
       const res = await post(unknown)
-      expect(res.status, `request ${i}`).toBe(402)
+      expect(res.status, `request ${i}`).toBe(401) // no proof: SIGNATURE_REQUIRED, after the limiter counted it
       expect(res.headers.get('ratelimit-remaining')).toBe(String(10 - i))
     }
     const refused = await post(unknown)
@@ -136,7 +138,7 @@ describe.skipIf(!anvilAvailable)('open: errors', () => {
   it('502 CHAIN_UNAVAILABLE when the RPC does not answer', { timeout: 120_000 }, async () => {
     const down = await createHarness({ env: { ...chain.env, BASE_RPC_URL: `http://127.0.0.1:${await closedPort()}` } })
     try {
-      const res = await postOpen(down.web, { walletAddress: chain.payers[0].address, txHash: `0x${'ab'.repeat(32)}` })
+      const res = await postOpen(down.web, { walletAddress: chain.payers[0].address, txHash: `0x${'ab'.repeat(32)}` }, chain.payers[0])
       expect(await refusal(res, 502, 'CHAIN_UNAVAILABLE')).toEqual({ error: 'The chain could not be reached', code: 'CHAIN_UNAVAILABLE' })
     } finally {
       await down.close()

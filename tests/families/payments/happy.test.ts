@@ -26,7 +26,7 @@ describe.skipIf(!anvilAvailable)('payment sessions: open and read', () => {
   it('a verified deposit opens a session: 201 with the balance in USD and how to sign vouchers', async () => {
     const wallet = chain.payers[0]
     const txHash = await chain.pay(wallet, { amount: '5' })
-    const res = await postOpen(h.web, { walletAddress: wallet.address.toLowerCase(), txHash })
+    const res = await postOpen(h.web, { walletAddress: wallet.address.toLowerCase(), txHash }, wallet)
     expect(res.status).toBe(201)
     expect(res.headers.get('cache-control')).toBe('no-store')
     expect(res.headers.get('ratelimit-limit')).toBe('10')

@@ -1,3 +1,4 @@
+import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { chainPayments } from '../../../schema'
@@ -5,6 +6,7 @@ import { anvilAvailable, startAnvil, type Anvil } from '../../support/anvil'
 import { createHarness, type Harness } from '../../support/harness'
 import { startPaymentChain, type PaymentChain } from '../../support/payment-chain'
 import { PaymentSessionClient, postOpen, sessionHeaders, signVoucher, units } from '../../support/payment-session'
+import { walletProof } from '../../support/wallet-proof'
 import { charge, chargeApp, expectGatewayError, PRICE, readSession, stored, type ChargeApp } from './helpers'
 
 let chain: PaymentChain
@@ -71,31 +73,70 @@ describe.skipIf(!anvilAvailable)('payment sessions: security', () => {
     expect(await other.json()).toEqual(await unknown.json())
   })
 
-  it('a deposit claimed by a wallet that did not pay is refused (wrong_payer)', async () => {
+  it('a deposit claimed by a wallet that did not pay is refused (wrong_payer), even with that wallet proven', async () => {
     const txHash = await chain.pay(chain.payers[2], { amount: '1' })
-    const thief = privateKeyToAccount(generatePrivateKey()).address
-    const res = await postOpen(h.web, { walletAddress: thief, txHash })
+    const thief = privateKeyToAccount(generatePrivateKey())
+    const res = await postOpen(h.web, { walletAddress: thief.address, txHash }, thief)
     expect(res.status).toBe(402)
     expect(await res.json()).toMatchObject({ code: 'DEPOSIT_INVALID', reason: 'wrong_payer' })
     // The real payer can still open with it.
-    expect((await postOpen(h.web, { walletAddress: chain.payers[2].address, txHash })).status).toBe(201)
+    expect((await postOpen(h.web, { walletAddress: chain.payers[2].address, txHash }, chain.payers[2])).status).toBe(201)
   })
 
-  it('a deposit posted first by someone else (the hash is public): its payer’s 409 still names the session, no other wallet’s does', async () => {
+  it('nobody but the payer opens its deposit: no proof, another key\'s signature or a proof of another wallet is refused; the payer then opens it', async () => {
     const payer = chain.payers[4]
     const txHash = await chain.pay(payer, { amount: '1' })
-    // Anyone can post the payer's public hash and address first, and so learn the session's id.
-    const first = await postOpen(h.web, { walletAddress: payer.address, txHash })
+    const thief = privateKeyToAccount(generatePrivateKey())
+    const claim = { walletAddress: payer.address, txHash }
+    // The hash and the payer's address are public on chain: naming them proves nothing.
+    const bare = await postOpen(h.web, claim)
+    expect(bare.status).toBe(401)
+    expect(await bare.json()).toEqual({ error: 'Wallet proof required: `message` and `signature`', code: 'SIGNATURE_REQUIRED' })
+    const forged = await postOpen(h.web, claim, thief) // the thief signs a message naming the payer
+    expect(forged.status).toBe(401)
+    expect(await forged.json()).toMatchObject({ code: 'SIGNATURE_INVALID' })
+    const own = await walletProof(h.web, 'paymentSession', thief.address, thief) // a valid proof, of the thief's wallet
+    const mismatched = await postOpen(h.web, { ...claim, ...own })
+    expect(mismatched.status).toBe(401)
+    expect(await mismatched.json()).toMatchObject({ code: 'ADDRESS_MISMATCH' })
+    expect(await h.db.select().from(chainPayments).where(eq(chainPayments.txHash, txHash.toLowerCase()))).toEqual([])
+
+    const first = await postOpen(h.web, claim, payer)
     expect(first.status).toBe(201)
     const { sessionId } = (await first.json()) as { sessionId: string }
-    // The payer's own post: without the id the deposit would be stranded.
-    const again = await postOpen(h.web, { walletAddress: payer.address.toLowerCase(), txHash })
+    // The payer's repeat (a lost answer) finds its session.
+    const again = await postOpen(h.web, { walletAddress: payer.address.toLowerCase(), txHash }, payer)
     expect(again.status).toBe(409)
     expect(await again.json()).toMatchObject({ code: 'DEPOSIT_USED', sessionId })
-    // A wallet that did not pay learns nothing (its claim is refused before the deposit is looked up).
-    const other = await postOpen(h.web, { walletAddress: chain.payers[5].address, txHash })
+    // A proven wallet that did not pay learns nothing (its claim is refused before the deposit is looked up).
+    const other = await postOpen(h.web, { walletAddress: chain.payers[5].address, txHash }, chain.payers[5])
     expect(other.status).toBe(402)
     expect(await other.json()).not.toHaveProperty('sessionId')
+  })
+
+  it('a proof is single use and for this purpose only: replayed, expired, a sign-in message or a DJ proof is refused', async () => {
+    const payer = chain.payers[6]
+    const txHash = await chain.pay(payer, { amount: '1' })
+    const claim = { walletAddress: payer.address, txHash }
+    const proof = await walletProof(h.web, 'paymentSession', payer.address, payer)
+    expect((await postOpen(h.web, { ...claim, ...proof })).status).toBe(201)
+    const replayed = await postOpen(h.web, { ...claim, ...proof })
+    expect(replayed.status).toBe(401)
+    expect(await replayed.json()).toEqual({ error: 'Invalid or expired nonce', code: 'NONCE_INVALID' })
+
+    const next = await chain.pay(payer, { amount: '1' })
+    const refusals: Array<[Awaited<ReturnType<typeof walletProof>>, number, string]> = [
+      [await walletProof(h.web, 'paymentSession', payer.address, payer, { expirationTime: new Date(Date.now() - 1000) }), 401, 'MESSAGE_EXPIRED'],
+      [await walletProof(h.web, 'paymentSession', payer.address, payer, { statement: undefined }), 400, 'MESSAGE_MALFORMED'],
+      [await walletProof(h.web, 'radio', payer.address, payer), 400, 'MESSAGE_MALFORMED'],
+      [await walletProof(h.web, 'paymentSession', payer.address, payer, { domain: 'evil.example' }), 401, 'DOMAIN_MISMATCH'],
+    ]
+    for (const [p, status, code] of refusals) {
+      const res = await postOpen(h.web, { walletAddress: payer.address, txHash: next, ...p })
+      expect(res.status, code).toBe(status)
+      expect(await res.json()).toMatchObject({ code })
+    }
+    expect((await postOpen(h.web, { walletAddress: payer.address, txHash: next }, payer)).status).toBe(201)
   })
 
   it('a transaction that already paid a gateway call (MPP) cannot open a session', async () => {
@@ -110,7 +151,7 @@ describe.skipIf(!anvilAvailable)('payment sessions: security', () => {
       recipient: chain.recipient.toLowerCase(),
       amount: '1000000',
     })
-    const res = await postOpen(h.web, { walletAddress: chain.payers[3].address, txHash })
+    const res = await postOpen(h.web, { walletAddress: chain.payers[3].address, txHash }, chain.payers[3])
     expect(res.status).toBe(409)
     const body = await res.json()
     expect(body).toMatchObject({ code: 'DEPOSIT_USED' })
@@ -131,7 +172,7 @@ describe.skipIf(!anvilAvailable)('payment sessions: an RPC that serves another c
   })
 
   it('is refused before any deposit is read (502 CHAIN_UNAVAILABLE): a testnet transfer is not money', async () => {
-    const res = await postOpen(wrong.web, { walletAddress: chain.payers[0].address, txHash: `0x${'ab'.repeat(32)}` })
+    const res = await postOpen(wrong.web, { walletAddress: chain.payers[0].address, txHash: `0x${'ab'.repeat(32)}` }, chain.payers[0])
     expect(res.status).toBe(502)
     expect(await res.json()).toEqual({ error: 'The chain could not be reached', code: 'CHAIN_UNAVAILABLE' })
   })

@@ -22,6 +22,8 @@ describe.skipIf(!anvilAvailable)('radio: create refusals', () => {
       [{ wallet, txHash: '0xdead' }, 'Invalid txHash'],
       [{ wallet, city: 'x'.repeat(81) }, 'city must be at most 80 characters'],
       [{ wallet, name: 'n'.repeat(65) }, 'name must be at most 64 characters'],
+      [{ wallet, message: 'm', signature: 'not hex' }, 'Invalid signature'],
+      [{ wallet, message: 'm'.repeat(8193), signature: '0x00' }, 'Message too long'],
     ]
     for (const [body, error] of cases) {
       const { status, body: answer } = await json(await w.create(body as never))
@@ -36,9 +38,10 @@ describe.skipIf(!anvilAvailable)('radio: create refusals', () => {
     expect((await w.session(ok.body.session.id)).city).toBe('c'.repeat(80))
   })
 
-  it('an EOA is 403 `SMART_WALLET_REQUIRED`, even holding the station token; so is an undeployed smart account', async () => {
+  it('an EOA is 403 `SMART_WALLET_REQUIRED`, even holding the station token and proving itself; so is an undeployed smart account', async () => {
     const eoa = w.chain.payers[0].address
     await w.giveStation(eoa, HOLDING)
+    // `create` adds the EOA's own proof (personal_sign): the proof holds, the policy refuses.
     expect(await json(await w.create({ wallet: eoa }))).toEqual({ status: 403, body: { error: 'A smart wallet is required', code: 'SMART_WALLET_REQUIRED' } })
     expect((await w.create({ wallet: await w.counterfactual() })).status).toBe(403)
     expect(await w.sessionsOf(eoa)).toEqual([])
@@ -162,6 +165,40 @@ describe.skipIf(!anvilAvailable)('radio: create refusals', () => {
     w.failPublishes(1)
     const s = await w.started()
     expect((await w.session(s.session.id)).status).toBe('active')
+  })
+
+  it('no wallet proof: 401 `SIGNATURE_REQUIRED` before any chain call or database read (even with the chain down); half a proof likewise', async () => {
+    const wallet = await w.smartWallet()
+    await w.grantGuestPass(wallet)
+    const required = { status: 401, body: { error: 'Wallet proof required: `message` and `signature`', code: 'SIGNATURE_REQUIRED' } }
+    const proof = await w.proof(wallet)
+    await w.withConfig({ BASE_RPC_URL: 'http://127.0.0.1:9' }, async () => {
+      expect(await json(await w.post({ wallet }))).toEqual(required)
+    })
+    expect(await json(await w.post({ wallet, message: proof.message }))).toEqual(required)
+    expect(await json(await w.post({ wallet, signature: proof.signature, message: '' }))).toEqual(required)
+    expect(await w.sessionsOf(wallet)).toEqual([])
+  })
+
+  it('a signature that is none (stray bytes, a broken ERC-6492 wrapper): 401 `SIGNATURE_INVALID`, nothing started', async () => {
+    const wallet = await w.smartWallet()
+    await w.grantGuestPass(wallet)
+    for (const signature of ['0x00', `0x${'ab'.repeat(65)}`, `0x${'00'.repeat(10)}${'6492'.repeat(16)}`]) {
+      const { message } = await w.proof(wallet)
+      expect(await json(await w.post({ wallet, message, signature })), signature).toEqual({ status: 401, body: { error: 'Invalid signature', code: 'SIGNATURE_INVALID' } })
+    }
+    expect(await w.sessionsOf(wallet)).toEqual([])
+  })
+
+  it("the chain RPC down while a smart wallet's proof is checked: 502 `Chain unavailable`, the nonce spent, nothing started", async () => {
+    const wallet = await w.smartWallet()
+    await w.grantGuestPass(wallet)
+    const proof = await w.proof(wallet)
+    await w.withConfig({ BASE_RPC_URL: 'http://127.0.0.1:9' }, async () => {
+      expect(await json(await w.post({ wallet, ...proof }))).toEqual({ status: 502, body: { error: 'Chain unavailable', code: 'CHAIN_UNAVAILABLE' } })
+    })
+    expect((await json(await w.post({ wallet, ...proof }))).body.code).toBe('NONCE_INVALID')
+    expect((await w.create({ wallet })).status).toBe(200)
   })
 
   it('the chain RPC down: 502 `Chain unavailable`, nothing written, Mux not asked', async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { readDjToken } from '../../../lib/radio/token'
 import { anvilAvailable } from '../../support/anvil'
 import { HOLDING, radioWorld, type Created, type RadioWorld } from './helpers'
@@ -99,6 +100,35 @@ describe.skipIf(!anvilAvailable)('radio: starting a session (anvil as chain 8453
     const { body } = await json(await w.create({ wallet, txHash }))
     expect((await w.session(body.session.id)).accessPath).toBe('holding')
     expect(await w.payment(txHash)).toBeUndefined()
+  })
+})
+
+describe.skipIf(!anvilAvailable)('radio: the wallet proof (a SIWE message over a nonce from /api/auth/nonce)', () => {
+  it("a deployed smart wallet proves itself with its owner's signature, checked by ERC-1271; the message may name it in any case", async () => {
+    const wallet = await w.smartWallet()
+    await w.grantGuestPass(wallet)
+    const proof = await w.proof(wallet.toLowerCase())
+    expect(proof.message).toContain('\n\nStart a DJ radio session with this wallet.\n\n')
+    const { status, body } = await json(await w.post({ wallet, ...proof }))
+    expect(status, JSON.stringify(body)).toBe(200)
+    expect(body.session.wallet).toBe(wallet)
+  })
+
+  it('a counterfactual wallet signs ERC-6492-wrapped: 403 until it is deployed (only deployed smart wallets stream), then the wrapped proof is unwrapped and accepted', async () => {
+    const salt = `0x${'5e'.repeat(32)}` as const
+    const wallet = await w.counterfactual(salt)
+    await w.grantGuestPass(wallet)
+    const proof = await w.proof(wallet)
+    expect(proof.signature.endsWith('6492'.repeat(16))).toBe(true) // the ERC-6492 magic suffix
+    expect(await json(await w.post({ wallet, ...proof }))).toEqual({ status: 403, body: { error: 'A smart wallet is required', code: 'SMART_WALLET_REQUIRED' } })
+    await w.deployCounterfactual(salt)
+    // The same wrapping by another key is still refused by the wallet.
+    const stranger = privateKeyToAccount(generatePrivateKey())
+    const forged = await w.proof(wallet, { signer: (message) => w.sign6492(salt, message, stranger) })
+    expect((await json(await w.post({ wallet, ...forged }))).body.code).toBe('SIGNATURE_INVALID')
+    const { status, body } = await json(await w.post({ wallet, ...(await w.proof(wallet)) }))
+    expect(status, JSON.stringify(body)).toBe(200)
+    expect((await w.session(body.session.id)).accessPath).toBe('guest_pass')
   })
 })
 

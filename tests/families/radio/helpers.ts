@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm'
-import { createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, parseUnits, type Address, type Hex } from 'viem'
+import { createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, parseUnits, type Address, type Hex, type LocalAccount } from 'viem'
+import type { SiweMessage } from 'viem/siwe'
 import { base } from 'viem/chains'
 import type { Config } from '../../../lib/config'
 import { signDelivery } from '../../../lib/queue/sign'
@@ -12,6 +13,7 @@ import { createHarness, type Harness } from '../../support/harness'
 import { startMuxServer, type MuxServer } from '../../support/mux-server'
 import { startPaymentChain, type PaymentChain } from '../../support/payment-chain'
 import { freshIp } from '../../support/requests'
+import { walletProof, type ProofSigner } from '../../support/wallet-proof'
 import { smartAccounts } from '../wallet-auth/smart-accounts'
 
 export const QUEUE_KEY = 'radio-family-queue-key'
@@ -25,7 +27,10 @@ export interface Published {
   opts?: PublishOptions
 }
 
-export type CreateBody = { wallet?: string; name?: string; city?: string; txHash?: string; [k: string]: unknown }
+export type CreateBody = { wallet?: string; name?: string; city?: string; txHash?: string; message?: string; signature?: string; [k: string]: unknown }
+
+/** The counterfactual account `counterfactual()` names by default. */
+export const COUNTERFACTUAL_SALT = `0x${'ab'.repeat(32)}` as Hex
 
 /**
  * The harness on a local chain 8453 (USDC-like token, the station token with 18 decimals, ERC-1271 smart
@@ -67,6 +72,14 @@ export async function radioWorld(opts: { env?: Record<string, string | undefined
     )
   const { client, wallet: treasuryWallet } = anvilClients(chain.anvil, treasury)
   const usdcAbi = compileContracts().TestUsdc.abi
+  // Who signs for each wallet the tests use (lower case): the funded EOAs themselves, a smart account's owner.
+  const signers = new Map<string, ProofSigner>(chain.anvil.accounts.map((a) => [a.address.toLowerCase(), a]))
+  const post = async (body: CreateBody | string, headers: Record<string, string>) =>
+    h.web.request('/api/radio/streams', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'cf-connecting-ip': freshIp(), ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    })
 
   const world = {
     h,
@@ -78,13 +91,35 @@ export async function radioWorld(opts: { env?: Record<string, string | undefined
     failPublishes(n = 1) {
       failing = n
     },
-    /** A deployed smart account (contract code at its address), new each call. */
-    async smartWallet(): Promise<Address> {
+    /** A deployed smart account (contract code at its address), new each call; its owner (one for all unless told) signs its proofs (ERC-1271). */
+    async smartWallet(o: { owner?: LocalAccount } = {}): Promise<Address> {
       const salt = `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex')}` as Hex
-      return getAddress(await accounts.deploy(owner, salt))
+      const address = getAddress(await accounts.deploy(o.owner ?? owner, salt))
+      signers.set(address.toLowerCase(), o.owner ?? owner)
+      return address
     },
-    /** A counterfactual smart account: its address is known, no code is deployed there yet. */
-    counterfactual: () => accounts.addressOf(owner, `0x${'ab'.repeat(32)}`),
+    /**
+     * A counterfactual smart account: its address is known, no code is deployed there yet. Its proofs are ERC-6492
+     * signatures (the owner's, wrapped with the factory's deploy call), which also hold once it is deployed.
+     */
+    async counterfactual(salt: Hex = COUNTERFACTUAL_SALT): Promise<Address> {
+      const address = getAddress(await accounts.addressOf(owner, salt))
+      signers.set(address.toLowerCase(), (message: string) => accounts.sign6492(owner, salt, message))
+      return address
+    },
+    /** Deploys the counterfactual account of `salt`. */
+    deployCounterfactual: (salt: Hex) => accounts.deploy(owner, salt),
+    /** An ERC-6492-wrapped signature of `message` for the account of `salt`, signed by `signer` (its owner unless told). */
+    sign6492: (salt: Hex, message: string, signer?: LocalAccount) => accounts.sign6492(owner, salt, message, signer),
+    /**
+     * The `{message, signature}` proving `wallet` for a DJ session: signed by `signer`, or by whoever signs for that
+     * wallet here (its key, its owner); `over` changes the message's fields.
+     */
+    async proof(wallet: string, o: { signer?: ProofSigner; over?: Partial<SiweMessage> } = {}) {
+      const signer = o.signer ?? signers.get(wallet.toLowerCase())
+      if (!signer) throw new Error(`no signer for ${wallet}`)
+      return walletProof(h.web, 'radio', wallet, signer, o.over)
+    },
     /** Sends `whole` station tokens (18 decimals) to `to`. */
     async giveStation(to: Address, amount: bigint) {
       const hash = await treasuryWallet.writeContract({ address: station, abi: erc20Abi, functionName: 'transfer', args: [to, amount] })
@@ -110,13 +145,17 @@ export async function radioWorld(opts: { env?: Record<string, string | undefined
     /** An unexpired guest pass for `wallet` (as an operator writes it, any case). */
     grantGuestPass: (wallet: string, expiresAt = new Date(Date.now() + 86_400_000)) =>
       h.db.insert(radioGuestPasses).values({ wallet, grantedBy: 'ops', expiresAt }).onConflictDoUpdate({ target: radioGuestPasses.wallet, set: { expiresAt } }),
-    /** `POST /api/radio/streams` from a fresh client address. */
-    create: async (body: CreateBody | string, headers: Record<string, string> = {}): Promise<Response> =>
-      h.web.request('/api/radio/streams', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'cf-connecting-ip': freshIp(), ...headers },
-        body: typeof body === 'string' ? body : JSON.stringify(body),
-      }),
+    /**
+     * `POST /api/radio/streams` from a fresh client address, as the DJ sends it: a body naming a wallet the tests can
+     * sign for, without `message` or `signature` of its own, gets that wallet's proof (see `post` for none).
+     */
+    async create(body: CreateBody | string, headers: Record<string, string> = {}): Promise<Response> {
+      const provable = typeof body === 'object' && typeof body.wallet === 'string' && signers.has(body.wallet.toLowerCase())
+      if (!provable || 'message' in body || 'signature' in body) return post(body, headers)
+      return post({ ...body, ...(await world.proof(body.wallet!)) }, headers)
+    },
+    /** `POST /api/radio/streams` with the body exactly as given (no proof added). */
+    post: (body: CreateBody | string, headers: Record<string, string> = {}): Promise<Response> => post(body, headers),
     /** A created session, through the guest-pass path; answers the create body. */
     async started(o: { wallet?: Address; name?: string } = {}) {
       const wallet = o.wallet ?? (await world.smartWallet())

@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import type { SiweMessage } from 'viem/siwe'
 import { issueDjToken } from '../../../lib/radio/token'
 import { anvilAvailable } from '../../support/anvil'
 import { muxSignature } from '../../support/mux-server'
-import { radioWorld, type RadioWorld } from './helpers'
+import { walletProof } from '../../support/wallet-proof'
+import { HOLDING, radioWorld, type RadioWorld } from './helpers'
 
 let w: RadioWorld
 // anvil, contract deployments and the stores: slow to start when other suites share the machine
@@ -64,11 +67,108 @@ describe.skipIf(!anvilAvailable)('radio: the DJ access token', () => {
   })
 })
 
+const PROOF_REQUIRED = { status: 401, body: { error: 'Wallet proof required: `message` and `signature`', code: 'SIGNATURE_REQUIRED' } }
+
+describe.skipIf(!anvilAvailable)('radio: the wallet proves itself before anything is granted', () => {
+  it("finding 1: a holder's wallet named without its proof, with another key's signature or with the caller's own proof is refused; the holder then starts", async () => {
+    const holder = await w.smartWallet()
+    await w.giveStation(holder, HOLDING)
+    const attacker = privateKeyToAccount(generatePrivateKey())
+    const streams = w.mux.streams.size
+    expect(await json(await w.post({ wallet: holder, name: 'Not the holder' }))).toEqual(PROOF_REQUIRED)
+    // The attacker signs a message naming the holder's wallet: the wallet's ERC-1271 check rejects the key.
+    const forged = await json(await w.post({ wallet: holder, ...(await w.proof(holder, { signer: attacker })) }))
+    expect(forged).toEqual({ status: 401, body: { error: 'Invalid signature', code: 'SIGNATURE_INVALID' } })
+    // A genuine proof, of the attacker's own wallet, does not prove the holder's.
+    const own = await w.proof(attacker.address, { signer: attacker })
+    expect(await json(await w.post({ wallet: holder, ...own }))).toEqual({ status: 401, body: { error: 'Message address does not match', code: 'ADDRESS_MISMATCH' } })
+    expect(await w.sessionsOf(holder)).toEqual([])
+    expect(w.mux.streams.size).toBe(streams) // Mux was never asked
+    // The holder is not locked out.
+    const { status, body } = await json(await w.create({ wallet: holder }))
+    expect(status, JSON.stringify(body)).toBe(200)
+    expect((await w.session(body.session.id)).accessPath).toBe('holding')
+  })
+
+  it("finding 2: the DJ's fee cannot be redeemed by someone else, whatever they prove; nothing is recorded and the DJ then gets the session", async () => {
+    const dj = await w.smartWallet()
+    const txHash = await w.pay(dj)
+    const attackerKey = privateKeyToAccount(generatePrivateKey())
+    const attacker = await w.smartWallet({ owner: attackerKey })
+    // The attacker's own (proven) wallet: the fee was not paid by it.
+    const asSelf = await json(await w.create({ wallet: attacker, txHash }))
+    expect(asSelf).toMatchObject({ status: 402, body: { code: 'PAYMENT_REJECTED', reason: 'wrong_payer' } })
+    // The DJ's wallet: without a proof, with the attacker's proof, or with a message the attacker signed for it.
+    expect(await json(await w.post({ wallet: dj, txHash }))).toEqual(PROOF_REQUIRED)
+    expect((await json(await w.post({ wallet: dj, txHash, ...(await w.proof(attacker)) }))).body.code).toBe('ADDRESS_MISMATCH')
+    expect((await json(await w.post({ wallet: dj, txHash, ...(await w.proof(dj, { signer: attackerKey })) }))).body.code).toBe('SIGNATURE_INVALID')
+    expect(await w.payment(txHash)).toBeUndefined()
+    expect(await w.sessionsOf(dj)).toEqual([])
+
+    const { status, body } = await json(await w.create({ wallet: dj, txHash }))
+    expect(status, JSON.stringify(body)).toBe(200)
+    expect(await w.payment(txHash)).toMatchObject({ purpose: 'radio_access', reference: body.session.id, payer: dj.toLowerCase() })
+  })
+
+  it('a proof is single use: replayed after its session ended, it is 401 `NONCE_INVALID`', async () => {
+    const wallet = await w.smartWallet()
+    await w.grantGuestPass(wallet)
+    const proof = await w.proof(wallet)
+    const first = await json(await w.post({ wallet, ...proof }))
+    expect(first.status).toBe(200)
+    expect((await w.end(first.body.stream.id, first.body.session.accessToken)).status).toBe(200)
+    expect(await json(await w.post({ wallet, ...proof }))).toEqual({ status: 401, body: { error: 'Invalid or expired nonce', code: 'NONCE_INVALID' } })
+    expect(await w.sessionsOf(wallet)).toHaveLength(1)
+  })
+
+  it('expired, not yet valid, foreign, another chain, a sign-in message, a payment-session proof or a nonce never issued: refused, nothing started', async () => {
+    const wallet = await w.smartWallet()
+    await w.grantGuestPass(wallet)
+    const cases: Array<[Partial<SiweMessage>, number, string]> = [
+      [{ expirationTime: new Date(Date.now() - 1000) }, 401, 'MESSAGE_EXPIRED'],
+      [{ issuedAt: new Date(Date.now() + 5 * 60_000) }, 401, 'MESSAGE_NOT_YET_VALID'],
+      [{ domain: 'evil.example' }, 401, 'DOMAIN_MISMATCH'],
+      [{ uri: 'https://evil.example/radio' }, 401, 'URI_MISMATCH'],
+      [{ chainId: 1 }, 401, 'CHAIN_MISMATCH'],
+      [{ statement: undefined }, 400, 'MESSAGE_MALFORMED'],
+      [{ statement: 'Open a payment session with this wallet.' }, 400, 'MESSAGE_MALFORMED'],
+      [{ nonce: 'f'.repeat(32) }, 401, 'NONCE_INVALID'],
+    ]
+    for (const [over, status, code] of cases) {
+      const res = await json(await w.post({ wallet, ...(await w.proof(wallet, { over })) }))
+      expect(res, JSON.stringify(over)).toMatchObject({ status, body: { code } })
+    }
+    expect(await w.sessionsOf(wallet)).toEqual([])
+    expect((await w.create({ wallet })).status).toBe(200)
+  })
+
+  it('a DJ proof is not a sign-in: `POST /api/wallet-auth` refuses it (400 `MESSAGE_MALFORMED`), no session cookie', async () => {
+    const eoa = privateKeyToAccount(generatePrivateKey())
+    const proof = await walletProof(w.h.web, 'radio', eoa.address, eoa)
+    const res = await w.h.web.request('/api/wallet-auth', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ address: eoa.address, ...proof }) })
+    expect(await json(res)).toEqual({ status: 400, body: { error: 'Message is a wallet proof, not a sign-in', code: 'MESSAGE_MALFORMED' } })
+    expect(res.headers.get('set-cookie')).toBeNull()
+  })
+})
+
+describe.skipIf(!anvilAvailable)('radio: the DJ token is bound to its session over time', () => {
+  it("a wallet's token for an ended session cannot end its next session (403); the new token can", async () => {
+    const wallet = await w.smartWallet()
+    const first = await w.started({ wallet })
+    expect((await w.end(first.stream.id, first.session.accessToken)).status).toBe(200)
+    const second = await w.started({ wallet })
+    expect(await json(await w.end(second.stream.id, first.session.accessToken))).toEqual({ status: 403, body: { error: 'This token is for another stream', code: 'FORBIDDEN' } })
+    expect((await w.session(second.session.id)).status).toBe('active')
+    expect((await w.end(second.stream.id, second.session.accessToken)).status).toBe(200)
+  })
+})
+
 describe.skipIf(!anvilAvailable)('radio: create cannot be abused', () => {
   it("a transfer from someone else cannot pay for a wallet (the payer must be the wallet)", async () => {
     const wallet = await w.smartWallet()
     const payer = await w.smartWallet()
     const txHash = await w.pay(payer)
+    // Both wallets prove themselves (`create` adds the proof): the named one simply did not pay.
     expect((await json(await w.create({ wallet, txHash }))).body).toMatchObject({ code: 'PAYMENT_REJECTED', reason: 'wrong_payer' })
     // The payer's own use of it still works: nothing was recorded by the refused attempt.
     expect((await w.create({ wallet: payer, txHash })).status).toBe(200)

@@ -1,7 +1,7 @@
-import { randomHex } from '../../lib/crypto'
-import type { Kv } from '../../lib/kv/types'
+import { randomHex } from '../crypto'
+import type { Kv } from '../kv/types'
 
-/** Long enough to sign in a wallet app, short enough that a leaked nonce goes stale. */
+/** Long enough to sign in (or sign a wallet proof) in a wallet app, short enough that a leaked nonce goes stale. */
 export const NONCE_TTL_MS = 10 * 60 * 1000
 // What a server-issued nonce looks like: anything else is refused without a kv round trip.
 const NONCE_SHAPE = /^[a-zA-Z0-9]{16,64}$/
