@@ -134,4 +134,7 @@ export const errorCodes = {
   STORAGE_LIMIT: 'The upload would take the caller\'s files past their plan\'s storage quota: `plan`, `limitBytes` and `usedBytes` say where they stand.',
   MALFORMED_MULTIPART: 'An upload\'s body is not well-formed `multipart/form-data`: another `Content-Type`, no boundary, cut off, or not closed within its `Content-Length`.',
   PATH_OUTSIDE_UPLOADS: 'A download id that is a path (`/`, `\\`, `..`), or a stored object outside the caller\'s upload directory: refused, never looked up.',
+  // Secrets at rest
+  SECRET_UNREADABLE:
+    "The agent's gateway token is stored sealed under a key this server no longer has (its keys changed or were lost): nothing was done. Give it a new token with `POST /api/agents/{id}/repair`, or delete the agent (`DELETE /api/agents/{id}` always works).",
 } as const satisfies Record<ErrorCode, string>

@@ -30,6 +30,8 @@ export const ERROR_CODES = [
   'SKILL_BLOCKED', 'SKILL_LIMIT', 'INSTALL_FAILED',
   'WALLET_EXISTS', 'NOT_IMPLEMENTED',
   'STORAGE_LIMIT', 'MALFORMED_MULTIPART', 'PATH_OUTSIDE_UPLOADS',
+  // Secrets at rest (lib/secret-box.ts): a sealed value the server's keys no longer open
+  'SECRET_UNREADABLE',
 ] as const
 
 export type ErrorCode = (typeof ERROR_CODES)[number]

@@ -13,7 +13,8 @@ export const route = agentRoute({
   tags: ['Agents'],
   summary: 'Delete an agent and remove its runtime',
   description:
-    'The runtime is removed through the provider first, then the record. A runtime the provider no longer has still ' +
+    'The runtime is removed through the provider first (found by its service id or name: the gateway token is not needed, ' +
+    'so an agent whose token this server cannot read goes too), then the record. A runtime the provider no longer has still ' +
     'lets the record go; any other provider failure keeps the record (status `error`, with the reason) and answers 502.',
   request: { params: AgentIdParams },
   responses: {
