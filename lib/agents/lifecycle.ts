@@ -21,7 +21,7 @@ import { recordStatus } from './provision'
  * | stop | `stop` | `stopped` |
  * | restart | `restart` | `starting` (`startedAt` now) |
  * | update | `updateImage(image ?? RUNTIME_IMAGE)` | `starting` (`image` stored) |
- * | repair | `repair` | `starting` (`startedAt` now) |
+ * | repair | `repair` (`rekey` with a fresh token when the stored one cannot be opened) | `starting` (`startedAt` now) |
  * | reset-memory | the gateway's `resetMemory` | unchanged |
  * | factory-reset | the gateway's `resetMemory`, then `repair` | `starting` (`startedAt` now) |
  *
@@ -134,9 +134,8 @@ async function lifecycleTarget(services: Services, agent: Agent, action: Lifecyc
 
 /**
  * Deletes an agent: its runtime through the provider first (by service id or name: the token is not needed), then
- * the row (as the owner). A provider 404 (nothing
- * to remove) still deletes the row; any other provider failure keeps the row in status `error` with the reason and
- * answers 502, so nothing runs that the platform has no record of.
+ * the row (as the owner). A provider 404 (nothing to remove) still deletes the row; any other provider failure keeps
+ * the row in status `error` with the reason and answers 502, so nothing runs that the platform has no record of.
  */
 export async function deleteAgent(services: Services, agent: Agent): Promise<void> {
   if (agent.status !== 'template') {
