@@ -151,6 +151,15 @@ export class LocalRuntimeProvider implements RuntimeProvider {
     await this.restart(target)
   }
 
+  /** The process started afresh with `gatewayToken` in its environment (never written to runtime.json). */
+  async rekey(target: RuntimeTarget, gatewayToken: string) {
+    const entry = this.entry(target)
+    await this.serial(entry, async () => {
+      await this.kill(entry)
+      await this.startEntry(entry, { ...target, gatewayToken })
+    })
+  }
+
   async delete(target: RuntimeTarget) {
     const entry = this.entry(target)
     await this.serial(entry, async () => {

@@ -8,6 +8,8 @@ import { gatewayPlugins } from '../lib/gateway/plugins'
 import { errorFields, log } from '../lib/log'
 import { registerSchedules } from '../lib/queue/schedules'
 import { createNodeServices } from './services'
+import { reconcileLocalAgents } from './local-restart'
+import { describeLocalSecrets, loadLocalSecrets } from './local-secrets'
 import { serveDocsScripts } from './static-assets'
 import { serveWithSockets } from './websocket'
 
@@ -18,15 +20,15 @@ export async function startServer(env = process.env) {
   const webPort = Number(env.PORT ?? 8787)
   const backendPort = Number(env.BACKEND_PORT ?? 8788)
   env.BACKEND_URL ??= `http://127.0.0.1:${backendPort}`
-  if (!env.SESSION_SECRET && !env.NEXTAUTH_SECRET) {
-    // Local convenience only: CSRF tokens then last as long as the process. Workers must set one.
-    env.SESSION_SECRET = crypto.randomUUID() + crypto.randomUUID()
-    console.warn('SESSION_SECRET not set: using a random one for this process')
-  }
+  // Secrets not set in the environment: generated once under DATA_DIR and read back on every later start, so a
+  // restart keeps sessions and every value sealed at rest (infra/local-secrets.ts). Workers configure theirs.
+  const secrets = loadLocalSecrets(env, env.DATA_DIR ?? '.data')
   // Locally an agent is a process on this machine (infra/local-runtime-provider.ts): provisioning is on unless set.
   env.PROVISIONING_ENABLED ??= '1'
   gatewayPlugins(parseConfig(env)) // a bad GATEWAY_PLUGINS stops the start, saying what is wrong
   const services = await createNodeServices({ env })
+  // Local runtimes are this process's children: none from a previous start runs any more (infra/local-restart.ts).
+  const restart = services.services.runtimes.kind === 'local' ? await reconcileLocalAgents(services.services) : null
 
   const web = createWebApp(services.provider)
   services.setDeliver((req) => Promise.resolve(web.fetch(req)))
@@ -43,6 +45,17 @@ export async function startServer(env = process.env) {
   console.log(`web API      http://${host}:${webPort}  (docs at /api/docs)`)
   console.log(`backend API  http://${host}:${backendPort}  (docs at /docs)`)
   console.log(`stores       db=${a.db} kv=${a.kv} queue=${a.queue} storage=${a.storage} runtimes=${a.runtimes}`)
+  console.log(`secrets      ${describeLocalSecrets(secrets)}`)
+  for (const path of secrets.tightened) console.warn(`secrets      ${path} was readable by others: now owner-only`)
+  if (env.NODE_ENV === 'production' && Object.values(secrets.sources).some((s) => s !== 'environment')) {
+    console.warn('secrets      NODE_ENV=production with secrets kept under DATA_DIR: configure them in the environment (README "Local secrets")')
+  }
+  if (restart && restart.stopped + restart.interrupted > 0) {
+    console.log(
+      `agents       ${restart.stopped} recorded stopped (their runtime ended with the previous server: start them again)` +
+        (restart.interrupted ? `, ${restart.interrupted} recorded error (their creation was cut off)` : ''),
+    )
+  }
 
   return {
     /** Closes open WebSockets, stops listening, ends idle keep-alive connections (open ones finish their request), closes the stores. */

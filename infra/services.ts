@@ -86,6 +86,7 @@ export async function createNodeServices(opts: NodeServicesOptions = {}): Promis
   const kv: Kv & RateLimiter = opts.kv ?? (config.UPSTASH_REDIS_REST_URL ? upstashStore(config) : new MemoryKv())
 
   let deliver = opts.deliver ?? (async () => new Response('no receiver', { status: 503 }))
+  // `npm start` keeps one under DATA_DIR (infra/local-secrets.ts); an app built here without one (tests) makes its own.
   const localKey = config.QSTASH_CURRENT_SIGNING_KEY ?? randomBytes(32).toString('hex')
   const localQueue = config.QSTASH_TOKEN
     ? undefined

@@ -72,15 +72,40 @@ export async function seal(config: Config, plaintext: string, owner: string, pur
   return { keyId, sealed: b64(out) }
 }
 
-/** Opens what `seal` made for the same owner and purpose; throws when the key is gone or the value was moved. */
+/**
+ * A sealed value this server cannot open: its key id is not among the configured keys (they changed, or a local
+ * server's generated secret was lost), or it does not decrypt (another key under the same id, moved to another
+ * owner or purpose, corrupted). Callers answer it as "not set": the value is re-made (re-key, reconnect), never a 500.
+ */
+export class SealedValueUnreadable extends Error {
+  constructor(
+    readonly keyId: string,
+    readonly why: 'unknown-key' | 'does-not-open',
+  ) {
+    super(why === 'unknown-key' ? `No configured key has id ${JSON.stringify(keyId)}` : 'The sealed value does not open with its key')
+    this.name = 'SealedValueUnreadable'
+  }
+}
+
+/**
+ * Opens what `seal` made for the same owner and purpose. No key configured at all is 503 `NOT_CONFIGURED` (the
+ * deployment's fault); a value that cannot be opened with the configured keys is `SealedValueUnreadable`.
+ */
 export async function open(config: Config, value: Sealed, owner: string, purpose: string): Promise<string> {
-  const key = (await keyring(config)).get(value.keyId)
-  if (!key) throw notConfigured()
-  const bytes = unb64(value.sealed)
-  const plain = await crypto.subtle.decrypt(
-    { name: 'AES-GCM', iv: bytes.subarray(0, 12), additionalData: enc.encode(`${purpose}:${owner}`) },
-    key,
-    bytes.subarray(12),
-  )
-  return new TextDecoder().decode(plain)
+  const keys = await keyring(config)
+  if (!keys.size) throw notConfigured()
+  const key = keys.get(value.keyId)
+  if (!key) throw new SealedValueUnreadable(value.keyId, 'unknown-key')
+  try {
+    const bytes = unb64(value.sealed)
+    if (bytes.length < 12 + 16) throw new Error('too short')
+    const plain = await crypto.subtle.decrypt(
+      { name: 'AES-GCM', iv: bytes.subarray(0, 12), additionalData: enc.encode(`${purpose}:${owner}`) },
+      key,
+      bytes.subarray(12),
+    )
+    return new TextDecoder('utf-8', { fatal: true }).decode(plain)
+  } catch {
+    throw new SealedValueUnreadable(value.keyId, 'does-not-open')
+  }
 }

@@ -30,7 +30,7 @@ export const BillingSchema = z
     }),
     deprecated: z.boolean().openapi({ description: 'True when the stored plan is the deprecated `free` (a paid plan is required)' }),
     subscriptionStatus: z.enum(SUBSCRIPTION_STATUSES),
-    byokEnabled: z.boolean(),
+    byokEnabled: z.boolean().openapi({ description: 'A provider key is stored and opens with this server’s keys; one sealed under a key the server no longer has reads as not set (enable BYOK again)' }),
     byokProvider: z.string().max(64).nullable().openapi({ description: 'The provider of the stored key; the key itself is never returned' }),
     credits: countField(),
     usage: UsageSchema,

@@ -158,7 +158,7 @@ export const SupportDiagnosticsSchema = z
       .array(z.object({ name: z.string().max(64), status: z.enum(['ok', 'degraded', 'down']), detail: z.string().max(256).nullable() }))
       .max(8),
     trialCount: z.number().int().min(0).max(1).openapi({ format: 'int32', description: '1 while the caller’s free trial is live, else 0' }),
-    tokenStatus: z.enum(['present', 'missing']).openapi({ description: 'Whether the caller’s instance has a gateway token' }),
+    tokenStatus: z.enum(['present', 'missing']).openapi({ description: 'Whether the caller’s instance has a gateway token this server can read (`missing` when it has none, or one sealed under a key this server no longer has)' }),
     recentErrors: z
       .array(z.object({ id: z.string().max(255), name: z.string().max(256), updatedAt: iso(), status: z.literal('error') }))
       .max(5),

@@ -10,5 +10,6 @@ export const agentNotFoundResponse = errorResponse('`Agent not found`: no such a
 export async function ownAgentTarget(c: Context<SignedInEnv>, agentId: string) {
   const { db, config } = c.var.services
   const agent = await findOwnAgent(db, c.var.user.id, agentId)
-  return { agent, target: await runtimeTarget(config, agent) }
+  // Logs are read by service id or name: the gateway token is not needed (nor opened).
+  return { agent, target: await runtimeTarget(config, agent, { token: false }) }
 }

@@ -5,7 +5,8 @@ import { withUser } from '../db/rls'
 import { ApiError } from '../http/errors'
 import { RuntimeProviderError, type RuntimeGateway, type RuntimeTarget } from '../runtime/provider'
 import type { Services } from '../context'
-import { open, seal } from '../secret-box'
+import { log } from '../log'
+import { open, seal, SealedValueUnreadable } from '../secret-box'
 import { agents, type Agent } from '../../schema'
 
 /** What a gateway token is sealed for (secret-box additional data, with the agent's owner). */
@@ -32,27 +33,60 @@ export async function newGatewayToken(config: Config, userId: string) {
   return { token, gatewayTokenKeyId: keyId, gatewayToken: sealed }
 }
 
-/** The agent's gateway token in the clear (owner-only routes and runtime calls), or null when it has none. */
-export async function openGatewayToken(config: Config, agent: Pick<Agent, 'userId' | 'gatewayToken' | 'gatewayTokenKeyId'>) {
+/**
+ * 409 `SECRET_UNREADABLE`: the agent's token is sealed under a key this server does not have (its keys changed or a
+ * local server's generated secret was lost). Nothing that needs the token can run; `POST /api/agents/{id}/repair`
+ * gives the agent a new one, `DELETE /api/agents/{id}` removes it without.
+ */
+export const gatewayTokenUnreadable = () =>
+  new ApiError(409, "The agent's gateway token cannot be read with this server's keys: repair the agent to give it a new token, or delete it", {
+    code: 'SECRET_UNREADABLE',
+  })
+
+/** The OpenAPI wording of that answer, for every route that needs the token. */
+export const TOKEN_UNREADABLE_DOC =
+  "the agent's stored gateway token cannot be read with this server's keys (`SECRET_UNREADABLE`): repair it (`POST /api/agents/{id}/repair`) for a new token, or delete it"
+
+/** Whether `e` is the answer above (callers that report rather than throw tell it apart from a runtime failure). */
+export const isGatewayTokenUnreadable = (e: unknown): e is ApiError => e instanceof ApiError && e.code === 'SECRET_UNREADABLE'
+
+/**
+ * The agent's gateway token in the clear (owner-only routes and runtime calls), or null when it has none; 409
+ * `SECRET_UNREADABLE` when it has one this server cannot open.
+ */
+export async function openGatewayToken(config: Config, agent: Pick<Agent, 'id' | 'userId' | 'gatewayToken' | 'gatewayTokenKeyId'>) {
   if (!agent.gatewayToken || !agent.gatewayTokenKeyId) return null
-  return open(config, { keyId: agent.gatewayTokenKeyId, sealed: agent.gatewayToken }, agent.userId, GATEWAY_TOKEN_PURPOSE)
+  try {
+    return await open(config, { keyId: agent.gatewayTokenKeyId, sealed: agent.gatewayToken }, agent.userId, GATEWAY_TOKEN_PURPOSE)
+  } catch (e) {
+    if (!(e instanceof SealedValueUnreadable)) throw e
+    log.warn('agent.gateway_token_unreadable', { agentId: agent.id, keyId: e.keyId, why: e.why })
+    throw gatewayTokenUnreadable()
+  }
 }
 
 /** The runtime service name of an agent: what Railway's fallback lookup matches (`agent-<id>`). */
 export const runtimeName = (agentId: string) => `agent-${agentId}`
 
-/** The provider's view of an agent: its persisted service id and URL first, its token opened. */
-export async function runtimeTarget(config: Config, agent: Agent): Promise<RuntimeTarget> {
+/**
+ * The provider's view of an agent: its persisted service id and URL first, its token opened (409
+ * `SECRET_UNREADABLE` when it cannot be). `{token: false}` leaves the token out (null) without opening it: for
+ * what the provider does by service alone (stop, delete, logs), so those work whatever became of the keys.
+ */
+export async function runtimeTarget(config: Config, agent: Agent, opts: { token?: boolean } = {}): Promise<RuntimeTarget> {
   return {
     agentId: agent.id,
     name: runtimeName(agent.id),
     serviceId: agent.runtimeServiceId,
     url: agent.runtimeUrl,
-    gatewayToken: await openGatewayToken(config, agent),
+    gatewayToken: opts.token === false ? null : await openGatewayToken(config, agent),
   }
 }
 
-/** The agent's runtime gateway API; 404 `RuntimeProviderError` when it has none (no URL or no token yet). */
+/**
+ * The agent's runtime gateway API; 404 `RuntimeProviderError` when it has none (no URL or no token yet), 409
+ * `SECRET_UNREADABLE` when its token cannot be opened.
+ */
 export async function agentGateway(services: Pick<Services, 'config' | 'runtimes'>, agent: Agent): Promise<RuntimeGateway> {
   const target = await runtimeTarget(services.config, agent)
   if (!target.url || !target.gatewayToken) throw new RuntimeProviderError('The agent has no runtime gateway', 404, 'runtime')

@@ -8,7 +8,7 @@ import { purgeDeleting, storageUnavailable } from '../files/objects'
 import { markAgentFilesDeleting } from '../files/records'
 import { RuntimeProviderError } from '../runtime/provider'
 import { agents, type Agent, files } from '../../schema'
-import { agentGateway, agentNotFound, runtimeTarget } from './access'
+import { agentGateway, agentNotFound, isGatewayTokenUnreadable, newGatewayToken, openGatewayToken, runtimeTarget } from './access'
 import { forgetProbe } from './instance'
 import { recordStatus } from './provision'
 
@@ -23,11 +23,17 @@ import { recordStatus } from './provision'
  * | stop | `stop` | `stopped` |
  * | restart | `restart` | `starting` (`startedAt` now) |
  * | update | `updateImage(image ?? RUNTIME_IMAGE)` | `starting` (`image` stored) |
- * | repair | `repair` | `starting` (`startedAt` now) |
+ * | repair | `repair` (`rekey` with a fresh token when the stored one cannot be opened) | `starting` (`startedAt` now) |
  * | reset-memory | the gateway's `resetMemory` | unchanged |
  * | factory-reset | the gateway's `resetMemory`, then `repair` | `starting` (`startedAt` now) |
  *
  * The instance's cached probe (lib/agents/instance.ts) is dropped before and after, so the next read probes afresh.
+ *
+ * The gateway token: `stop` does not need it (the provider finds the runtime by service id or name), so it works
+ * whatever became of the server's keys. A `repair` of an agent whose sealed token this server cannot open (or that
+ * has none) re-keys it: a fresh token is given to the runtime (the provider's `rekey`: the runtime redeployed with
+ * it) and then stored sealed under the current key. Every other action needs the stored token: 409
+ * `SECRET_UNREADABLE` (nothing done) when it cannot be opened.
  *
  * A provider failure is mapped: no such runtime → 404 `Runtime not found` (`NOT_FOUND`), a conflicting operation →
  * 409 (`CONFLICT`), anything else → 502 `Runtime provider unavailable` (`PROVIDER_UNAVAILABLE`). A failed
@@ -59,7 +65,7 @@ export function providerApiError(e: RuntimeProviderError): ApiError {
 /** Runs `action` on `agent`'s runtime and records the outcome; answers the agent as stored afterwards. */
 export async function runLifecycle(services: Services, agent: Agent, action: LifecycleAction, opts: { image?: string } = {}): Promise<Agent> {
   if (agent.status === 'template') throw new ApiError(409, 'A template agent has no runtime', { code: 'INVALID_TRANSITION' })
-  const target = await runtimeTarget(services.config, agent)
+  const { target, rekeyed } = await lifecycleTarget(services, agent, action)
   const { runtimes } = services
   await forgetProbe(services, agent.id)
   try {
@@ -77,7 +83,8 @@ export async function runLifecycle(services: Services, agent: Agent, action: Lif
         await runtimes.updateImage(target, opts.image ?? services.config.RUNTIME_IMAGE)
         break
       case 'repair':
-        await runtimes.repair(target)
+        if (rekeyed) await runtimes.rekey(target, rekeyed.token)
+        else await runtimes.repair(target)
         break
       case 'reset-memory':
       case 'factory-reset':
@@ -96,20 +103,42 @@ export async function runLifecycle(services: Services, agent: Agent, action: Lif
   } finally {
     await forgetProbe(services, agent.id)
   }
-  log.info('agent.lifecycle', { agentId: agent.id, action })
+  log.info('agent.lifecycle', { agentId: agent.id, action, ...(rekeyed ? { rekeyed: true } : {}) })
   if (action === 'reset-memory') return agent
   const status = STATUS_AFTER[action]
-  return recordStatus(services, agent, status, action === 'stop' ? 'stopped by request' : null, {
+  const reason = action === 'stop' ? 'stopped by request' : rekeyed ? 'repaired with a new gateway token' : null
+  return recordStatus(services, agent, status, reason, {
     ...(status === 'starting' ? { startedAt: new Date() } : {}),
     // An `update` with no image named (instance maintenance) moves to the configured image, which is then the agent's.
     ...(action === 'update' ? { image: opts.image ?? services.config.RUNTIME_IMAGE } : {}),
+    // Stored once the runtime has it: a failed re-key leaves the old (unreadable) token, and repair can be asked again.
+    ...(rekeyed ? { gatewayToken: rekeyed.gatewayToken, gatewayTokenKeyId: rekeyed.gatewayTokenKeyId } : {}),
   })
 }
 
 /**
- * Deletes an agent: its runtime through the provider first, then its files, then the row (as the owner). A provider
- * 404 (nothing to remove) still deletes the row; any other provider failure keeps the row in status `error` with the
- * reason and answers 502, so nothing runs that the platform has no record of.
+ * What the provider is told for `action` (see the table above): no token for `stop`; for `repair`, the stored
+ * token or, when it cannot be opened or there is none, a fresh one (`rekeyed`, not stored yet); else the stored
+ * token, 409 `SECRET_UNREADABLE` when it cannot be opened.
+ */
+async function lifecycleTarget(services: Services, agent: Agent, action: LifecycleAction) {
+  const { config } = services
+  if (action === 'stop') return { target: await runtimeTarget(config, agent, { token: false }), rekeyed: null }
+  if (action !== 'repair') return { target: await runtimeTarget(config, agent), rekeyed: null }
+  const token = await openGatewayToken(config, agent).catch((e) => {
+    if (isGatewayTokenUnreadable(e)) return null
+    throw e
+  })
+  const rekeyed = token === null ? await newGatewayToken(config, agent.userId) : null
+  const target = { ...(await runtimeTarget(config, agent, { token: false })), gatewayToken: token ?? rekeyed!.token }
+  return { target, rekeyed }
+}
+
+/**
+ * Deletes an agent: its runtime through the provider first (by service id or name: the token is not needed), then its
+ * files, then the row (as the owner). A provider 404 (nothing to remove) still deletes the row; any other provider
+ * failure keeps the row in status `error` with the reason and answers 502, so nothing runs that the platform has no
+ * record of.
  *
  * Files: every record of the agent becomes `deleting` (hidden, still counted), each object is deleted from storage,
  * and only then do the records and their bytes go (lib/files/objects.ts `purgeDeleting`). An object storage could
@@ -121,7 +150,8 @@ export async function runLifecycle(services: Services, agent: Agent, action: Lif
 export async function deleteAgent(services: Services, agent: Agent): Promise<void> {
   if (agent.status !== 'template') {
     try {
-      await services.runtimes.delete(await runtimeTarget(services.config, agent))
+      // By service id or name alone: a token this server cannot open never keeps an agent from going.
+      await services.runtimes.delete(await runtimeTarget(services.config, agent, { token: false }))
     } catch (e) {
       if (!(e instanceof RuntimeProviderError)) throw e
       if (e.status !== 404) {

@@ -140,7 +140,7 @@ export async function recordStatus(
   agent: Pick<Agent, 'id' | 'userId' | 'status'>,
   status: string,
   reason: string | null,
-  changes: Partial<Pick<Agent, 'runtimeServiceId' | 'runtimeUrl' | 'provisionedAt' | 'startedAt' | 'image' | 'lastSeenAt'>> = {},
+  changes: Partial<Pick<Agent, 'runtimeServiceId' | 'runtimeUrl' | 'provisionedAt' | 'startedAt' | 'image' | 'lastSeenAt' | 'gatewayToken' | 'gatewayTokenKeyId'>> = {},
 ): Promise<Agent> {
   return withUser(services.db, agent.userId, async (tx) => {
     const [row] = await tx

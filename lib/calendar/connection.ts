@@ -62,12 +62,12 @@ export async function saveConnection(db: Db, config: Config, conn: Connection) {
   )
 }
 
-/** Whether `userId` has a live connection (a row not marked disconnected). */
+/**
+ * Whether `userId` has a live connection: a row not marked disconnected whose tokens open with this server's keys
+ * (tokens sealed under a key it no longer has are lost: the calendar reads as not connected, the user connects again).
+ */
 export async function isConnected(c: AppContext, userId: string) {
-  const [row] = await c.var.services.reader.asUser(userId, (db) =>
-    db.select({ connected: calendarConnections.connected }).from(calendarConnections).where(eq(calendarConnections.userId, userId)).limit(1),
-  )
-  return row?.connected === true
+  return (await loadConnection(c, userId)) !== null
 }
 
 /** The live connection of `userId` with its tokens opened, or null (none, disconnected, or unreadable). */

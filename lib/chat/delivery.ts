@@ -1,5 +1,5 @@
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
-import { agentGateway } from '../agents/access'
+import { agentGateway, isGatewayTokenUnreadable } from '../agents/access'
 import type { Services } from '../context'
 import { asService } from '../db/rls'
 import { ApiError } from '../http/errors'
@@ -40,9 +40,10 @@ export async function deliverChatJob(services: DeliveryServices, jobId: string, 
     const gateway = await agentGateway(services, agent)
     result = await gateway.chat({ text: job.message, sessionId: CHAT_SESSION_ID, deliveryId: job.id })
   } catch (e) {
-    const error = e instanceof RuntimeProviderError ? e.message : 'Chat delivery failed'
-    // No gateway at all (no URL or token) is not something a retry mends.
-    const last = retried >= CHAT_RETRIES || (e instanceof RuntimeProviderError && e.status === 404)
+    const unreadable = isGatewayTokenUnreadable(e)
+    const error = e instanceof RuntimeProviderError || unreadable ? e.message : 'Chat delivery failed'
+    // No gateway at all (no URL or token), or a token this server cannot open, is not something a retry mends.
+    const last = retried >= CHAT_RETRIES || unreadable || (e instanceof RuntimeProviderError && e.status === 404)
     if (last) {
       log.error('chat.delivery_failed', { ...fields, error, ...errorFields(e) })
       await finish(services, job, { status: 'failed', error })

@@ -1,4 +1,4 @@
-import { agentGateway } from '../agents/access'
+import { agentGateway, isGatewayTokenUnreadable } from '../agents/access'
 import type { Services } from '../context'
 import { errorFields, log } from '../log'
 import { RuntimeProviderError, type CronJob, type GatewaySession } from '../runtime/provider'
@@ -29,7 +29,7 @@ export async function gatewayStatus(services: Pick<Services, 'config' | 'runtime
     if (c.status === 'fulfilled') jobs = c.value.filter(isEntry)
     else log.warn('gateway_status.cron_failed', { agentId: agent.id, ...errorFields(c.reason) })
   } catch (e) {
-    error = e instanceof RuntimeProviderError ? e.message : 'Gateway check failed'
+    error = e instanceof RuntimeProviderError || isGatewayTokenUnreadable(e) ? e.message : 'Gateway check failed'
     log.warn('gateway_status.unreachable', { agentId: agent.id, error, ...errorFields(e) })
   }
   const list = sessions ?? []

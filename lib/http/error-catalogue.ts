@@ -136,4 +136,8 @@ export const errorCodes = {
   PATH_OUTSIDE_UPLOADS: 'A download id that is a path (`/`, `\\`, `..`), or a stored object outside the caller\'s upload directory: refused, never looked up.',
   // Files: deletes that free bytes only once their objects are gone
   STORAGE_UNAVAILABLE: 'Storage could not delete a file\'s object: the file is hidden but its bytes still count against the quota; send the delete again (the next upload also retries it).',
+
+  // Secrets at rest
+  SECRET_UNREADABLE:
+    "The agent's gateway token is stored sealed under a key this server no longer has (its keys changed or were lost): nothing was done. Give it a new token with `POST /api/agents/{id}/repair`, or delete the agent (`DELETE /api/agents/{id}` always works).",
 } as const satisfies Record<ErrorCode, string>

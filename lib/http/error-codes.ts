@@ -32,6 +32,8 @@ export const ERROR_CODES = [
   'STORAGE_LIMIT', 'MALFORMED_MULTIPART', 'PATH_OUTSIDE_UPLOADS',
   // Files: deletes that free bytes only once their objects are gone
   'STORAGE_UNAVAILABLE',
+  // Secrets at rest (lib/secret-box.ts): a sealed value the server's keys no longer open
+  'SECRET_UNREADABLE',
 ] as const
 
 export type ErrorCode = (typeof ERROR_CODES)[number]

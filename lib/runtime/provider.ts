@@ -141,6 +141,11 @@ export interface RuntimeProvider {
   updateImage(target: RuntimeTarget, image: string): Promise<void>
   /** Redeploys from the current image and configuration (the watchdog's repair). */
   repair(target: RuntimeTarget): Promise<void>
+  /**
+   * Gives the runtime a new gateway token and redeploys it with it: the repair of an agent whose stored token can no
+   * longer be opened (lib/agents/lifecycle.ts). Found by service id or name, like every other operation.
+   */
+  rekey(target: RuntimeTarget, gatewayToken: string): Promise<void>
   delete(target: RuntimeTarget): Promise<void>
   /** The runtime's log lines until `signal` aborts: recent history first, then new lines as they come. */
   logs(target: RuntimeTarget, opts: { signal: AbortSignal }): AsyncIterable<LogLine>

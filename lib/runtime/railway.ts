@@ -309,6 +309,16 @@ export class RailwayProvider implements RuntimeProvider {
     await this.gql('serviceInstanceRedeploy', SERVICE_INSTANCE_REDEPLOY, this.instance(serviceId))
   }
 
+  /** The service's `GATEWAY_TOKEN` variable set (merged, no deploy yet), then the service deployed with it. */
+  async rekey(target: RuntimeTarget, gatewayToken: string): Promise<void> {
+    const serviceId = await this.serviceId(target)
+    const { projectId, environmentId } = this.opts
+    await this.gql('variableCollectionUpsert', VARIABLE_COLLECTION_UPSERT, {
+      input: { projectId, environmentId, serviceId, variables: { GATEWAY_TOKEN: gatewayToken }, skipDeploys: true },
+    })
+    await this.gql('serviceInstanceDeployV2', SERVICE_INSTANCE_DEPLOY, this.instance(serviceId))
+  }
+
   async delete(target: RuntimeTarget): Promise<void> {
     const serviceId = await this.serviceId(target)
     await this.gql('serviceDelete', SERVICE_DELETE, { id: serviceId })

@@ -1,5 +1,5 @@
 import { and, count, desc, eq, ne, or, sql } from 'drizzle-orm'
-import { agentNotFound } from '../agents/access'
+import { agentNotFound, isGatewayTokenUnreadable } from '../agents/access'
 import { syncAgent } from '../agents/sync'
 import type { Services } from '../context'
 import type { Db } from '../db/client'
@@ -134,12 +134,15 @@ export async function deploySkills(services: Pick<Services, 'db' | 'config' | 'r
     return { deployed: true, deployWarning: null }
   } catch (e) {
     const noRuntime = e instanceof RuntimeProviderError && e.status === 404
-    log.warn('skills.deploy_failed', { agentId: agent.id, noRuntime, ...errorFields(e) })
+    const unreadable = isGatewayTokenUnreadable(e)
+    log.warn('skills.deploy_failed', { agentId: agent.id, noRuntime, unreadable, ...errorFields(e) })
     return {
       deployed: false,
       deployWarning: noRuntime
         ? 'The agent has no runtime yet: the change is saved and reaches the runtime on its next sync (POST /api/agents/{id}/sync)'
-        : 'The runtime did not accept the change: it is saved; retry with POST /api/agents/{id}/sync',
+        : unreadable
+          ? "The agent's gateway token cannot be read with this server's keys: the change is saved; repair the agent (POST /api/agents/{id}/repair), then sync"
+          : 'The runtime did not accept the change: it is saved; retry with POST /api/agents/{id}/sync',
     }
   }
 }

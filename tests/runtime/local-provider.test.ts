@@ -241,6 +241,22 @@ describe('local runtime provider', () => {
     expect(JSON.parse((await provider.gateway(a1).diagnostic('runtime.config.show')).output).image).toBe('local/runtime:2')
   })
 
+  it('rekey restarts the runtime with the new gateway token: the old one is refused, the new one taken; runtime.json never holds it', async () => {
+    const before = provider.pidOf('a1')
+    await provider.rekey({ ...a1, gatewayToken: null }, 'gw_fresh_token_9876543210')
+    const after = provider.pidOf('a1')!
+    pids.push(after)
+    expect(after).not.toBe(before)
+    const sessions = (token: string) => fetch(`${url}/api/gateway/sessions`, { headers: { authorization: `Bearer ${token}` } }).then((r) => (r.body?.cancel(), r.status))
+    expect(await sessions(TOKEN)).toBe(401)
+    expect(await sessions('gw_fresh_token_9876543210')).toBe(200)
+    expect(readFileSync(join(dataDir, 'runtimes', 'a1', 'runtime.json'), 'utf8')).not.toContain('gw_fresh_token')
+    // Back to the suite's token for the tests that follow.
+    await provider.rekey(a1, TOKEN)
+    pids.push(provider.pidOf('a1')!)
+    expect(await sessions(TOKEN)).toBe(200)
+  })
+
   it('a crashed runtime is unreachable until repair starts it again', async () => {
     const pid = provider.pidOf('a1')!
     process.kill(pid, 'SIGKILL')

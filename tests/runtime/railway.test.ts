@@ -275,6 +275,23 @@ describe('lifecycle', () => {
     expect(railway.latestDeployment(service.id)!.image).toBe('ghcr.io/example/runtime:1')
   })
 
+  it('rekey sets GATEWAY_TOKEN on the service (merged with its other variables), then deploys it', async () => {
+    const { service } = railway.seedService('agent-a1b2c3', 'ghcr.io/example/runtime:1')
+    service.variables = { AGENT_ID: 'a1b2c3', GATEWAY_TOKEN: 'lost-token', PORT: '18789' }
+    await provider.rekey(target({ serviceId: service.id }), 'fresh-token')
+    expect(railway.operations()).toEqual(['variableCollectionUpsert', 'serviceInstanceDeployV2'])
+    expect(railway.calls[0].variables).toEqual({
+      input: { projectId: PROJECT, environmentId: ENV, serviceId: service.id, variables: { GATEWAY_TOKEN: 'fresh-token' }, skipDeploys: true },
+    })
+    expect(service.variables).toEqual({ AGENT_ID: 'a1b2c3', GATEWAY_TOKEN: 'fresh-token', PORT: '18789' })
+    expect(railway.deployments.filter((d) => d.serviceId === service.id)).toHaveLength(2)
+    // Found by name like every other operation when no service id is stored.
+    railway.calls.length = 0
+    await provider.rekey(target(), 'fresher-token')
+    expect(railway.operations()).toEqual(['projectServices', 'variableCollectionUpsert', 'serviceInstanceDeployV2'])
+    expect(service.variables.GATEWAY_TOKEN).toBe('fresher-token')
+  })
+
   it('updateImage sets the image source and deploys it', async () => {
     const { service } = railway.seedService('agent-a1b2c3', 'ghcr.io/example/runtime:1')
     await provider.updateImage(target({ serviceId: service.id }), 'ghcr.io/example/runtime:2')

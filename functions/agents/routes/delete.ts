@@ -13,7 +13,8 @@ export const route = agentRoute({
   tags: ['Agents'],
   summary: 'Delete an agent, its runtime and its files',
   description:
-    'The runtime is removed through the provider first, then the agent’s files, then the record. A runtime the provider no ' +
+    'The runtime is removed through the provider first (found by its service id or name: the gateway token is not needed, ' +
+    'so an agent whose token this server cannot read goes too), then the agent’s files, then the record. A runtime the provider no ' +
     'longer has still lets the record go; any other provider failure keeps the record (status `error`, with the reason) and ' +
     'answers 502 (`PROVIDER_UNAVAILABLE`).\n\n' +
     'Files: each is hidden at once, its object is deleted from storage (local files or S3), and only then does its record go ' +

@@ -1,5 +1,5 @@
 import type { RouteHandler } from '@hono/zod-openapi'
-import { findOwnAgent } from '../../../lib/agents/access'
+import { findOwnAgent, TOKEN_UNREADABLE_DOC } from '../../../lib/agents/access'
 import { agentJson, type LifecycleAction, runLifecycle } from '../../../lib/agents/lifecycle'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { agentRoute } from '../route'
@@ -12,7 +12,13 @@ const WHAT: Record<Action, { operationId: string; summary: string; after: string
   start: { operationId: 'startAgent', summary: 'Start the agent’s runtime', after: '`starting` (the probe of `GET /api/agents/{id}/stats` turns it `running`)' },
   stop: { operationId: 'stopAgent', summary: 'Stop the agent’s runtime', after: '`stopped`' },
   restart: { operationId: 'restartAgent', summary: 'Restart the agent’s runtime', after: '`starting`' },
-  repair: { operationId: 'repairAgent', summary: 'Redeploy the agent’s runtime from its image and configuration', after: '`starting`' },
+  repair: {
+    operationId: 'repairAgent',
+    summary: 'Redeploy the agent’s runtime from its image and configuration',
+    after:
+      '`starting`. An agent whose stored gateway token this server cannot open (its keys changed or were lost), or that has none, is re-keyed: ' +
+      'the runtime is redeployed with a new token, which is then stored (read it at `GET /api/agents/{id}/token`)',
+  },
   'reset-memory': { operationId: 'resetAgentMemory', summary: 'Reset the agent’s memory through its gateway', after: 'unchanged' },
 }
 
@@ -27,12 +33,14 @@ export function lifecycleRoute<A extends Action>(action: A) {
     summary: what.summary,
     description:
       `Through the runtime provider (the persisted \`runtimeServiceId\` first). The agent's status after: ${what.after}. ` +
-      'A provider failure other than a conflict leaves the agent in status `error` with the reason.',
+      'A provider failure other than a conflict leaves the agent in status `error` with the reason. `stop` does not need the ' +
+      'agent’s gateway token and `repair` replaces one that cannot be read; the other actions answer 409 `SECRET_UNREADABLE` ' +
+      '(nothing done) when it cannot be.',
     request: { params: AgentIdParams },
     responses: {
       200: ok(AgentSchema, 'The agent as stored afterwards'),
       404: errorResponse(`${NOT_FOUND}; or the provider has no runtime for it (\`NOT_FOUND\`)`),
-      409: errorResponse('The agent is a template, which has no runtime (`INVALID_TRANSITION`); or the provider refused the operation (`CONFLICT`)'),
+      409: errorResponse(`The agent is a template, which has no runtime (\`INVALID_TRANSITION\`); the provider refused the operation (\`CONFLICT\`); or ${TOKEN_UNREADABLE_DOC}`),
       502: errorResponse(PROVIDER_DOWN),
     },
   })

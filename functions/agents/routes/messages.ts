@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { agentGateway, findOwnAgent } from '../../../lib/agents/access'
+import { agentGateway, findOwnAgent, isGatewayTokenUnreadable } from '../../../lib/agents/access'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { RuntimeProviderError } from '../../../lib/runtime/provider'
 import { agentRoute } from '../route'
@@ -35,7 +35,7 @@ export const route = agentRoute({
   summary: 'The agent’s conversations, as its gateway reports them',
   description:
     `The gateway's sessions (at most ${MAX_SESSIONS}, most recent first) with their message counts. A runtime that cannot be ` +
-    'read (no runtime yet, stopped, unreachable, a wrong answer) is not an error of this route: 200 with `source: unavailable`, ' +
+    'read (no runtime yet, stopped, unreachable, a wrong answer, a gateway token this server cannot open) is not an error of this route: 200 with `source: unavailable`, ' +
     'an empty list and the reason in `error`, so a dashboard can show the agent either way.',
   request: { params: AgentIdParams },
   responses: { 200: ok(Answer), 404: errorResponse(NOT_FOUND) },
@@ -55,7 +55,7 @@ export const handler: RouteHandler<typeof route> = async (c) => {
     const totalMessages = sessions.reduce((n, s) => n + s.messages, 0)
     return c.json({ agentId: agent.id, source: 'gateway' as const, sessions, totalMessages }, 200)
   } catch (e) {
-    if (!(e instanceof RuntimeProviderError)) throw e
+    if (!(e instanceof RuntimeProviderError) && !isGatewayTokenUnreadable(e)) throw e
     return c.json({ agentId: agent.id, source: 'unavailable' as const, sessions: [], totalMessages: 0, error: e.message.slice(0, 200) }, 200)
   }
 }

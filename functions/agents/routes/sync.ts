@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { findOwnAgent } from '../../../lib/agents/access'
+import { findOwnAgent, TOKEN_UNREADABLE_DOC } from '../../../lib/agents/access'
 import { providerApiError } from '../../../lib/agents/lifecycle'
 import { syncAgent } from '../../../lib/agents/sync'
 import { errorResponse, ok } from '../../../lib/http/openapi'
@@ -27,6 +27,7 @@ export const route = agentRoute({
   responses: {
     200: ok(z.object({ success: z.literal(true), agentId: z.string().max(255), synced: z.object({ skills: count(), memories: count(), files: count() }) }).openapi('AgentSynced')),
     404: errorResponse(`${NOT_FOUND}; or the agent has no runtime (\`NOT_FOUND\`)`),
+    409: errorResponse(`Nothing pushed: ${TOKEN_UNREADABLE_DOC}`),
     502: errorResponse(PROVIDER_DOWN),
   },
 })

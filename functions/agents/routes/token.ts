@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { findOwnAgent, openGatewayToken } from '../../../lib/agents/access'
+import { findOwnAgent, openGatewayToken, TOKEN_UNREADABLE_DOC } from '../../../lib/agents/access'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { agentRoute } from '../route'
 import { AgentIdParams, NOT_FOUND } from '../schemas'
@@ -13,11 +13,14 @@ export const route = agentRoute({
   summary: 'The agent’s gateway token (owner only)',
   description:
     "The token the runtime's gateway API requires (`Authorization: Bearer`). Stored encrypted; opened only for the " +
-    'owner, answered with `Cache-Control: no-store`. Another user’s agent is 404, never the token.',
+    'owner, answered with `Cache-Control: no-store`. Another user’s agent is 404, never the token. A token sealed under a ' +
+    'key this server no longer has (its keys changed or were lost) is 409 `SECRET_UNREADABLE`: `POST /api/agents/{id}/repair` ' +
+    'gives the agent a new one (then read here), `DELETE /api/agents/{id}` removes the agent without it.',
   request: { params: AgentIdParams },
   responses: {
     200: ok(z.object({ agentId: z.string().max(255), token: z.string().max(256).nullable().openapi({ description: 'Null when the agent has none' }) }).openapi('AgentToken')),
     404: errorResponse(NOT_FOUND),
+    409: errorResponse(`The token cannot be opened: ${TOKEN_UNREADABLE_DOC}`),
   },
 })
 

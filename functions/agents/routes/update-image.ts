@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { findOwnAgent } from '../../../lib/agents/access'
+import { findOwnAgent, TOKEN_UNREADABLE_DOC } from '../../../lib/agents/access'
 import { agentJson, runLifecycle } from '../../../lib/agents/lifecycle'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
@@ -43,7 +43,7 @@ export const route = agentRoute({
     200: ok(AgentSchema, 'The agent as stored afterwards'),
     400: errorResponse('`image` is not an image reference or too long, or `Image must be a version of <repository>` (`VALIDATION`); or invalid JSON (`INVALID_JSON`)'),
     404: errorResponse(`${NOT_FOUND}; or the provider has no runtime for it (\`NOT_FOUND\`)`),
-    409: errorResponse('The agent is a template (`INVALID_TRANSITION`); or the provider refused the operation (`CONFLICT`)'),
+    409: errorResponse(`The agent is a template (\`INVALID_TRANSITION\`); the provider refused the operation (\`CONFLICT\`); or ${TOKEN_UNREADABLE_DOC}`),
     502: errorResponse(PROVIDER_DOWN),
   },
 })

@@ -1,5 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
+import { TOKEN_UNREADABLE_DOC } from '../../../lib/agents/access'
 import { type BACKEND_LIFECYCLE_ACTIONS, agentJson, findAgentAsService, runLifecycle } from '../../../lib/agents/lifecycle'
 import { requireSharedKey } from '../../../lib/auth/shared-key'
 import type { AppEnv } from '../../../lib/context'
@@ -32,7 +33,9 @@ export function backendLifecycleRoute<A extends Action>(action: A) {
         401: errorResponse('`Unauthorized`: no Bearer token (`UNAUTHORIZED`)'),
         403: errorResponse('`Forbidden`: not the shared key (`FORBIDDEN`)'),
         404: errorResponse('`Agent not found`, or the provider has no runtime for it (`NOT_FOUND`)'),
-        409: errorResponse('A template agent (`INVALID_TRANSITION`); or the provider refused the operation (`CONFLICT`)'),
+        409: errorResponse(
+          `A template agent (\`INVALID_TRANSITION\`); the provider refused the operation (\`CONFLICT\`); or ${TOKEN_UNREADABLE_DOC} (\`stop\` never needs it, \`repair\` re-keys)`,
+        ),
         500: errorResponse('`Server misconfigured`: `INTERNAL_API_KEY` unset (`MISCONFIGURED`); or an internal error'),
         502: errorResponse('The runtime provider failed (`PROVIDER_UNAVAILABLE`); the agent is left in status `error`'),
       },

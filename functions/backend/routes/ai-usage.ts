@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import { requirePlanMatch } from '../../../lib/auth/plan'
+import { openByokKey } from '../../../lib/billing/byok'
 import { PLAN_NAMES } from '../../../lib/billing/plans'
 import { readUsage } from '../../../lib/billing/usage'
 import type { AppEnv } from '../../../lib/context'
@@ -27,7 +28,7 @@ export const route = createRoute(limitedRoute(limits.backend, {
     'Every `/api/ai/*` route runs the plan check first (spec "Authentication" 7): `x-user-plan` and ' +
     '`x-subscription-id`, when sent, must match the stored record (402 `SUBSCRIPTION_MISMATCH`); the deprecated ' +
     '`free` plan, and no paid plan once the 7-day trial is over, are 402 `PLAN_REQUIRED`; verified admins bypass. ' +
-    `Units reset at midnight UTC; with BYOK the caller's own key pays, so units are counted, not capped. ${IDENTITY_OR_KEY_NOTE}`,
+    `Units reset at midnight UTC; with BYOK the caller's own key pays, so units are counted, not capped (\`byokEnabled\` only for a stored key this server can open: one sealed under a key it no longer has reads as not set). ${IDENTITY_OR_KEY_NOTE}`,
   // Both of the spec's limits: every backend /api route's, then the stricter AI one (whose RateLimit-* headers the answer carries).
   middleware: [rateLimit(limits.ai), identityOrKey, requirePlanMatch],
   ...identityOrKeyDocs,
@@ -55,6 +56,10 @@ export const route = createRoute(limitedRoute(limits.backend, {
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const me = c.var.identity!.userId
   const plan = c.var.plan!
-  const [key] = await c.var.services.reader.asUser(me, (tx) => tx.select({ provider: providerKeys.provider }).from(providerKeys).where(eq(providerKeys.userId, me)))
-  return c.json({ plan, byokEnabled: !!key, ...(await readUsage(c.var.services.kv, me, plan)) }, 200)
+  const [key] = await c.var.services.reader.asUser(me, (tx) =>
+    tx.select({ keyId: providerKeys.keyId, sealed: providerKeys.sealed }).from(providerKeys).where(eq(providerKeys.userId, me)),
+  )
+  // Enabled only with a key that opens: one sealed under a key this server no longer has reads as not set.
+  const byokEnabled = (await openByokKey(c.var.services.config, me, key)) !== null
+  return c.json({ plan, byokEnabled, ...(await readUsage(c.var.services.kv, me, plan)) }, 200)
 }

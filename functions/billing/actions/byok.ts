@@ -2,11 +2,10 @@ import { eq, sql } from 'drizzle-orm'
 import type { Context } from 'hono'
 import type { SignedInEnv } from '../../../lib/context'
 import { asUser } from '../../../lib/db/rls'
+import { BYOK_PURPOSE } from '../../../lib/billing/byok'
 import { seal } from '../../../lib/secret-box'
 import { providerKeys } from '../../../schema'
 
-/** What the sealed key is bound to (secret-box additional data): a BYOK key opens only as its owner's. */
-export const BYOK_PURPOSE = 'byok'
 
 /** `enable-byok`: seals the provider key (never stored, returned or logged in the clear) and replaces any earlier one. */
 export async function enableByok(c: Context<SignedInEnv>, apiKey: string, provider: string) {

@@ -1,5 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
+import { openByokKey } from '../../../lib/billing/byok'
 import { PLAN_NAMES, PLANS, knownStatus, normalizePlan } from '../../../lib/billing/plans'
 import { monthlyPrice } from '../../../lib/billing/stripe'
 import { readUsage } from '../../../lib/billing/usage'
@@ -30,10 +31,10 @@ const plans = Object.fromEntries(
 
 export const handler: RouteHandler<typeof route> = async (c) => {
   const me = c.var.user.id
-  // One statement: the caller's row and their key's provider (never the sealed key).
+  // One statement: the caller's row and their key (never answered: only whether it opens, and its provider).
   const [user] = await readAsUser(c, (tx) =>
     tx
-      .select({ plan: users.plan, status: users.subscriptionStatus, credits: users.credits, provider: providerKeys.provider })
+      .select({ plan: users.plan, status: users.subscriptionStatus, credits: users.credits, provider: providerKeys.provider, keyId: providerKeys.keyId, sealed: providerKeys.sealed })
       .from(users)
       .leftJoin(providerKeys, eq(providerKeys.userId, users.id))
       .where(eq(users.id, me)),
@@ -41,14 +42,16 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   const deprecated = user?.plan === 'free'
   const plan = normalizePlan(user?.plan)
   const { dailyUnits, used, remaining } = await readUsage(c.var.services.kv, me, plan)
+  // A key this server can no longer open is as good as none: BYOK reads as not set until enabled again.
+  const byok = user?.provider && (await openByokKey(c.var.services.config, me, user)) !== null ? user.provider : null
   return c.json(
     {
       plans,
       currentPlan: deprecated ? ('free' as const) : plan,
       deprecated,
       subscriptionStatus: knownStatus(user?.status ?? 'inactive'),
-      byokEnabled: !!user?.provider,
-      byokProvider: user?.provider ?? null,
+      byokEnabled: byok !== null,
+      byokProvider: byok,
       credits: user?.credits ?? 0,
       usage: { dailyUnits, used, remaining },
     },

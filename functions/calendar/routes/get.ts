@@ -41,7 +41,8 @@ export const route = createRoute({
   tags: ['Calendar'],
   summary: 'Google Calendar: summary, connection status, consent redirect, events, availability',
   description:
-    'By `action`: none -> `{message, actions}`; `status` -> `{connected}` (false without a session); `auth` -> 302 to ' +
+    'By `action`: none -> `{message, actions}`; `status` -> `{connected}` (false without a session, and when the stored tokens ' +
+    "no longer open with this server's keys: connect again); `auth` -> 302 to " +
     "Google's consent screen (to `/login?callbackUrl=/dashboard/calendar` without a session); `list` -> the events " +
     'between `start` and `end` (one page of at most 250, recurring events expanded, by start time) and the calendar\'s ' +
     'time zone; `availability` -> the one-hour slots 09:00-23:00 of `date` in the calendar\'s time zone, split into ' +

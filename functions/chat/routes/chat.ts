@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
-import { openGatewayToken } from '../../../lib/agents/access'
+import { isGatewayTokenUnreadable, openGatewayToken } from '../../../lib/agents/access'
 import { findChatAgent } from '../../../lib/chat/agent'
 import { CHAT_QUEUE_PATH, CHAT_RETRIES, releaseJobTicket } from '../../../lib/chat/jobs'
 import { admitTicket, chatWeight, LONG_MESSAGE_CHARS } from '../../../lib/chat/workload'
@@ -46,7 +46,9 @@ export const route = createRoute(
         ),
         500: errorResponse('`Chat failed`: the job could not be stored or the gate could not be asked (`INTERNAL`)'),
         502: errorResponse('`Queue unavailable`: the queue did not accept the job, which is marked `failed` (`QUEUE_UNAVAILABLE`)'),
-        503: errorResponse('`No gateway token available`: the agent’s runtime has no gateway token yet (`NOT_CONFIGURED`)'),
+        503: errorResponse(
+          '`No gateway token available`: the agent’s runtime has no gateway token yet (`NOT_CONFIGURED`), or its stored token cannot be read with this server’s keys (`SECRET_UNREADABLE`, with `agentId` and a `hint`: repair the agent, `POST /api/agents/{id}/repair`, to give it a new token, or delete it); nothing is queued',
+        ),
       },
     }),
   ),
@@ -57,7 +59,7 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   const { services } = c.var
   const userId = c.var.user.id
   const agent = await findChatAgent(services, userId)
-  if (!(await hasGatewayToken(services, agent))) throw new ApiError(503, 'No gateway token available', { code: 'NOT_CONFIGURED' })
+  await assertGatewayToken(services, agent)
 
   const job = { id: crypto.randomUUID(), userId, agentId: agent.id, message, weight: chatWeight(message) }
   await failsAs500(() => admitTicket(services.kv, services.config, { userId, jobId: job.id, weight: job.weight }))
@@ -95,12 +97,21 @@ async function failsAs500(fn: () => Promise<void>) {
   }
 }
 
-/** Whether the agent's sealed gateway token opens (a token sealed under a key no longer configured does not). */
-async function hasGatewayToken(services: Pick<Services, 'config'>, agent: Agent) {
+/**
+ * The spec's 503 `No gateway token available` unless the agent's sealed gateway token opens: `NOT_CONFIGURED` when it
+ * has none, `SECRET_UNREADABLE` (with what to do in `hint`) when it was sealed under a key this server no longer has.
+ */
+async function assertGatewayToken(services: Pick<Services, 'config'>, agent: Agent) {
+  let unreadable = false
   try {
-    return (await openGatewayToken(services.config, agent)) !== null
+    if ((await openGatewayToken(services.config, agent)) !== null) return
   } catch (e) {
-    log.warn('chat.gateway_token_unreadable', { agentId: agent.id, ...errorFields(e) })
-    return false
+    unreadable = isGatewayTokenUnreadable(e)
+    if (!unreadable) log.warn('chat.gateway_token_failed', { agentId: agent.id, ...errorFields(e) })
   }
+  if (!unreadable) throw new ApiError(503, 'No gateway token available', { code: 'NOT_CONFIGURED' })
+  throw new ApiError(503, 'No gateway token available', {
+    code: 'SECRET_UNREADABLE',
+    extra: { agentId: agent.id, hint: "The agent's gateway token cannot be read with this server's keys: repair the agent (POST /api/agents/{id}/repair) to give it a new one, or delete it" },
+  })
 }

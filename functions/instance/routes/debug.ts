@@ -1,6 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi'
 import { findOwnAgent } from '../../../lib/agents/access'
-import { agentGateway } from '../../../lib/agents/access'
+import { agentGateway, TOKEN_UNREADABLE_DOC } from '../../../lib/agents/access'
 import { providerApiError } from '../../../lib/agents/lifecycle'
 import { RuntimeProviderError } from '../../../lib/runtime/provider'
 import { errorResponse, ok } from '../../../lib/http/openapi'
@@ -23,6 +23,7 @@ export const route = signedInRoute({
     200: ok(DebugResultSchema),
     400: errorResponse('`command and agentId are required`, `Command not allowed` (`VALIDATION`); or `Invalid JSON body` (`INVALID_JSON`)'),
     404: errorResponse('`Agent not found` (not the caller’s); or the runtime does not exist (`NOT_FOUND`)'),
+    409: errorResponse(`Nothing run: ${TOKEN_UNREADABLE_DOC}`),
     502: errorResponse('The runtime could not be reached or failed the call (`PROVIDER_UNAVAILABLE`)'),
   },
 })

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
+import { TOKEN_UNREADABLE_DOC } from '../../../lib/agents/access'
 import { noInstance } from '../../../lib/agents/instance'
 import { runLifecycle } from '../../../lib/agents/lifecycle'
 import { limits } from '../../../lib/http/limits'
@@ -34,13 +35,15 @@ export const route = signedInRoute(
     operationId: 'runRuntimeMaintenance',
     tags: ['Instance'],
     summary: 'Repair, update or reset the memory of one of the caller’s runtimes',
-    description: 'Counts against the same 30 per minute per user as `/api/instance/*`. `repair` and `update` record the agent `starting`; `reset-memory` changes no status.',
+    description:
+      'Counts against the same 30 per minute per user as `/api/instance/*`. `repair` and `update` record the agent `starting`; `reset-memory` changes no status. ' +
+      '`repair` of an agent whose stored gateway token this server cannot open (or that has none) redeploys it with a new token.',
     request: { body: jsonBody(MaintenanceBody) },
     responses: {
       200: ok(LifecycleResultSchema),
       400: errorResponse('Unknown or missing `action` (`INVALID_ACTION`); a malformed `agentId` (`VALIDATION`); or invalid JSON'),
       404: errorResponse('`Agent not found` (not the caller’s); `No instance found. Please deploy first.`; or the provider has no such runtime (`NOT_FOUND`)'),
-      409: errorResponse('The runtime is busy with another operation (`CONFLICT`)'),
+      409: errorResponse(`The runtime is busy with another operation (\`CONFLICT\`); or, for \`update\` and \`reset-memory\`, ${TOKEN_UNREADABLE_DOC} (\`repair\` re-keys it)`),
       502: errorResponse('The runtime provider or the runtime failed (`PROVIDER_UNAVAILABLE`)'),
     },
   }),

@@ -1,12 +1,13 @@
 import { planRecord } from '../../../lib/agents/provision'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { and, desc, eq, sql } from 'drizzle-orm'
-import { agentGateway } from '../../../lib/agents/access'
+import { agentGateway, openGatewayToken } from '../../../lib/agents/access'
 import { findInstanceAgent } from '../../../lib/agents/instance'
 import { withUser } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
-import { agents } from '../../../schema'
+import type { Services } from '../../../lib/context'
+import { agents, type Agent } from '../../../schema'
 import { SupportDiagnosticsSchema } from '../schemas'
 
 export const route = signedInRoute({
@@ -56,11 +57,17 @@ export const handler: RouteHandler<typeof route> = async (c) => {
     {
       serviceHealth,
       trialCount: record.trialEndsAt && record.trialEndsAt.getTime() > Date.now() ? 1 : 0,
-      tokenStatus: agent?.gatewayToken ? ('present' as const) : ('missing' as const),
+      tokenStatus: (await tokenOpens(services, agent)) ? ('present' as const) : ('missing' as const),
       recentErrors: errored.map((a) => ({ id: a.id, name: a.name, updatedAt: a.updatedAt.toISOString(), status: 'error' as const })),
       gatewayUrl: agent?.runtimeUrl ?? null,
       timestamp: new Date().toISOString(),
     },
     200,
   )
+}
+
+/** `present` only for a token that opens: one sealed under a key this server no longer has is as good as none. */
+async function tokenOpens(services: Pick<Services, 'config'>, agent: Agent | null | undefined) {
+  if (!agent) return false
+  return (await openGatewayToken(services.config, agent).catch(() => null)) !== null
 }

@@ -1,6 +1,9 @@
+import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signedIdentityHeaders } from '../../../lib/auth/identity'
 import { spendUnits } from '../../../lib/billing/usage'
+import { seal } from '../../../lib/secret-box'
+import { providerKeys } from '../../../schema'
 import { setPlan } from '../../auth/helpers'
 import { createHarness, type Harness, type SeededUser } from '../../support/harness'
 import { backendCall, withinOneWindow } from '../../support/requests'
@@ -28,6 +31,18 @@ describe('GET /api/ai/usage (backend, behind the plan check)', () => {
     const body = await res.json()
     expect(body).toMatchObject({ plan: 'label', byokEnabled: false, dailyUnits: 3000, used: 40, remaining: 2960 })
     expect(res.headers.get('ratelimit-limit')).toBe('30')
+  })
+
+  it('byokEnabled only for a stored key this server can open: one under a key id it no longer has reads as not set', async () => {
+    const user = await fresh()
+    await setPlan(h.db, user.id, 'solo', 'sub_byok1')
+    const sealed = await seal(h.services.config, 'sk-own-key', user.id, 'byok')
+    await h.db.insert(providerKeys).values({ userId: user.id, provider: 'openai', keyId: sealed.keyId, sealed: sealed.sealed })
+    expect(await (await usage(user)).json()).toMatchObject({ byokEnabled: true })
+    await h.db.update(providerKeys).set({ keyId: 'retired-key' }).where(eq(providerKeys.userId, user.id))
+    const res = await usage(user)
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({ plan: 'solo', byokEnabled: false })
   })
 
   it('a plan or subscription the record does not back is 402 SUBSCRIPTION_MISMATCH', async () => {

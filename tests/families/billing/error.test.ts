@@ -1,12 +1,14 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { spendUnits } from '../../../lib/billing/usage'
+import type { Config } from '../../../lib/config'
 import { ApiError } from '../../../lib/http/errors'
+import { seal } from '../../../lib/secret-box'
 import { providerKeys, users } from '../../../schema'
 import { createHarness, type Harness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { startStripeServer, stripeEnv, type StripeServer } from '../../support/stripe-server'
-import { action, billingAction, freshUser } from './helpers'
+import { action, billing, billingAction, freshUser, getBilling } from './helpers'
 
 let h: Harness
 let unconfigured: Harness
@@ -82,6 +84,28 @@ describe('POST /api/billing: already subscribed', () => {
       await h.db.update(users).set({ subscriptionId: `sub_${status}`, subscriptionStatus: status }).where(eq(users.id, user.id))
       expect((await billingAction(h, user, { action: 'create-checkout', plan: 'solo' })).status, status).toBe(200)
     }
+  })
+})
+
+describe('a BYOK key this server can no longer open', () => {
+  it('reads as not set (never a 500): byokEnabled false, no provider; enabling it again stores a key that opens', async () => {
+    const user = await freshUser(h)
+    await action(h, user, { action: 'enable-byok', apiKey: 'sk-own-key', provider: 'openai' })
+    const [row] = await h.db.select().from(providerKeys).where(eq(providerKeys.userId, user.id))
+    // Sealed under another key of the same id (a server whose secret changed), then under a key id it no longer has.
+    const other = await seal({ ...h.services.config, sessionSecret: 'a-lost-secret' } as Config, 'sk-own-key', user.id, 'byok')
+    for (const set of [{ keyId: other.keyId, sealed: other.sealed }, { keyId: 'retired-key', sealed: row.sealed }]) {
+      await h.db.update(providerKeys).set(set).where(eq(providerKeys.userId, user.id))
+      const res = await getBilling(h, user)
+      expect(res.status).toBe(200)
+      expect(await res.json()).toMatchObject({ byokEnabled: false, byokProvider: null })
+    }
+    await action(h, user, { action: 'enable-byok', apiKey: 'sk-own-key', provider: 'openai' })
+    expect(await billing(h, user)).toMatchObject({ byokEnabled: true, byokProvider: 'openai' })
+    // Disabling works whatever the stored key is.
+    await h.db.update(providerKeys).set({ keyId: 'retired-key' }).where(eq(providerKeys.userId, user.id))
+    expect(await action(h, user, { action: 'disable-byok' })).toMatchObject({ success: true })
+    expect(await h.db.select().from(providerKeys).where(eq(providerKeys.userId, user.id))).toEqual([])
   })
 })
 

@@ -1,4 +1,8 @@
+import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Config } from '../../../lib/config'
+import { seal } from '../../../lib/secret-box'
+import { calendarConnections } from '../../../schema'
 import { CALENDAR_SCOPES } from '../../../lib/calendar/google'
 import { createHarness, type Harness } from '../../support/harness'
 import {
@@ -214,6 +218,30 @@ describe('calendar: Google failing', () => {
     await connect(s, carol)
     expect(await json(await getCalendar(h, carol, '?action=status'))).toEqual({ connected: true })
     expect((await getCalendar(h, carol, '?action=list')).status).toBe(200)
+  })
+
+  it('tokens this server can no longer open (its keys changed) read as not connected: status false, calls 401, never 500', async () => {
+    const { h, cal } = s
+    const dave = await h.seedUser('Dave', `dave-${crypto.randomUUID().slice(0, 6)}@example.com`)
+    await connect(s, dave)
+    const row = await connectionRow(h, dave.id)
+    const other = { ...h.services.config, sessionSecret: 'a-lost-secret' } as Config
+    const access = await seal(other, 'ya29.lost', dave.id, 'calendar:access')
+    for (const set of [{ keyId: access.keyId, accessToken: access.sealed }, { keyId: 'retired-key', accessToken: row.accessToken }]) {
+      await h.db.update(calendarConnections).set(set).where(eq(calendarConnections.userId, dave.id))
+      expect(await json(await getCalendar(h, dave, '?action=status'))).toEqual({ connected: false })
+      const calls = cal.requests.length
+      const list = await getCalendar(h, dave, '?action=list')
+      expect(list.status).toBe(401)
+      expect(await json(list)).toEqual(NOT_CONNECTED)
+      const create = await postCalendar(h, dave, CREATE)
+      expect(create.status).toBe(401)
+      expect(cal.requests.length).toBe(calls)
+    }
+    // Connecting again stores tokens that open.
+    await connect(s, dave)
+    expect(await json(await getCalendar(h, dave, '?action=status'))).toEqual({ connected: true })
+    expect((await getCalendar(h, dave, '?action=list')).status).toBe(200)
   })
 })
 

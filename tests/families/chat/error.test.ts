@@ -89,7 +89,18 @@ describe('POST /api/gateway/chat and GET /api/gateway/status: 404 and 503', () =
     // A token sealed for another owner does not open for this one.
     const other = await seedChatAgent(h, h.users.bob, f.url)
     await h.db.update(agents).set({ gatewayToken: other.gatewayToken, gatewayTokenKeyId: other.gatewayTokenKeyId }).where(eq(agents.id, agent.id))
-    expect((await chat(h, user, { message: 'hi' })).status).toBe(503)
+    const unreadable = await chat(h, user, { message: 'hi' })
+    expect(unreadable.status).toBe(503)
+    // The spec's answer, with a code and what to do: a token that does not open is re-made by a repair.
+    expect(await unreadable.json()).toEqual({
+      error: 'No gateway token available',
+      code: 'SECRET_UNREADABLE',
+      agentId: agent.id,
+      hint: expect.stringMatching(/cannot be read.*POST \/api\/agents\/\{id\}\/repair.*or delete it/),
+    })
+    // Sealed under a key id this server does not have (its keys changed): the same answer, never a 500.
+    await h.db.update(agents).set({ gatewayTokenKeyId: 'retired-key' }).where(eq(agents.id, agent.id))
+    expect(await (await chat(h, user, { message: 'hi' })).json()).toMatchObject({ error: 'No gateway token available', code: 'SECRET_UNREADABLE' })
     expect(await jobsOf(user.id)).toEqual([])
     expect((await slots(h, user.id)).user).toBe(0)
   })
@@ -160,6 +171,18 @@ describe('the queue receiver', () => {
     const bad = await h.web.request(CHAT_URL, { method: 'POST', headers: { 'content-type': 'application/json', 'upstash-signature': await signDelivery(QUEUE_KEY, CHAT_URL, text) }, body: text })
     expect(bad.status).toBe(400)
     expect(await bad.json()).toMatchObject({ code: 'VALIDATION' })
+  })
+
+  it('a job whose agent’s token no longer opens fails at once with the reason (a retry would not mend it); its slots go back', async () => {
+    const { user, agent, runtime } = await chatUser(h)
+    const job = await seedJob(h, user, agent)
+    await h.db.update(agents).set({ gatewayTokenKeyId: 'retired-key' }).where(eq(agents.id, agent.id))
+    const res = await deliver(h, job.id)
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({ status: 'failed' })
+    expect(await jobRow(h, job.id)).toMatchObject({ status: 'failed', attempts: 1, error: expect.stringMatching(/gateway token cannot be read.*repair the agent/) })
+    expect(runtime.hits.get('/api/gateway/chat') ?? 0).toBe(0)
+    expect((await slots(h, user.id)).user).toBe(0)
   })
 
   it('a runtime that answers without a reply is a failed delivery', async () => {
