@@ -17,14 +17,16 @@ const SED = options(
 const sed: Rule = (inv) => {
   const parsed = parseOptions(inv, SED)
   const expressions = parsed.values('-e', '--expression')
-  const scripts = expressions.length ? expressions : parsed.operands.slice(0, 1)
+  const inPlace = parsed.seen.filter((o) => o.name === '-i' || o.name === '--in-place')
+  // BSD sed reads `-i ''` as an empty backup suffix, GNU sed as an empty script: read the next word as a script too.
+  const bsdSuffix = !expressions.length && inPlace.length && !inPlace.some((o) => o.value) && parsed.operands[0]?.value === ''
+  const scripts = expressions.length ? expressions : parsed.operands.slice(0, bsdSuffix ? 2 : 1)
   const files = expressions.length ? parsed.operands : parsed.operands.slice(1)
   if (!scripts.length) return inv.flag('dangerous', 'runs a sed script it cannot read')
   for (const s of scripts) {
     if (s.value === undefined) return inv.flag('dangerous', 'runs a sed script known only at run time')
     if (!sedScriptIsPlain(s.value)) return inv.flag('dangerous', 'sed script runs commands or touches other files (e, w, r)')
   }
-  const inPlace = parsed.seen.filter((o) => o.name === '-i' || o.name === '--in-place')
   // A backup suffix with `/` or `*` names another directory (`-i'/home/u/.ssh/*'` writes a copy there).
   const suffix = inPlace.find((o) => o.value && (o.value.value === undefined || /[/*]/.test(o.value.value)))
   if (suffix) return inv.flag('dangerous', `backup suffix writes elsewhere (${quote(suffix.value?.text ?? '', 32)})`)
