@@ -3,7 +3,7 @@
 // (`export x=…` is an ordinary assignment) or a file (`read x < f`). Arithmetic (`$(( ))`, `(( ))`, `let`,
 // `[[ -eq ]]`, `declare -i`, subscripts and `${x:offset}`) is therefore safe only on what the classifier can read:
 // numbers, special numeric variables, and variables the script set to such values.
-import { parse, type ArithmeticExpression } from 'unbash'
+import { parse, type ArithmeticExpression, type WordPart } from 'unbash'
 import { LIMITS, TooComplex, type Scope } from './scope'
 
 // Variables bash itself keeps numeric.
@@ -43,7 +43,7 @@ function wordRisk(word: Extract<ArithmeticExpression, { type: 'ArithmeticWord' }
   const v = word.value
   if (word.parts?.some((p) => p.type !== 'Literal')) {
     // `$x`, `${x}`, `"$x"`, `$(cmd)`: substituted first, then evaluated.
-    const parts = word.parts.flatMap((p) => (p.type === 'DoubleQuoted' ? p.parts : [p]))
+    const parts: readonly WordPart[] = word.parts.flatMap((p): readonly WordPart[] => (p.type === 'DoubleQuoted' ? p.parts : [p]))
     for (const p of parts) {
       if (p.type === 'Literal') continue
       if (p.type === 'SimpleExpansion' || (p.type === 'ParameterExpansion' && !p.prefix && !p.operation && !p.index)) {

@@ -24,8 +24,8 @@ const SCRIPTS = new Set(['test', 't', 'tst', 'start', 'stop', 'restart', 'run', 
 // query, and whatever is in it, elsewhere).
 const NPM_READS = new Set(['ls', 'list', 'll', 'la', 'why', 'explain', 'outdated', 'view', 'info', 'show', 'v', 'bin', 'root', 'prefix', 'fund'])
 const NPM_READ = options(
-  '--json --long -l --all -a --depth: --parseable -p --global -g --omit: --include: --prod --production --dev --link --unicode ' +
-    '--workspace: -w: --workspaces -ws --include-workspace-root --loglevel: --silent -s --quiet -q --verbose --color= --no-color --package-lock-only',
+  '--json --long -l --all -a --depth: --parseable -p --global -g --prod --production --dev --workspace: -w: ' +
+  '--workspaces -ws --silent -s --quiet -q --verbose --color= --no-color',
 )
 
 /** npm: looking is safe; package scripts, packing (prepack), versioning (version scripts), installs are not. */
@@ -84,9 +84,8 @@ const interpreter: Rule = (inv) => {
 }
 
 const PIP_READ = options(
-  '-l --local -u --user -o --outdated -U --uptodate -e --editable --format: --not-required --exclude-editable --include-editable ' +
-    '--exclude: --path:r -v -q --verbose --quiet --disable-pip-version-check --no-color -f --files --all -r:r --requirement:r ' +
-    '--isolated --no-input --pre --no-index',
+  '-l --local -u --user -o --outdated -e --editable --format: --not-required --exclude-editable --include-editable ' +
+  '-v -q --verbose --quiet --disable-pip-version-check -f --files --all',
 )
 
 /** pip & co.: looking is safe, changing what is installed is dangerous. */
@@ -130,10 +129,7 @@ const go: Rule = (inv) => {
 }
 
 const TSC = options(
-  '--noEmit -p:r --project:r --pretty= --strict --skipLibCheck --listFiles --listFilesOnly --explainFiles --traceResolution ' +
-    '--extendedDiagnostics --diagnostics --showConfig -v --version -h --help --all --noErrorTruncation --target: --module: --lib: ' +
-    '--jsx: --moduleResolution: --noImplicitAny --noUnusedLocals --noUnusedParameters --allowJs --checkJs --esModuleInterop ' +
-    '--isolatedModules --resolveJsonModule --types: --strictNullChecks --exactOptionalPropertyTypes --noUncheckedIndexedAccess',
+  '--noEmit -p:r --project:r --pretty= --strict --skipLibCheck --listFilesOnly --showConfig -v --version -h --help',
 )
 
 /** tsc: type-checking is safe; emitting writes wherever tsconfig.json says (outDir, outFile, declarationDir). */
@@ -147,9 +143,8 @@ const tsc: Rule = (inv) => {
 // C compilers: plug-ins, other linkers, wrappers, spec and option files and arguments passed to the assembler,
 // preprocessor or linker can all run programs.
 const CC = options(
-  '-c -S -E -g* -O* -W* -f* -m* -D* -U* -I* -L* -l* -std=* -print-* -o:w -x: -shared -static -pthread -pipe -v -w -pedantic ' +
-    '-pedantic-errors -ansi --version -dumpversion -dumpmachine -M -MM -MD -MMD -MP -MF:w -MT: -MQ: -include:r -imacros:r ' +
-    '-isystem: -iquote: -idirafter: -nostdlib -nostdinc -rdynamic -s -P -C -CC -H -fPIC -fpic',
+  '-c -S -E -g* -O* -W* -f* -m* -D* -U* -I* -L* -l* -std=* -print-* -o:w -x: -shared -static -pthread -pipe -v -w ' +
+  '-pedantic --version -dumpversion -M -MM -MD -MMD -MF:w -include:r -isystem: -iquote: -nostdlib -s -fPIC -fpic',
 )
 const CC_PROGRAMS = /^(-fplugin|-fpass-plugin|-fuse-ld|--ld-path|-Wl,|-Wa,|-Wp,|-B|-wrapper|-specs|@|-X|--sysroot|-iplugindir|--config|-ccc-|-no-integrated-as|-fprofile-use)/
 
@@ -223,30 +218,25 @@ export const devRules: Record<string, Rule> = {
   tsc,
   ...Object.fromEntries(RUNS_PROJECT_CODE.map((n) => [n, runsProjectCode('runs code or configuration from the project (tests, config files, plug-ins)')])),
   gofmt: formatter(options('-l -d -e -s -w -r:'), ['-w']),
-  rustfmt: formatter(options('--check -l -v -q --edition: --emit: --backup --config-path:r --config: --files-with-diff --print-config: -V --version -h --help --color:')),
-  shellcheck: reads(options('* -e: -f: -i: -o: -P: -s: -S: -W: --exclude: --format: --include: --enable: --source-path: --shell: --severity: --wiki-link-count: --rcfile:r --color=')),
+  rustfmt: formatter(options('--check -l -v -q --edition: --emit: --config-path:r --config: -V --version -h --help')),
+  shellcheck: reads(options('* -e: -f: -i: -o: -P: -s: -S: -W: --rcfile:r')),
   ruff: formatter(
     options(
-      '--fix --no-fix --unsafe-fixes --no-unsafe-fixes --diff --check --show-fixes --no-show-fixes --statistics --select: --ignore: ' +
-        '--extend-select: --extend-ignore: --per-file-ignores: --fixable: --unfixable: --line-length: --target-version: --output-format: ' +
-        '--exclude: --extend-exclude: --respect-gitignore --no-respect-gitignore --force-exclude --preview --no-preview -q -s -v -e -n ' +
-        '--quiet --silent --verbose --exit-zero --exit-non-zero-on-fix --no-cache --isolated --config: --stdin-filename: --range: ' +
+      '--fix --unsafe-fixes --diff --check --show-fixes --statistics --select: --ignore: --extend-select: --line-length: ' +
+        '--target-version: --output-format: --exclude: --preview -q -s -v -e -n --quiet --exit-zero --no-cache --config: ' +
         '--output-file:w -o:w --version -V -h --help',
     ),
   ),
   black: formatter(
     options(
-      '--check --diff --color --no-color -q -v --quiet --verbose -l: --line-length: -t: --target-version: --include: --exclude: ' +
-        '--extend-exclude: --force-exclude: --config:r -S --skip-string-normalization -C --skip-magic-trailing-comma --preview --fast ' +
-        '--safe --required-version: --stdin-filename: -c: --code: --version -h --help -W: --workers:',
+      '--check --diff --color -q -v --quiet -l: --line-length: -t: --target-version: --include: --exclude: --config:r -S -C ' +
+        '--skip-string-normalization --preview --fast -c: --code: --version -h --help',
     ),
   ),
   biome: formatter(
     options(
-      '--write --fix --unsafe --apply --apply-unsafe --staged --changed --since: --formatter-enabled: --linter-enabled: ' +
-        '--organize-imports-enabled: --assist-enabled: --config-path:r --reporter: --max-diagnostics: --diagnostic-level: ' +
-        '--error-on-warnings --no-errors-on-unmatched --skip-errors --verbose --colors: --files-ignore-unknown: --vcs-enabled: ' +
-        '--stdin-file-path: --only: --skip: --indent-style: --indent-width: --line-width: --version -h --help',
+      '--write --fix --unsafe --staged --changed --since: --config-path:r --reporter: --max-diagnostics: --diagnostic-level: ' +
+        '--error-on-warnings --no-errors-on-unmatched --verbose --only: --skip: --version -h --help',
     ),
   ),
   ...Object.fromEntries(['gcc', 'g++', 'cc', 'c++', 'clang', 'clang++'].map((n) => [n, compiler])),

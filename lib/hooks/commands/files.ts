@@ -82,20 +82,13 @@ const link: Rule = (inv) => {
 // tar: -P (absolute names), -I/--use-compress-program, -F/--info-script, -M, --to-command, --checkpoint-action,
 // --rsh-command, --remove-files, --unlink-first, --recursive-unlink, --transform, --index-file: not listed.
 const TAR = options(
-  '-c -x -t -r -u -A -d -z -j -J -Z -a -v -k -m -o -p -O -U -W -h -l -i -S -s -B -f: -C: -b: -T:r -X:r -K: -N: -L: -V: -H: -g:w ' +
-    '--create --extract --get --list --append --update --diff --compare --delete --catenate --concatenate --file: --directory: ' +
-    '--gzip --gunzip --ungzip --bzip2 --xz --lzma --lzip --lzop --zstd --compress --uncompress --auto-compress --no-auto-compress ' +
-    '--verbose --exclude: --exclude-from:r --exclude-vcs --exclude-vcs-ignores --exclude-caches --exclude-caches-all --exclude-caches-under ' +
-    '--exclude-tag: --exclude-tag-all: --exclude-tag-under: --exclude-backups --files-from:r --null --no-null --strip-components: ' +
-    '--wildcards --no-wildcards --wildcards-match-slash --no-wildcards-match-slash --anchored --no-anchored --ignore-case --no-ignore-case ' +
-    '--keep-old-files --skip-old-files --keep-newer-files --overwrite --overwrite-dir --no-overwrite-dir --touch --no-same-owner ' +
-    '--no-same-permissions --preserve-permissions --same-permissions --numeric-owner --owner: --group: --mode: --mtime: --sort: ' +
-    '--format: --totals= --one-file-system --dereference --hard-dereference --checkpoint= --warning: --show-transformed-names ' +
-    '--to-stdout --blocking-factor: --record-size: --label: --force-local --no-recursion --recursion --atime-preserve= --sparse ' +
-    '--posix --ignore-failed-read --verify --delay-directory-restore --occurrence= --show-omitted-dirs --utc --full-time --xattrs ' +
-    '--no-xattrs --acls --no-acls --selinux --no-selinux --level: --newer: --after-date: --newer-mtime: --listed-incremental:w ' +
-    '--incremental --check-links --read-full-records --same-order --preserve-order --interactive --confirmation --backup= --suffix: ' +
-    '--quoting-style: --no-quote-chars: --quote-chars: --no-ignore-command-error --ignore-command-error --keep-directory-symlink',
+  '-c -x -t -r -u -A -z -j -J -Z -a -v -k -m -o -p -O -h -f: -C: -T:r -X:r --create --extract --get --list ' +
+  '--append --update --delete --file: --directory: --gzip --gunzip --ungzip --bzip2 --xz --lzma --zstd --compress ' +
+  '--uncompress --auto-compress --verbose --exclude: --exclude-from:r --exclude-vcs --files-from:r --null ' +
+  '--no-null --strip-components: --wildcards --no-wildcards --anchored --no-anchored --ignore-case ' +
+  '--keep-old-files --skip-old-files --overwrite --no-same-owner --no-same-permissions --preserve-permissions ' +
+  '--same-permissions --numeric-owner --owner: --group: --mode: --mtime: --totals= --one-file-system --dereference ' +
+  '--to-stdout --force-local --no-recursion --recursion',
 )
 const TAR_VALUED = 'fCbTXKNLVHg'
 
@@ -134,14 +127,12 @@ const GZIP = options(
 )
 const BZIP2 = options('-c -d -z -k -f -t -q -v -s -L -V -# --stdout --decompress --compress --keep --force --test --quiet --verbose --small --fast --best')
 const XZ = options(
-  '-z -d -t -l -k -f -c -q -v -e -h -H -V -# -T: -F: -C: -M: -S: --format: --check: --threads: --memlimit: --memlimit-compress: ' +
-    '--memlimit-decompress: --extreme --keep --force --stdout --to-stdout --decompress --uncompress --compress --test --list --quiet ' +
-    '--verbose --no-warn --robot --single-stream --no-sparse --suffix:',
+  '-z -d -t -l -k -f -c -q -v -e -h -V -# -T: -S: --threads: --extreme --keep --force --stdout --to-stdout ' +
+  '--decompress --uncompress --compress --test --list --quiet --verbose --suffix:',
 )
 const ZSTD = options(
-  '-z -d -t -l -k -f -c -q -v -r -h -V -# -T: -D:r -o:w -M: --rm --ultra --long= --fast= --stdout --decompress --uncompress --compress ' +
-    '--keep --force --test --list --quiet --verbose --format: --no-progress --progress --output-dir-flat:w --output-dir-mirror:w ' +
-    '--patch-from:r --memory: --single-thread --adapt= --exclude-compressed --sparse --no-sparse --threads:',
+  '-z -d -t -l -k -f -c -q -v -r -h -V -# -T: -D:r -o:w --rm --stdout --decompress --uncompress --compress --keep ' +
+  '--force --test --list --quiet --verbose --output-dir-flat:w --threads:',
 )
 
 /** gzip & co. replace their operands in place, unless writing to stdout or only testing/listing. */
@@ -156,12 +147,11 @@ function compressor(table: OptionTable): Rule {
 
 // zip: -T/-TT run an unzip command (GTFOBins: `zip x.zip f -T -TT 'sh #'`), -m deletes the originals: not listed.
 const ZIP = options(
-  '-r -R -q -v -j -J -k -l -ll -X -y -D -u -f -F -FF -d -g -o -A -z -e -# -@ -sf -S -h -L -MM -nw -ws -db -dc -dd -du -dv -la -li ' +
-    '-P: -x: -i: -b:w -n: -t: -tt: -ds: -lf:w -O:w -U -UN: -Z: --recurse-paths --quiet --verbose --junk-paths --symlinks --encrypt ' +
-    '--exclude: --include: --password: --temp-path:w --logfile-path:w --output-file:w --suffixes: --compression-method:',
+  '-r -R -q -v -j -y -u -f -d -# -@ -sf -P: -x: -i: --recurse-paths --quiet --verbose --junk-paths --symlinks ' +
+  '--encrypt --exclude: --include: --password:',
 )
 // unzip: -: allows `../` paths, -M pipes through a pager, -Z is zipinfo: not listed.
-const UNZIP = options('-l -t -v -z -p -c -f -u -o -n -q -qq -j -a -aa -b -B -C -L -N -s -U -UU -V -W -X -K -D -DD -d:w -x: -P:')
+const UNZIP = options('-l -t -v -z -p -c -f -u -o -n -q -qq -j -a -d:w -x: -P:')
 
 const zip: Rule = (inv) => {
   const [archive, ...files] = parseOptions(inv, ZIP).operands
@@ -180,16 +170,13 @@ const unzip: Rule = (inv) => {
 
 // rsync: -e/--rsh and --rsync-path run programs; --delete*/--remove-source-files delete (flagged below).
 const RSYNC = options(
-  '-a -v -r -l -p -t -g -o -D -z -h -P -n -u -c -q -i -L -H -A -X -x -k -K -R -m -O -J -W -S -E -0 -f: -T:w --archive --verbose ' +
-    '--recursive --links --perms --times --group --owner --devices --specials --compress --human-readable --partial --progress --dry-run ' +
-    '--update --checksum --quiet --itemize-changes --copy-links --hard-links --acls --xattrs --one-file-system --keep-dirlinks ' +
-    '--copy-dirlinks --relative --prune-empty-dirs --omit-dir-times --omit-link-times --whole-file --sparse --executability --stats ' +
-    '--info: --exclude: --include: --exclude-from:r --include-from:r --files-from:r --filter: --from0 --size-only --ignore-times ' +
-    '--ignore-existing --existing --inplace --append --append-verify --safe-links --munge-links --copy-unsafe-links --chmod: --max-size: ' +
-    '--min-size: --max-delete: --modify-window: --out-format: --list-only --no-motd --8-bit-output --mkpath --ignore-errors --force ' +
-    '--delete --delete-before --delete-during --delete-delay --delete-after --delete-excluded --del --remove-source-files ' +
-    '--log-file:w --backup-dir:w --temp-dir:w --partial-dir:w --compare-dest:r --copy-dest:r --link-dest:r --write-batch:w ' +
-    '--only-write-batch:w --read-batch:r --no-perms --no-times --no-owner --no-group --no-links --no-recursive --no-inc-recursive',
+  '-a -v -r -l -p -t -g -o -D -z -h -P -n -u -c -q -i -L -H -A -X -x -R -m --archive --verbose --recursive --links ' +
+  '--perms --times --group --owner --devices --specials --compress --human-readable --partial --progress --dry-run ' +
+  '--update --checksum --quiet --itemize-changes --copy-links --hard-links --acls --xattrs --one-file-system ' +
+  '--relative --prune-empty-dirs --omit-dir-times --sparse --stats --exclude: --include: --exclude-from:r ' +
+  '--include-from:r --files-from:r --size-only --ignore-existing --existing --inplace --chmod: --delete ' +
+  '--delete-before --delete-during --delete-delay --delete-after --delete-excluded --del --remove-source-files ' +
+  '--log-file:w --backup-dir:w --temp-dir:w --partial-dir:w',
 )
 
 /** rsync: to or from another host is network access; deleting is dangerous, destructive into a catastrophic destination. */

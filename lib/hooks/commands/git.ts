@@ -26,32 +26,20 @@ const GIT = options('--no-pager -P --no-optional-locks --literal-pathspecs --glo
 // What log, show, diff and their kin may carry: display and selection. Not listed: --ext-diff and --textconv (run
 // programs), --show-signature (runs gpg), -O<orderfile> aside (read); --output is a file written.
 const LOG = options(
-  '-p -u -s -z -w -b -a -R -t -m -c -r -i -E -F -P -g -D -W -# -n: -U= -M= -C= -B= -l= -X= -S: -G: -L: -O:r -1 --cc --dd ' +
-    '--patch --no-patch --unified: --raw --patch-with-raw --patch-with-stat --stat= --numstat --shortstat --dirstat= --cumulative ' +
-    '--dirstat-by-file= --summary --compact-summary --name-only --name-status --submodule= --color= --no-color --color-moved= ' +
-    '--no-color-moved --color-moved-ws: --no-color-moved-ws --word-diff= --word-diff-regex: --color-words= --no-renames --renames ' +
-    '--rename-empty --no-rename-empty --check --ws-error-highlight: --full-index --binary --abbrev= --no-abbrev --break-rewrites= ' +
-    '--find-renames= --find-copies= --find-copies-harder --irreversible-delete --diff-filter: --find-object: --pickaxe-all ' +
-    '--pickaxe-regex --relative= --no-relative --text --ignore-cr-at-eol --ignore-space-at-eol --ignore-space-change ' +
-    '--ignore-all-space --ignore-blank-lines --ignore-matching-lines: --ignore-submodules= --inter-hunk-context: --function-context ' +
-    '--exit-code --quiet --no-ext-diff --no-textconv --src-prefix: --dst-prefix: --no-prefix --default-prefix --line-prefix: ' +
-    '--ita-invisible-in-index --ita-visible-in-index --minimal --patience --histogram --diff-algorithm: --anchored: ' +
-    '--indent-heuristic --no-indent-heuristic --output:w --output-indicator-new: --output-indicator-old: --output-indicator-context: ' +
-    '--cached --staged --merge-base --no-index --follow --no-follow --decorate= --no-decorate --decorate-refs: ' +
-    '--decorate-refs-exclude: --clear-decorations --source --mailmap --no-mailmap --use-mailmap --no-use-mailmap --full-diff ' +
-    '--log-size --oneline --format= --pretty= --abbrev-commit --no-abbrev-commit --encoding: --expand-tabs= --no-expand-tabs ' +
-    '--notes= --no-notes --show-notes= --standard-notes --no-standard-notes --relative-date --date: --parents --children ' +
-    '--left-right --graph --show-linear-break= --max-count: --skip: --since: --after: --until: --before: --since-as-filter: ' +
-    '--author: --committer: --grep-reflog: --grep: --all-match --invert-grep --regexp-ignore-case --basic-regexp --extended-regexp ' +
-    '--fixed-strings --perl-regexp --remove-empty --merges --no-merges --min-parents: --max-parents: --no-min-parents ' +
-    '--no-max-parents --first-parent --exclude-first-parent-only --not --all --branches= --tags= --remotes= --glob: --exclude: ' +
-    '--exclude-hidden: --reflog --alternate-refs --single-worktree --ignore-missing --bisect --cherry-mark --cherry-pick ' +
-    '--left-only --right-only --cherry --walk-reflogs --merge --boundary --simplify-by-decoration --show-pulls --full-history ' +
-    '--dense --sparse --simplify-merges --ancestry-path= --date-order --author-date-order --topo-order --reverse --no-walk= ' +
-    '--do-walk --count --diff-merges: --no-diff-merges --remerge-diff --combined-all-paths --stat-width: --stat-name-width: ' +
-    '--stat-graph-width: --stat-count: --root --no-commit-id --always --objects --objects-edge --no-object-names --timestamp ' +
-    '--numbered --keep-subject --no-stat --start-number: --numbered-files --suffix: --subject-prefix: --zero-commit --base: ' +
-    '--cover-letter --no-cover-letter -o:w --output-directory:w -k -N -v --reroll-count: --signoff --summary -e --email -h',
+  '-p -u -s -z -w -b -a -R -t -m -c -r -i -E -F -P -g -D -W -# -n: -U= -M= -C= -B= -l= -X= -S: -G: -L: -O:r -1 ' +
+  '--cc --dd --patch --no-patch --unified: --raw --stat= --numstat --shortstat --dirstat= --summary ' +
+  '--compact-summary --name-only --name-status --color= --no-color --word-diff= --no-renames --renames --check ' +
+  '--abbrev= --no-abbrev --find-renames= --find-copies= --find-copies-harder --diff-filter: --relative= ' +
+  '--no-relative --text --ignore-space-change --ignore-all-space --ignore-submodules= --function-context ' +
+  '--exit-code --quiet --no-ext-diff --no-textconv --no-prefix --minimal --patience --histogram --diff-algorithm: ' +
+  '--output:w --cached --staged --merge-base --no-index --follow --no-follow --decorate= --no-decorate --source ' +
+  '--full-diff --oneline --format= --pretty= --abbrev-commit --no-abbrev-commit --notes= --no-notes --show-notes= ' +
+  '--relative-date --date: --parents --children --left-right --graph --max-count: --skip: --since: --after: ' +
+  '--until: --before: --author: --committer: --grep: --all-match --invert-grep --regexp-ignore-case --basic-regexp ' +
+  '--extended-regexp --fixed-strings --perl-regexp --merges --no-merges --first-parent --not --all --branches= ' +
+  '--tags= --remotes= --glob: --exclude: --reflog --walk-reflogs --merge --boundary --date-order --topo-order ' +
+  '--reverse --count --diff-merges: --no-diff-merges --root --no-commit-id --always --objects -o:w ' +
+  '--output-directory:w -k -N -v -e -h',
 )
 const STATUS = options(
   '-s -b -v -z -u= --short --branch --porcelain= --long --verbose --untracked-files= --ignored= --ignore-submodules= --column= ' +
