@@ -88,7 +88,7 @@ const TAR = options(
   '--no-null --strip-components: --wildcards --no-wildcards --anchored --no-anchored --ignore-case ' +
   '--keep-old-files --skip-old-files --overwrite --no-same-owner --no-same-permissions --preserve-permissions ' +
   '--same-permissions --numeric-owner --owner: --group: --mode: --mtime: --totals= --one-file-system --dereference ' +
-  '--to-stdout --force-local --no-recursion --recursion',
+  '--to-stdout --force-local --no-recursion --recursion --checkpoint=',
 )
 const TAR_VALUED = 'fCbTXKNLVHg'
 
