@@ -258,7 +258,8 @@ export const basicRules: Record<string, Rule> = {
   trap: (inv) => {
     const parsed = parseOptions(inv, options('-l -p -P'))
     const [action] = parsed.operands
-    if (action && !parsed.has('-l', '-p', '-P')) {
+    // `trap - EXIT` and `trap '' INT` reset or ignore: nothing runs.
+    if (action && action.value !== '-' && action.value !== '' && !parsed.has('-l', '-p', '-P')) {
       if (action.value === undefined) return inv.flag('dangerous', 'sets a trap known only at run time')
       inv.runScript(action.value)
     }

@@ -41,8 +41,13 @@ const shell: Rule = (inv) => {
       if (!LONG.has(v)) unknown(v)
       command ||= v === '--command'
     } else if (/^[-+][a-zA-Z]+$/.test(v)) {
-      const bad = [...v.slice(1)].find((c) => !letters.includes(c))
+      const bad = [...v.slice(1)].find((c) => !letters.includes(c) && c !== 'o')
       if (bad) unknown(v)
+      // `-euo pipefail`: the o in a cluster takes the next word.
+      if (v.includes('o')) {
+        const name = inv.args[++i]?.value
+        if (name === undefined || !SET_NAMES.has(name)) unknown(`${v} ${name ?? ''}`)
+      }
       command ||= v.startsWith('-') && v.includes('c')
       readsInput ||= v.startsWith('-') && v.includes('s')
     } else if (!v.startsWith('-')) break
