@@ -373,6 +373,7 @@ const evaluatedValues = dangerous(
 // Words only known at run time that can become options (the wildcard injection paper by Leon Juranic, 2014, and
 // GTFOBins' tar entry): a glob or a variable in front of a program with options that run or write anything.
 const runTimeOptions = dangerous(
+  'rg --pre=$x foo', 'rg "-$x" foo', 'sort -o "$OUT" f',
   "find * -name '*.md'", 'find $DIR -name x', 'git log $ARGS', 'tar czf a.tgz *', 'rsync -a * backup/',
   "find . -name '*.txt' | xargs rg foo", 'ls | xargs tar cf a.tar', 'sort *',
 )

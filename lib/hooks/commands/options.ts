@@ -69,10 +69,13 @@ export interface Parsed {
   values(...names: string[]): Arg[]
 }
 
-/** A word whose text is only known at run time and could start with `-`: `$x`, `"$@"`, what xargs reads, `*.txt`. */
+/**
+ * A word whose text is only known at run time and could be an option: `$x`, `"$@"`, what xargs reads, `*.txt`,
+ * and an option with a run-time part (`--pre=$x`, `-$x`).
+ */
 export function mayBeOption(a: Arg): boolean {
   if (a.operand) return false
-  if (a.value === undefined) return a.shape === '' || a.shape.startsWith(DYNAMIC) || a.shape.startsWith(NONEMPTY)
+  if (a.value === undefined) return a.shape === '' || a.shape.startsWith('-') || a.shape.startsWith(DYNAMIC) || a.shape.startsWith(NONEMPTY)
   return a.glob && /^[*?[]/.test(a.value)
 }
 
