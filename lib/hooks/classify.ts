@@ -8,7 +8,8 @@
 //   `${HOME}` and `~` as the home, `.`/`..`/repeated slashes resolved, case-insensitively. Sensitive: secrets
 //   (`.env`, `.env.*` except templates like `.env.example`, `.envrc`, `credentials*`, `.ssh/`, `.aws/`, `.gnupg/`,
 //   `.kube/`, `.docker/`, `id_rsa*`, `*.pem`, `*.key`, `.npmrc`, `.netrc`, `.pgpass`…), shell start-up files
-//   (`.bashrc`, `.profile`…), `.gitconfig`, `.git/hooks/` and `.git/config`, autostart locations, the operating
+//   (`.bashrc`, `.profile`…), `.gitconfig`, anything under `.git` (or a `.git` file), `HEAD` (with `objects/` and
+//   `refs/` it makes a directory a repository whose `config` git obeys), autostart locations, the operating
 //   system's trees (`/etc`, `/usr/bin`, `/boot`…), and any relative path that climbs out of the workspace. A block
 //   device (`/dev/sda`) is destructive. Absolute paths elsewhere are the tool's normal form: safe.
 // - `bash`, `exec`, `shell` (command in `command`, `cmd` or `script`): parsed as Bash parses it; every part is
@@ -17,11 +18,18 @@
 // - Anything else: dangerous.
 //
 // Shell tiers (rules per command in lib/hooks/commands/):
-// - safe: an allowlist of read-only and workspace commands (ls, cat, grep, find, head, wc, sed/awk without
-//   side effects, jq, git status/log/diff/show/add/commit…, cp/mv/mkdir/touch/tee inside the workspace, the
-//   project's test/build/lint entry points: `npm test`, `npm run build`, `make`, `go test`, vitest, tsc…), with
-//   redirections inside the working directory, /tmp or the null device. `bash -c '<literal>'` is as safe as its
-//   script.
+// - safe: an allowlist of programs, each with the options known to be harmless for it (lib/hooks/commands/
+//   options.ts; the way Codex's is_safe_command works): ls, cat, grep, rg, find, head, wc, sed/awk without side
+//   effects, jq, git status/log/diff/show/blame/grep/add, cp/mv/mkdir/touch/tee inside the workspace, `tsc --noEmit`,
+//   `go build`, formatters whose configuration cannot name code… Any option not in the program's table (`rg --pre`,
+//   `sort --compress-program`, `git log --output`, `tar --to-command`, `zip -TT`, and abbreviations of long options)
+//   and any word known only at run time that could be an option (`$x`, `*`, what xargs reads) in front of a program
+//   with such options makes the command dangerous. A command whose rule does not allow it is dangerous (safe is
+//   earned). Nothing that runs code the agent can write is safe: package scripts (`npm test`, `npm run build`),
+//   make, test runners, bundlers and linters whose config is code, `python -m`, cargo, and git commands that run
+//   hooks (commit, merge, rebase, checkout, switch, and every ref update: branch, tag, stash, reset). Pagers (less,
+//   man) can run commands. Redirections are safe inside the working directory, /tmp or the null device. `bash -c
+//   '<literal>'` is as safe as its script.
 // - dangerous: any command not on the allowlist; network clients (curl, wget, nc, ssh, scp…) and any network
 //   git operation (push, pull, fetch, clone); fetching code and running it (`curl … | sh`, `sh <(curl …)`):
 //   dangerous rather than destructive, because the approver sees the address and an installer may be wanted;
@@ -30,8 +38,11 @@
 //   `crontab`; git commands that discard work or rewrite refs; writes outside the working directory, to
 //   sensitive paths, or to paths known only at run time; reading secrets (`cat .env`, `~/.ssh/…`,
 //   `/etc/shadow`, `$AWS_SECRET_ACCESS_KEY`, `printenv`/`env`/`export -p`/`set` alone); a command name only known at
-//   run time (`$x`, `$(…)`); variables that change what runs (PATH, LD_PRELOAD, GIT_SSH_COMMAND, PAGER…); parse
-//   errors.
+//   run time (`$x`, `$(…)`); variables that change what runs or where programs read their configuration (PATH,
+//   LD_PRELOAD, GIT_*, HOME, XDG_CONFIG_HOME…; a pager or editor variable is as safe as the command it holds);
+//   values evaluated as code (arithmetic on a value known only at run time: bash expands array subscripts in it;
+//   `${x@P}`); writes that make a repository (`.git`, `HEAD`) or links to paths the command could not write;
+//   parse errors.
 // - destructive: recursive deletion (or recursive chmod/chown) of the root, a top-level directory, a home, a
 //   secrets directory, the system's trees, the whole working directory or above it (`rm -rf /`, `~`, `$HOME`,
 //   `*`, `.`, `..`, `/etc`, and `"$DIR/"` or `"$DIR"/*` that an empty variable turns into `/`); deleting or

@@ -145,8 +145,11 @@ export function sensitiveWritePart(path: string): string | undefined {
   const segs = segmentsOf(path)
   const name = segs[segs.length - 1]
   if (name && STARTUP_FILES.has(name)) return name
+  // Anything under .git (hooks, config, modules' configs) or a `.git` file (`gitdir: elsewhere`), and `HEAD`, which
+  // with `objects/` and `refs/` makes a directory a repository whose plain `config` (core.fsmonitor…) git obeys.
   const git = segs.indexOf('.git')
-  if (git >= 0 && (segs[git + 1] === 'hooks' || segs[git + 1] === 'config')) return `.git/${segs[git + 1]}`
+  if (git >= 0) return segs[git + 1] ? `.git/${segs[git + 1]}` : '.git'
+  if (name === 'head') return 'HEAD'
   const joined = segs.join('/')
   if (/(^|\/)(\.config\/(autostart|systemd|fish)|library\/launchagents|library\/launchdaemons)(\/|$)/.test(joined)) return joined
   if (osPath(path) && !harmlessDevice(path)) return path

@@ -50,6 +50,8 @@ export interface Arg {
   text: string
   /** A process substitution `<(…)`: the script whose output this path is. */
   process?: ParsedScript
+  /** Known not to be an option although its text is only known at run time (find's `{}`: a path under a start directory). */
+  operand?: boolean
 }
 
 /** A literal argument made by the classifier (a wrapper's default command, xargs input). */

@@ -2,7 +2,8 @@
 // simple commands anywhere (lists, pipelines, subshells, `$()`, backticks, `<()`, here-documents, functions,
 // loops, conditionals, arithmetic), their redirections, the variables they read and the strings they hand to
 // another shell. Each simple command goes to its rule (lib/hooks/commands); the strictest tier met wins.
-import { forEachChild, parse, type Assignment, type Command, type Function as FunctionNode, type ParsedScript, type Redirection, type SyntaxNode } from 'unbash'
+import { forEachChild, parse, type Assignment, type Command, type Function as FunctionNode, type ParsedScript, type Redirection, type SyntaxNode, type Word } from 'unbash'
+import { arithmeticRisk, subscriptRisk, textRisk } from './arithmetic'
 import { classifyInvocation } from './commands'
 import { checkRead, checkWrite } from './effects'
 import { resolvePath } from './paths'
@@ -82,6 +83,20 @@ function visit(node: SyntaxNode, scope: Scope): void {
       return readVariable(node.text.slice(1), undefined, scope)
     case 'ParameterExpansion':
       readVariable(node.parameter, node.prefix, scope)
+      parameterOperations(node, scope)
+      break
+    case 'ArithmeticExpansion':
+    case 'ArithmeticCommand':
+      arithmetic(arithmeticRisk(node.expression, scope), scope)
+      break
+    case 'ArithmeticFor':
+      for (const e of [node.initialize, node.test, node.update]) if (e) arithmetic(arithmeticRisk(e, scope), scope)
+      break
+    case 'TestBinary':
+      if (ARITHMETIC_TESTS.has(node.operator)) for (const w of [node.left, node.right]) arithmetic(textRisk(arithmeticText(w), scope), scope)
+      break
+    case 'TestUnary':
+      if (node.operator === '-v') arithmetic(node.operand.parts?.some((p) => p.type !== 'Literal' && p.type !== 'SingleQuoted') ? 'tests a variable named at run time' : subscriptRisk(node.operand.value), scope)
       break
     case 'For':
     case 'Select':
@@ -89,6 +104,26 @@ function visit(node: SyntaxNode, scope: Scope): void {
       break
   }
   forEachChild(node, (child) => visit(child, scope))
+}
+
+const ARITHMETIC_TESTS = new Set(['-eq', '-ne', '-lt', '-le', '-gt', '-ge'])
+
+function arithmetic(risk: string | undefined, scope: Scope) {
+  if (risk) scope.verdict.flag('dangerous', `Arithmetic ${risk}`)
+}
+
+/** A `[[ -eq ]]` operand as arithmetic text: double quotes do not stop the evaluation. */
+function arithmeticText(word: Word): string {
+  if (!word.parts) return word.value
+  return word.text.replace(/^"([^"]*)"$/, '$1')
+}
+
+/** `${x@P}` runs the substitutions in x's value; subscripts and `${x:offset:length}` are arithmetic. */
+function parameterOperations(node: Extract<SyntaxNode, { type: 'ParameterExpansion' }>, scope: Scope) {
+  const op = node.operation
+  if (op?.type === 'Transform' && /P/.test(op.operand.value)) scope.verdict.flag('dangerous', `Expands $${quote(node.parameter, 24)} as a prompt string (runs the commands in its value)`)
+  if (node.index && !/^[@*]$/.test(node.index.value)) arithmetic(textRisk(node.index.text, scope), scope)
+  if (op?.type === 'Slice') for (const w of [op.offset, op.length]) if (w) arithmetic(textRisk(w.text, scope), scope)
 }
 
 function readVariable(name: string, prefix: '!' | '#' | undefined, scope: Scope) {
@@ -157,9 +192,13 @@ function commandArgv(cmd: Command, scope: Scope): Arg[] | undefined {
 /** `NAME=value`: records what the script stores (standalone only), flags variables that change what runs. */
 function visitAssignment(a: Assignment, scope: Scope, standalone: boolean) {
   visit(a, scope)
+  if (a.index && !/^[@*]$/.test(a.index.value)) arithmetic(textRisk(a.index.text, scope), scope)
   const value = a.value.type === 'Word' && !a.index ? assignedValue(a.value, scope, scriptOutput).value : undefined
-  if (riskyVariable(a.name)) scope.verdict.flag('dangerous', `Sets ${quote(a.name, 32)}, which changes what runs`)
-  if (CODE_VARIABLES.has(a.name) && value) runNested(value, scope, false)
+  // A pager or editor variable is as safe as the command line it holds (`GIT_PAGER=cat`); others change what runs.
+  if (CODE_VARIABLES.has(a.name)) {
+    if (value) runNested(value, scope, false)
+    else if (value === undefined) scope.verdict.flag('dangerous', `Sets ${quote(a.name, 32)} to a command known only at run time`)
+  } else if (riskyVariable(a.name)) scope.verdict.flag('dangerous', `Sets ${quote(a.name, 32)}, which changes what runs`)
   if (standalone) scope.vars.set(a.name, a.append ? null : (value ?? null))
 }
 
@@ -220,13 +259,21 @@ function runArgv(argv: Arg[], scope: Scope, stdin: Stream): Stream {
     return UNKNOWN
   }
   const args = argv.slice(1)
+  // Safe is earned: a command is safe only when its rule allows it; a rule that neither allows nor flags fails closed.
+  let decided = false
   const inv: Invocation = {
     name,
     args,
     stdin,
     scope,
-    flag: (tier, why, decisive) => scope.verdict.flag(tier, `${quote(name, 24)}: ${why}`, decisive),
-    allow: () => void scope.verdict.allowed.add(name),
+    flag: (tier, why, decisive) => {
+      decided = true
+      scope.verdict.flag(tier, `${quote(name, 24)}: ${why}`, decisive)
+    },
+    allow: () => {
+      decided = true
+      scope.verdict.allowed.add(name)
+    },
     run: (inner, input = UNKNOWN) => {
       if (!inner.length || inner[0].value === undefined || inner[0].expanded) scope.verdict.flag('dangerous', `${quote(name, 24)}: runs a command known only at run time`)
       else runArgv(inner, scope, input)
@@ -235,6 +282,7 @@ function runArgv(argv: Arg[], scope: Scope, stdin: Stream): Stream {
     streamOf: (script) => scriptStream(script, scope),
   }
   classifyInvocation(inv)
+  if (!decided) inv.flag('dangerous', 'not known to be harmless')
   return outputOf(name, args, stdin)
 }
 

@@ -68,7 +68,7 @@ export function optionValues(args: Arg[], names: readonly string[]): Arg[] {
 }
 
 /** The rest of an argument after `n` characters (an attached option value). */
-export function slice(a: Arg, n: number): Arg {
+function slice(a: Arg, n: number): Arg {
   return { ...a, value: a.value?.slice(n), shape: a.shape.slice(n) }
 }
 

@@ -6,6 +6,7 @@ import { literalArg, unknownArg, type Arg } from '../scope'
 import { quote } from '../verdict'
 import { hasFlag, operands, optionValues } from './args'
 import { readArgs } from './basic'
+import { mayBeOption } from './options'
 import type { Rule } from './rule'
 
 const rm: Rule = (inv) => {
@@ -28,26 +29,57 @@ const FILTERS = new Set([
   '-atime', '-amin', '-ctime', '-cmin', '-newer', '-size', '-user', '-group', '-perm', '-lname', '-ilname', '-inum',
   '-samefile', '-links', '-uid', '-gid', '-nouser', '-nogroup',
 ])
+// find's primaries, with how many words each takes. Not listed: -fprint*/-fls/-exec*/-ok*/-delete (handled below)
+// and anything else (an unknown primary is dangerous).
+const FIND_PRIMARIES = new Map<string, number>([
+  ...['-name', '-iname', '-path', '-ipath', '-wholename', '-iwholename', '-regex', '-iregex', '-regextype', '-type', '-xtype', '-size',
+    '-mtime', '-mmin', '-atime', '-amin', '-ctime', '-cmin', '-newer', '-anewer', '-cnewer', '-perm', '-user', '-group', '-uid', '-gid',
+    '-links', '-inum', '-samefile', '-lname', '-ilname', '-fstype', '-used', '-maxdepth', '-mindepth', '-printf', '-context', '-flags',
+    '-files0-from', '-Bmin', '-Bnewer', '-Btime'].map((p) => [p, 1] as const),
+  ...['-empty', '-nouser', '-nogroup', '-readable', '-writable', '-executable', '-false', '-true', '-depth', '-d', '-xdev', '-mount',
+    '-follow', '-noleaf', '-ignore_readdir_race', '-noignore_readdir_race', '-daystart', '-warn', '-nowarn', '-print', '-print0',
+    '-ls', '-prune', '-quit', '-not', '-a', '-o', '-and', '-or', '!', '(', ')', ',', '-nouser', '-nogroup', '-delete'].map((p) => [p, 0] as const),
+])
+// Options before the start directories (GNU -H -L -P -D -O; BSD -E -X -d -s -x -f).
+const FIND_LEADING = /^-([HLPEXdsx]+|O\d|D)$/
 
 const find: Rule = (inv) => {
   const args = inv.args
-  const start = args.findIndex((a) => a.value !== undefined && /^[-(!)]/.test(a.value) && a.value !== '-')
-  const roots = start < 0 ? args : args.slice(0, start)
-  const expr = start < 0 ? [] : args.slice(start)
+  let i = 0
+  for (; i < args.length && args[i].value !== undefined && FIND_LEADING.test(args[i].value as string); i++) if (args[i].value === '-D' || args[i].value === '-f') i++
+  const roots: Arg[] = []
+  for (; i < args.length && !(args[i].value !== undefined && /^[-(!)]/.test(args[i].value as string) && args[i].value !== '-'); i++) {
+    if (mayBeOption(args[i])) inv.flag('dangerous', `a word known only at run time may be an option (${quote(args[i].text, 32)})`)
+    roots.push(args[i])
+  }
+  const expr = args.slice(i)
   let deletes = false
   let filtered = false
-  for (let i = 0; i < expr.length; i++) {
-    const v = expr[i].value
-    if (v !== undefined && FILTERS.has(v)) filtered = true
+  for (let k = 0; k < expr.length; k++) {
+    const v = expr[k].value
+    if (v === undefined) {
+      inv.flag('dangerous', `a word known only at run time may be a primary (${quote(expr[k].text, 32)})`)
+      continue
+    }
+    if (FILTERS.has(v)) filtered = true
     if (v === '-delete') deletes = true
     else if (v === '-exec' || v === '-execdir' || v === '-ok' || v === '-okdir') {
-      const end = expr.findIndex((a, k) => k > i && (a.value === ';' || a.value === '+'))
-      const inner = expr.slice(i + 1, end < 0 ? expr.length : end).map((a) => (a.value?.includes('{}') ? unknownArg(a.text) : a))
+      const end = expr.findIndex((a, n) => n > k && (a.value === ';' || a.value === '+'))
+      // `{}` is a found path: under a start directory, never an option.
+      const inner = expr.slice(k + 1, end < 0 ? expr.length : end).map((a) => (a.value?.includes('{}') ? { ...unknownArg(a.text), operand: true } : a))
       if (inner[0]?.value && DELETERS.has(inner[0].value.split('/').pop() as string)) deletes = true
       inv.run(inner)
-      i = end < 0 ? expr.length : end
-    } else if (v === '-fprint' || v === '-fprint0' || v === '-fprintf' || v === '-fls') checkWrite(expr[++i], inv.scope, inv.flag)
-    else if (v === '-name' || v === '-iname' || v === '-path' || v === '-ipath' || v === '-wholename') readArgs(inv, [expr[++i]].filter(Boolean))
+      k = end < 0 ? expr.length : end
+    } else if (v === '-fprint' || v === '-fprint0' || v === '-fls') checkWrite(expr[++k] ?? unknownArg(v), inv.scope, inv.flag)
+    else if (v === '-fprintf') {
+      checkWrite(expr[++k] ?? unknownArg(v), inv.scope, inv.flag)
+      k++
+    } else if (/^-newer[aBcmt]{2}$/.test(v)) k++
+    else if (FIND_PRIMARIES.has(v)) {
+      const n = FIND_PRIMARIES.get(v) as number
+      if (n && ['-name', '-iname', '-path', '-ipath', '-wholename', '-files0-from'].includes(v)) readArgs(inv, [expr[k + 1]].filter(Boolean))
+      k += n
+    } else inv.flag('dangerous', `option not known to be harmless (${quote(v, 32)})`)
   }
   readArgs(inv, roots)
   if (deletes) {

@@ -5,13 +5,27 @@ import type { Invocation, Stream } from '../scope'
 import type { Rule } from './rule'
 
 const SHELLS = ['sh', 'bash', 'zsh', 'dash', 'ksh', 'ash', 'mksh', 'yash', 'fish', 'csh', 'tcsh', 'rbash']
-const SHELL_VALUED = ['-o', '+o', '-O', '+O', '--rcfile', '--init-file']
+
+// Start-up options that change nothing but error handling, tracing and globbing. Not listed: -i (reads start-up
+// files and expands aliases), -k (assignments anywhere on a line go to the environment), --rcfile, --init-file,
+// --debugger; fish's -C/--init-command (runs a command), -p/-o (write files).
+const POSIX_LETTERS = 'csexvuaflnhmbBCEPTpr'
+const FISH_LETTERS = 'cnNlP'
+const SET_NAMES = new Set([
+  'allexport', 'braceexpand', 'errexit', 'errtrace', 'functrace', 'hashall', 'histexpand', 'history', 'ignoreeof',
+  'interactive-comments', 'monitor', 'noclobber', 'noexec', 'noglob', 'nolog', 'notify', 'nounset', 'physical',
+  'pipefail', 'posix', 'privileged', 'verbose', 'xtrace', 'vi', 'emacs',
+])
+const SHOPT_NAMES = new Set(['globstar', 'nullglob', 'extglob', 'dotglob', 'failglob', 'nocaseglob', 'nocasematch', 'lastpipe', 'inherit_errexit', 'globasciiranges'])
+const LONG = new Set(['--norc', '--noprofile', '--posix', '--login', '--noediting', '--restricted', '--verbose', '--no-rcs', '--no-config', '--no-execute', '--private', '--command'])
 
 /** `bash [options] [-c script | file | (reads its input)]`. */
 const shell: Rule = (inv) => {
   let command = false
   let readsInput = false
   let i = 0
+  const letters = inv.name === 'fish' ? FISH_LETTERS : POSIX_LETTERS
+  const unknown = (v: string) => inv.flag('dangerous', `option not known to be harmless (${v.slice(0, 32)})`)
   for (; i < inv.args.length; i++) {
     const v = inv.args[i].value
     if (v === undefined) break
@@ -20,12 +34,24 @@ const shell: Rule = (inv) => {
       break
     }
     if (v === '--version' || v === '--help') return inv.allow()
-    if (v === '--rcfile' || v === '--init-file') inv.flag('dangerous', 'runs a start-up file')
-    if (SHELL_VALUED.includes(v)) i++
-    else if (/^[-+][a-zA-Z]+$/.test(v)) {
+    if (v === '-o' || v === '+o' || v === '-O' || v === '+O') {
+      const name = inv.args[++i]?.value
+      if (name === undefined || !(v[1] === 'o' ? SET_NAMES : SHOPT_NAMES).has(name)) unknown(`${v} ${name ?? ''}`)
+    } else if (v.startsWith('--')) {
+      if (!LONG.has(v)) unknown(v)
+      command ||= v === '--command'
+    } else if (/^[-+][a-zA-Z]+$/.test(v)) {
+      const bad = [...v.slice(1)].find((c) => !letters.includes(c) && c !== 'o')
+      if (bad) unknown(v)
+      // `-euo pipefail`: the o in a cluster takes the next word.
+      if (v.includes('o')) {
+        const name = inv.args[++i]?.value
+        if (name === undefined || !SET_NAMES.has(name)) unknown(`${v} ${name ?? ''}`)
+      }
       command ||= v.startsWith('-') && v.includes('c')
       readsInput ||= v.startsWith('-') && v.includes('s')
     } else if (!v.startsWith('-')) break
+    else unknown(v)
   }
   const operand = inv.args[i]
   if (command) {

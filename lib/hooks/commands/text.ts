@@ -3,24 +3,34 @@
 // linear pass (no regular expression with nested repetition over user input).
 import { checkRead, checkWrite } from '../effects'
 import type { Arg, Invocation } from '../scope'
-import { hasFlag, operands, optionValues } from './args'
+import { quote } from '../verdict'
 import { readArgs } from './basic'
+import { options, parseOptions, type OptionTable } from './options'
 import type { Rule } from './rule'
 
-const SED_VALUED = ['-e', '-f', '-l', '--expression', '--file', '--line-length']
+// Not listed: -f (a script file the classifier cannot read). `-i` writes the files it edits.
+const SED = options(
+  '-n --quiet --silent -e: --expression: -E -r --regexp-extended -s --separate -z --null-data -u --unbuffered -l: --line-length: ' +
+    '--posix --debug --sandbox -i= --in-place= -b --binary --follow-symlinks',
+)
 
 const sed: Rule = (inv) => {
-  if (optionValues(inv.args, ['-f', '--file']).length) return inv.flag('dangerous', 'runs a sed script file')
-  const expressions = optionValues(inv.args, ['-e', '--expression'])
-  const ops = operands(inv.args, { valued: SED_VALUED })
-  const scripts = expressions.length ? expressions : ops.slice(0, 1)
-  const files = expressions.length ? ops : ops.slice(1)
+  const parsed = parseOptions(inv, SED)
+  const expressions = parsed.values('-e', '--expression')
+  const inPlace = parsed.seen.filter((o) => o.name === '-i' || o.name === '--in-place')
+  // BSD sed reads `-i ''` as an empty backup suffix, GNU sed as an empty script: read the next word as a script too.
+  const bsdSuffix = !expressions.length && inPlace.length && !inPlace.some((o) => o.value) && parsed.operands[0]?.value === ''
+  const scripts = expressions.length ? expressions : parsed.operands.slice(0, bsdSuffix ? 2 : 1)
+  const files = expressions.length ? parsed.operands : parsed.operands.slice(1)
+  if (!scripts.length) return inv.flag('dangerous', 'runs a sed script it cannot read')
   for (const s of scripts) {
     if (s.value === undefined) return inv.flag('dangerous', 'runs a sed script known only at run time')
     if (!sedScriptIsPlain(s.value)) return inv.flag('dangerous', 'sed script runs commands or touches other files (e, w, r)')
   }
-  const inPlace = inv.args.some((a) => a.value !== undefined && (/^-[a-zA-Z]*i/.test(a.value) || a.value.startsWith('--in-place')))
-  for (const f of files) (inPlace ? checkWrite : checkRead)(f, inv.scope, inv.flag)
+  // A backup suffix with `/` or `*` names another directory (`-i'/home/u/.ssh/*'` writes a copy there).
+  const suffix = inPlace.find((o) => o.value && (o.value.value === undefined || /[/*]/.test(o.value.value)))
+  if (suffix) return inv.flag('dangerous', `backup suffix writes elsewhere (${quote(suffix.value?.text ?? '', 32)})`)
+  for (const f of files) (inPlace.length ? checkWrite : checkRead)(f, inv.scope, inv.flag)
   inv.allow()
 }
 
@@ -86,15 +96,23 @@ export function sedScriptIsPlain(script: string): boolean {
   }
 }
 
-const AWK_VALUED = ['-F', '-v', '-f', '--field-separator', '--assign', '--file', '-i', '--include']
+// gawk -f/-i/-l/-E load program files or extensions, -d/-o/-p write files, mawk -W exec runs a file: not listed.
+const AWK = options(
+  '-F: -v: -e: --source: --field-separator: --assign: -S --sandbox -b --characters-as-bytes -c --traditional -P --posix -r ' +
+    '--re-interval -N --use-lc-numeric -n --non-decimal-data -M --bignum -s --no-optimize -O --optimize',
+)
 
 const awk: Rule = (inv) => {
-  if (optionValues(inv.args, ['-f', '--file', '-i', '--include']).length) return inv.flag('dangerous', 'runs an awk program file')
-  const [program, ...files] = operands(inv.args, { valued: AWK_VALUED })
-  if (!program) return inv.allow()
-  if (program.value === undefined) return inv.flag('dangerous', 'runs an awk program known only at run time')
-  const why = awkEffect(program.value)
-  if (why) return inv.flag('dangerous', why)
+  const parsed = parseOptions(inv, AWK)
+  const sources = parsed.values('-e', '--source')
+  const programs = sources.length ? sources : parsed.operands.slice(0, 1)
+  const files = sources.length ? parsed.operands : parsed.operands.slice(1)
+  if (!programs.length) return inv.flag('dangerous', 'runs an awk program it cannot read')
+  for (const program of programs) {
+    if (program.value === undefined) return inv.flag('dangerous', 'runs an awk program known only at run time')
+    const why = awkEffect(program.value)
+    if (why) return inv.flag('dangerous', why)
+  }
   readArgs(inv, files.filter((f) => !/^[A-Za-z_]\w*=/.test(f.value ?? '')))
   inv.allow()
 }
@@ -102,6 +120,7 @@ const awk: Rule = (inv) => {
 /** What makes an awk program more than a filter, if anything. */
 export function awkEffect(program: string): string | undefined {
   if (/\bsystem\s*\(/.test(program)) return 'awk program runs commands (system)'
+  if (/@\s*(include|load|namespace)\b/.test(program)) return 'awk program loads other files or extensions (@include, @load)'
   if (/\bENVIRON\b/.test(program)) return 'awk program reads the environment'
   if (/\bgetline\b/.test(program)) return 'awk program reads other files or commands (getline)'
   if (/(^|[^|])\|(?!\|)/.test(program)) return 'awk program pipes to a command'
@@ -112,8 +131,20 @@ export function awkEffect(program: string): string | undefined {
   return undefined
 }
 
-/** jq / yq: the environment is reachable through `env` and `$ENV`; yq -i writes its files. */
-function query(inPlaceFlag: boolean): Rule {
+// jq -f/--from-file reads a filter the classifier cannot check for `env`: not listed.
+const JQ = options(
+  '-r -j -a -c -n -e -s -S -C -M -R -h -V -0 --raw-output --raw-output0 --join-output --ascii-output --compact-output --null-input ' +
+    '--exit-status --slurp --sort-keys --color-output --monochrome-output --raw-input --tab --indent: --seq --stream --stream-errors ' +
+    '--unbuffered --args --jsonargs -L: --help --version --build-configuration',
+)
+// yq (mikefarah and kislyuk): -s/--split-exp writes files named by an expression: not listed.
+const YQ = options(
+  '-i --inplace -o: --output-format: -p: --input-format: -r --unwrapScalar= -e --exit-status -n --null-input -P --prettyPrint ' +
+    '-I: --indent: -C --colors -M --no-colors -N --no-doc -0 --nul-output -y -Y --yaml-output --yaml-roundtrip -c -j -S --tab --arg --argjson',
+)
+
+/** jq / yq: the environment is reachable through `env`, `$ENV`, yq's `strenv`/`load`; modules load other files. */
+function query(table: OptionTable, inPlaceFlag: boolean): Rule {
   return (inv: Invocation) => {
     // --arg/--argjson NAME VALUE and --slurpfile/--rawfile NAME FILE take two words.
     const args = [...inv.args]
@@ -124,14 +155,14 @@ function query(inPlaceFlag: boolean): Rule {
       if (v === '--slurpfile' || v === '--rawfile') dataFiles.push(...args.slice(k + 2, k + 3))
       args.splice(k--, 3)
     }
-    const fromFile = optionValues(args, ['-f', '--from-file'])
-    const ops = operands(args, { valued: ['-f', '--from-file', '--indent', '-L', '--output-format', '-o', '--input-format', '-p'] })
-    const filter = fromFile.length ? undefined : ops[0]
-    const files = fromFile.length ? ops : ops.slice(1)
+    const parsed = parseOptions(inv, table, args)
+    let ops = parsed.operands
+    if (inPlaceFlag && /^(eval|e|eval-all|ea)$/.test(ops[0]?.value ?? '')) ops = ops.slice(1)
+    const [filter, ...files] = ops
     if (filter && filter.value === undefined) return inv.flag('dangerous', 'runs a filter known only at run time')
-    if (filter?.value && /(^|[^.\w$])env\b|\$ENV\b|\$__prog/.test(filter.value)) return inv.flag('dangerous', 'filter reads the environment')
-    readArgs(inv, [...fromFile, ...dataFiles, ...files])
-    if (inPlaceFlag && hasFlag(args, 'i', ['--inplace'])) files.forEach((f) => checkWrite(f, inv.scope, inv.flag))
+    if (filter?.value && /(^|[^.\w$])(env|strenv|envsubst|load\w*)\b|\$ENV\b|\$__prog|\b(import|include)\s/.test(filter.value)) return inv.flag('dangerous', 'filter reads the environment or other files')
+    readArgs(inv, [...dataFiles, ...files])
+    if (inPlaceFlag && parsed.has('-i', '--inplace')) files.forEach((f) => checkWrite(f, inv.scope, inv.flag))
     inv.allow()
   }
 }
@@ -143,7 +174,7 @@ export const textRules: Record<string, Rule> = {
   gawk: awk,
   mawk: awk,
   nawk: awk,
-  jq: query(false),
-  gojq: query(false),
-  yq: query(true),
+  jq: query(JQ, false),
+  gojq: query(JQ, false),
+  yq: query(YQ, true),
 }

@@ -1,11 +1,11 @@
 // Wrappers run another command: they are unwrapped and what they run is classified (with their own effect:
 // running as another user is itself dangerous).
-import { checkRead, checkWrite } from '../effects'
 import { resolvePath } from '../paths'
 import { LIMITS, literalArg, unknownArg, type Arg, type Invocation } from '../scope'
 import { riskyVariable } from '../variables'
 import { quote } from '../verdict'
-import { hasFlag, optionValues, takesValue } from './args'
+import { optionValues, takesValue } from './args'
+import { options, parseOptions, type OptionTable } from './options'
 import type { Rule } from './rule'
 
 /** What follows a wrapper's options (and `skip` operands of its own, like timeout's duration). */
@@ -27,13 +27,12 @@ export function commandAfterOptions(args: Arg[], valued: readonly string[] = [],
   return args.slice(i)
 }
 
-/** A wrapper that runs the command after its options in the same conditions. */
-function wrapper(valued: readonly string[] = [], skip = 0): Rule {
+/** A wrapper that runs the command after its options (those in `table`) in the same conditions. */
+function wrapper(table: OptionTable, skip = 0): Rule {
   return (inv) => {
-    const inner = commandAfterOptions(inv.args, valued, skip)
-    if (!inner.length) return inv.allow()
+    const inner = parseOptions(inv, table).operands.slice(skip)
     inv.allow()
-    inv.run(inner, inv.stdin)
+    if (inner.length) inv.run(inner, inv.stdin)
   }
 }
 
@@ -55,6 +54,8 @@ function assignment(inv: Invocation, text: string) {
   if (riskyVariable(name)) inv.flag('dangerous', `sets ${quote(name, 32)}, which changes what runs`)
 }
 
+const ENV_OPTIONS = /^(-[i0v]+|--ignore-environment|--null|--debug|--unset=.*|--list-signal-handling|--(block|default|ignore)-signal(=.*)?)$/
+
 /** `env [-i] [-u NAME] [-C DIR] [NAME=value]… [command]`; `-S` splits a string into a command line. */
 const env: Rule = (inv) => {
   const args = inv.args
@@ -75,7 +76,9 @@ const env: Rule = (inv) => {
       cwd = dir === undefined ? null : resolvePath(dir, inv.scope.cwd)
     } else if (v === '-u' || v === '--unset') i++
     else if (/^[A-Za-z_]\w*=/.test(v)) assignment(inv, v)
-    else if (v === '--' || (v.startsWith('-') && v !== '-')) continue
+    else if (v === '-' || v === '--' || ENV_OPTIONS.test(v)) continue
+    // -P (BSD: where to look for the program), anything else: not known to be harmless.
+    else if (v.startsWith('-')) inv.flag('dangerous', `option not known to be harmless (${quote(v, 32)})`)
     else break
   }
   const inner = args.slice(i)
@@ -87,49 +90,57 @@ const env: Rule = (inv) => {
   inv.scope.cwd = saved
 }
 
-const XARGS_VALUED = ['-I', '-L', '-n', '-P', '-d', '-E', '-s', '-a', '--max-args', '--max-procs', '--delimiter', '--eof', '--max-chars', '--arg-file', '--replace', '--max-lines', '--process-slot-var']
+const XARGS = options(
+  '-0 -d: -I: -i= -L: -l= -n: -P: -s: -t -r -x -E: -e= -a:r -p -o --null --delimiter: --replace= --max-args: --max-lines= ' +
+    '--max-procs: --max-chars: --verbose --no-run-if-empty --exit --eof= --arg-file:r --interactive --open-tty --process-slot-var: --show-limits',
+  { firstOperandEnds: true },
+)
 
 /** xargs runs its command with words read from its input: known input (`echo / | xargs rm -rf`) is used. */
 const xargs: Rule = (inv) => {
-  for (const file of optionValues(inv.args, ['-a', '--arg-file'])) checkRead(file, inv.scope, inv.flag)
-  const inner = commandAfterOptions(inv.args, XARGS_VALUED)
+  const inner = parseOptions(inv, XARGS).operands
   const argv = inner.length ? inner : [literalArg('echo')]
   const input = inv.stdin.kind === 'text' ? inv.stdin.text.split(/\s+/).filter(Boolean).slice(0, LIMITS.fields).map(literalArg) : [unknownArg('(input)')]
   inv.allow()
   inv.run([...argv, ...input])
 }
 
+const WATCH = options(
+  '-n: -d= -t -b -e -g -c -x -p -q: -w -r --interval: --differences= --no-title --beep --errexit --chgexit --color --no-color --exec --precise --equexit: --no-wrap --no-rerun',
+  { firstOperandEnds: true },
+)
+
 /** `watch cmd args` runs `sh -c "cmd args"`; with -x it runs the command directly. */
 const watch: Rule = (inv) => {
-  const inner = commandAfterOptions(inv.args, ['-n', '--interval', '-q', '--equexit'])
+  const parsed = parseOptions(inv, WATCH)
   inv.allow()
-  if (hasFlag(inv.args, 'x', ['--exec'], { valued: ['-n'] })) return inv.run(inner)
-  const words = inner.map((a) => a.value)
+  if (parsed.has('-x', '--exec')) return inv.run(parsed.operands)
+  const words = parsed.operands.map((a) => a.value)
   if (words.some((w) => w === undefined)) return inv.flag('dangerous', 'runs a command line known only at run time')
   inv.runScript(words.join(' '))
 }
 
+const first = { firstOperandEnds: true }
+
 /** `/usr/bin/time -o FILE cmd` writes its report to FILE. */
-const time: Rule = (inv) => {
-  for (const out of optionValues(inv.args, ['-o', '--output'])) checkWrite(out, inv.scope, inv.flag)
-  wrapper(['-o', '--output', '-f', '--format'])(inv)
-}
+const time = wrapper(options('-o:w -a -f: -p -v -q --output:w --append --format: --portability --verbose --quiet', first))
 
 export const wrapperRules: Record<string, Rule> = {
   env,
   xargs,
   watch,
   time,
-  nice: wrapper(['-n', '--adjustment']),
-  nohup: wrapper(),
-  timeout: wrapper(['-s', '--signal', '-k', '--kill-after'], 1),
-  gtimeout: wrapper(['-s', '--signal', '-k', '--kill-after'], 1),
-  stdbuf: wrapper(['-i', '-o', '-e', '--input', '--output', '--error']),
-  ionice: (inv) => (hasFlag(inv.args, 'p', ['--pid'], { valued: ['-c', '-n'] }) ? inv.flag('dangerous', 'changes another process') : wrapper(['-c', '-n', '--class', '--classdata'])(inv)),
-  command: (inv) => (hasFlag(inv.args, 'vV') ? inv.allow() : wrapper()(inv)),
-  builtin: wrapper(),
-  exec: wrapper(['-a']),
-  busybox: wrapper(),
+  nice: wrapper(options('-n: --adjustment: -#', first)),
+  nohup: wrapper(options('', first)),
+  timeout: wrapper(options('-s: -k: -v -p -f --signal: --kill-after: --verbose --preserve-status --foreground', first), 1),
+  gtimeout: wrapper(options('-s: -k: -v -p -f --signal: --kill-after: --verbose --preserve-status --foreground', first), 1),
+  stdbuf: wrapper(options('-i: -o: -e: --input: --output: --error:', first)),
+  // ionice -p changes another process: not listed.
+  ionice: wrapper(options('-c: -n: -t --class: --classdata: --ignore', first)),
+  command: (inv) => (inv.args.some((a) => a.value === '-v' || a.value === '-V') ? inv.allow() : wrapper(options('-p', first))(inv)),
+  builtin: wrapper(options('', first)),
+  exec: wrapper(options('-a: -c -l', first)),
+  busybox: (inv) => (inv.args[0]?.value?.startsWith('--list') ? inv.allow() : wrapper(options('', first))(inv)),
   sudo: privileged(['-u', '-g', '-h', '-p', '-C', '-D', '-r', '-t', '-U', '-T', '-R', '--user', '--group', '--host', '--prompt', '--chdir', '--role', '--type', '--other-user', '--command-timeout', '--chroot']),
   doas: privileged(['-u', '-C']),
   pkexec: privileged(['--user']),
