@@ -170,7 +170,7 @@ export class SessionBoundSet<T> implements SessionBoundHolder {
 
   constructor(
     private readonly live: LiveSessions,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = () => Date.now(),
   ) {}
 
   add(item: T, session: BoundSession, close: () => void) {

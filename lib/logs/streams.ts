@@ -43,7 +43,7 @@ export class StreamSlot {
 export class UserLogStreams {
   private readonly held: SessionBoundSet<StreamSlot>
 
-  constructor(live: LiveSessions, now: () => number = Date.now) {
+  constructor(live: LiveSessions, now: () => number = () => Date.now()) {
     this.held = new SessionBoundSet(live, now)
   }
 

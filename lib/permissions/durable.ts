@@ -83,7 +83,7 @@ export class PermissionSocketObject {
     /** Tests and other hosts pass their own; on Workers the database comes from the env (Neon). */
     private readonly decide: Decide = (userId, sessionHash, requestId, decision) => decideOnNeon(env, userId, sessionHash, requestId, decision),
     private readonly live: LiveSessions = (userId, hashes) => liveOnNeon(env, userId, hashes),
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = () => Date.now(),
   ) {}
 
   async fetch(request: Request): Promise<Response> {
