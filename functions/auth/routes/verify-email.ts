@@ -33,12 +33,16 @@ export const route = createRoute(limitedRoute(limits.verifyEmail, {
     'sent to (after an email change it is refused); only the newest token of a user works. On success the account ' +
     `is verified and, if it signed up with a referral code, both sides get ${REFERRAL_CREDITS} credits, once, unless ` +
     `the referrer already had ${REFERRAL_DAILY_CAP} referrals credited this UTC day (then the referral stays ` +
-    'recorded, uncredited). The mailbox owner has proven the address, and someone else may have registered the ' +
-    'account: everything made before this proof ends. Every session of the account is signed out (its permission ' +
-    'sockets and log streams close) except the one of the browser completing the link when it carries a session of ' +
-    'this same account (holding the mailbox’s link in the same browser proves the same person); every API key and ' +
-    'every passkey is removed (create them again). After that, only what the proven owner makes lasts. A token ' +
-    'redeemed on an address already proven changes nothing. Rate limited per IP: 20 per 15 minutes.',
+    'recorded, uncredited).\n\n' +
+    'The mailbox owner has proven the address on an account someone else may have registered: everything made ' +
+    'before this proof ends. Every session of the account is signed out (its permission sockets and log streams ' +
+    'close), every API key and every passkey is removed (create them again). One exception: when the request ' +
+    'carries a live session of this same account (the link opened in the browser that signed up), that session ' +
+    'stays signed in and the password keeps working: holding the mailbox’s link in the same browser proves the ' +
+    'same person. A link opened without one proves the mailbox but not the password, which someone else may have ' +
+    'set: the password stops working too; sign in by setting a new one with `POST /api/auth/forgot-password`. After ' +
+    'that, only what the proven owner makes lasts. A token redeemed on an address already proven changes nothing. ' +
+    'Rate limited per IP: 20 per 15 minutes.',
   request: { body: jsonBody(VerifyEmailBody) },
   responses: {
     200: ok(z.object({ success: z.literal(true) }).openapi('VerifyEmailResponse')),
