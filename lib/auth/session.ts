@@ -104,6 +104,7 @@ export async function readSession(c: Context<AppEnv>): Promise<CachedUser | null
   )
   if (!row) return null
   if (row.expiresAt <= new Date()) {
+    // Expired: what it opened closes by its own expiry check (lib/auth/session-bound.ts), no notice needed.
     await services.reader.asService('sessionLifecycle', (db) => db.delete(sessions).where(eq(sessions.tokenHash, tokenHash)))
     return null
   }
