@@ -2,7 +2,8 @@ import { and, eq, inArray, isNull, or } from 'drizzle-orm'
 import type { Db } from '../../lib/db/client'
 import { asService } from '../../lib/db/rls'
 import { sameIssuer } from '../../lib/oidc'
-import { accounts, securityEvents, sessions, users } from '../../schema'
+import { accounts, securityEvents, users } from '../../schema'
+import { deleteSessions, type EndedSession } from '../../lib/auth/session-bound'
 
 /** Google Cross-Account Protection (RISC) event types: https://developers.google.com/identity/protocols/risc */
 export const RISC_EVENT = 'https://schemas.openid.net/secevent/risc/event-type/'
@@ -47,9 +48,12 @@ async function findTarget(db: Db, subject: Subject | undefined, issuer: string):
   return { userIds: [...new Set([...userIds, ...rows.map((r) => r.userId)])], accountIds: rows.map((r) => r.id) }
 }
 
-async function deleteSessions(db: Db, userIds: string[]) {
+/** Ends the users' sessions (noting which, so what they opened closes after the commit); answers how many. */
+async function endSessions(db: Db, userIds: string[], ended: EndedSession[]) {
   if (!userIds.length) return 0
-  return (await db.delete(sessions).where(inArray(sessions.userId, userIds)).returning({ t: sessions.tokenHash })).length
+  const gone = await deleteSessions(db, { userIds })
+  ended.push(...gone)
+  return gone.length
 }
 
 async function updateAccounts(db: Db, accountIds: string[], set: Partial<typeof accounts.$inferInsert>) {
@@ -58,19 +62,19 @@ async function updateAccounts(db: Db, accountIds: string[], set: Partial<typeof 
 }
 
 /** Acts on one event; returns what was done, for the event row's `outcome`. */
-async function apply(db: Db, type: string, body: EventBody, t: Target): Promise<string> {
+async function apply(db: Db, type: string, body: EventBody, t: Target, ended: EndedSession[]): Promise<string> {
   const name = type.startsWith(RISC_EVENT) ? type.slice(RISC_EVENT.length) : type
   const needsTarget = ['sessions-revoked', 'tokens-revoked', 'account-disabled', 'account-enabled'].includes(name)
   if (needsTarget && !t.userIds.length) return `${name}: no matching user`
   switch (name) {
     case 'sessions-revoked':
-      return `${name}: ${await deleteSessions(db, t.userIds)} session(s) deleted`
+      return `${name}: ${await endSessions(db, t.userIds, ended)} session(s) deleted`
     case 'tokens-revoked':
       return `${name}: tokens dropped on ${await updateAccounts(db, t.accountIds, { accessToken: null, refreshToken: null, expiresAt: null })} account(s)`
     case 'account-disabled': {
       const reason = typeof body.reason === 'string' ? body.reason : 'unspecified'
       // Hijacking: whoever holds a session may be the attacker. Other reasons (bulk-account) only stop Google sign-in.
-      const deleted = reason === 'hijacking' ? `${await deleteSessions(db, t.userIds)} session(s) deleted, ` : ''
+      const deleted = reason === 'hijacking' ? `${await endSessions(db, t.userIds, ended)} session(s) deleted, ` : ''
       return `${name} (${reason}): ${deleted}sign-in disabled on ${await updateAccounts(db, t.accountIds, { signInDisabled: true })} account(s)`
     }
     case 'account-enabled':
@@ -96,7 +100,7 @@ export async function processSecurityEvent(db: Db, jti: string, issuer: string) 
       .where(and(eq(securityEvents.jti, jti), isNull(securityEvents.processedAt)))
       .returning(),
   )
-  if (!event) return { processed: false as const, users: [] as string[] }
+  if (!event) return { processed: false as const, users: [] as string[], ended: [] as EndedSession[] }
   try {
     // The actions and their outcome commit together: a failure leaves no half-applied event behind.
     const outcome = await asService(db, 'riscEvents', async (tx) => {
@@ -104,15 +108,16 @@ export async function processSecurityEvent(db: Db, jti: string, issuer: string) 
       const outcomes: string[] = []
       let userId: string | null = null
       const touched = new Set<string>()
+      const ended: EndedSession[] = []
       for (const [type, body] of Object.entries(events)) {
         const target = await findTarget(tx, body?.subject, issuer)
         userId ??= target.userIds[0] ?? null
         for (const id of target.userIds) touched.add(id)
-        outcomes.push(await apply(tx, type, body ?? {}, target))
+        outcomes.push(await apply(tx, type, body ?? {}, target, ended))
       }
       const outcome = outcomes.join('; ') || 'no events'
       await tx.update(securityEvents).set({ outcome, userId }).where(eq(securityEvents.jti, jti))
-      return { outcome, users: [...touched] }
+      return { outcome, users: [...touched], ended }
     })
     return { processed: true as const, ...outcome }
   } catch (e) {

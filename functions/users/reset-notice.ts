@@ -1,12 +1,16 @@
 import { oneLine } from '../../lib/mail/notice'
+import type { ApiKeyListed } from '../../lib/auth/mailbox-proof'
 import type { MailMessage } from '../../lib/mail/types'
 
 export interface ResetOutcome {
   userId: string
   email: string
   passkeysRemoved: string[]
-  /** Kept when the email was verified before the reset; revoked (the pre-hijack case) otherwise. */
-  keys: { kept: boolean; list: Array<{ name: string; prefix: string; lastUsedAt: Date | null }> }
+  /**
+   * Revoked: every key when the email was not verified before the reset (`firstProof`, the pre-hijack case), else
+   * those made before it was first verified. Kept: the others.
+   */
+  keys: { firstProof: boolean; kept: ApiKeyListed[]; revoked: ApiKeyListed[] }
 }
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`
@@ -20,14 +24,18 @@ export function resetDoneMail(o: ResetOutcome, baseUrl: string): MailMessage {
         `${o.passkeysRemoved.map((l) => `"${oneLine(l)}"`).join(', ')}. Add your own again after signing in.`,
     )
   }
-  if (o.keys.list.length) {
-    const lines = o.keys.list.map((k) => `- ${oneLine(k.name)} (${k.prefix}..., last used ${k.lastUsedAt ? k.lastUsedAt.toISOString() : 'never'})`)
+  const lines = (list: ApiKeyListed[]) =>
+    list.map((k) => `- ${oneLine(k.name)} (${k.prefix}..., last used ${k.lastUsedAt ? k.lastUsedAt.toISOString() : 'never'})`).join('\n')
+  if (o.keys.revoked.length) {
+    const why = o.keys.firstProof
+      ? 'Your email address was not verified before this reset'
+      : 'These API keys were made before your email address was verified'
+    parts.push(`${why}, so ${o.keys.firstProof ? 'your API keys' : 'they'} were revoked (anyone could have created them):\n${lines(o.keys.revoked)}\nCreate new ones after signing in at ${baseUrl}.`)
+  }
+  if (o.keys.kept.length) {
     parts.push(
-      o.keys.kept
-        ? `Your API keys still work, so deployed runtimes keep running:\n${lines.join('\n')}\n` +
-            `If you do not recognise one, revoke it after signing in at ${baseUrl} (API keys).`
-        : `Your email address was not verified before this reset, so your API keys were revoked (anyone could ` +
-            `have created them):\n${lines.join('\n')}\nCreate new ones after signing in at ${baseUrl}.`,
+      `Your API keys still work, so deployed runtimes keep running:\n${lines(o.keys.kept)}\n` +
+        `If you do not recognise one, revoke it after signing in at ${baseUrl} (API keys).`,
     )
   }
   parts.push('If you did not reset your password, ask for a new reset link now: it signs out whoever did.')

@@ -4,6 +4,7 @@ import type { Db } from '../db/client'
 import { asService } from '../db/rls'
 import type { MailMessage } from '../mail/types'
 import { newMailToken } from './mail-token'
+import { mailboxProven } from './mailbox-proof'
 import { creditReferral } from './referrals'
 
 export const VERIFY_TTL_HOURS = 24
@@ -37,11 +38,13 @@ export const verificationMail = (to: string, token: string, baseUrl: string): Ma
 
 /**
  * Redeems a token: single use under concurrency (the conditional update claims it), unexpired, and only for the
- * address it was sent to (after an email change it proves nothing). Marks the email verified, voids the user's
- * other tokens and credits the referral the verification completes, all in one transaction. False when refused,
- * else the verified user.
+ * address it was sent to (after an email change it proves nothing). The mailbox owner proved the address
+ * (`mailboxProven`): what the password holder made before ends, except `keepSession` (the session of the browser
+ * that opened the link, when it is this account's); the email is marked verified and the user's other tokens
+ * void. Credits the referral the verification completes, all in one transaction. False when refused, else the
+ * verified user and the sessions that ended (close what they opened with `afterSessionsEnded`).
  */
-export async function redeemVerification(db: Db, tokenHash: string) {
+export async function redeemVerification(db: Db, tokenHash: string, opts: { keepSession?: string } = {}) {
   return asService(db, 'emailVerification', async (tx) => {
     const [claimed] = await tx
       .update(emailVerifications)
@@ -50,13 +53,13 @@ export async function redeemVerification(db: Db, tokenHash: string) {
       .returning({ userId: emailVerifications.userId, email: emailVerifications.email })
     if (!claimed) return false
     const [user] = await tx
-      .update(users)
-      .set({ emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, now())`, updatedAt: new Date() })
+      .select({ id: users.id })
+      .from(users)
       .where(and(eq(users.id, claimed.userId), eq(users.email, claimed.email)))
-      .returning({ id: users.id })
     if (!user) return false
-    await tx.delete(emailVerifications).where(and(eq(emailVerifications.userId, user.id), isNull(emailVerifications.usedAt)))
+    const proven = await mailboxProven(tx, user.id, 'link', opts)
+    if (!proven) return false
     await creditReferral(tx, user.id)
-    return { userId: user.id }
+    return { userId: user.id, ended: proven.ended, firstProof: proven.firstProof }
   })
 }

@@ -6,7 +6,8 @@ import { sessions, users } from '../../schema'
 import type { AppContext, AppEnv, SignedInEnv } from '../context'
 import { randomHex, sha256Hex } from '../crypto'
 import { ApiError } from '../http/errors'
-import { type CachedUser, expireCachedSessions, readStamp } from './session-cache'
+import { afterSessionsEnded, type BoundSession, deleteSessions } from './session-bound'
+import { type CachedUser, readStamp } from './session-cache'
 
 export const SESSION_COOKIE = 'service-session'
 export const SESSION_TTL_MS = 30 * 24 * 60 * 60 * 1000
@@ -44,19 +45,31 @@ export async function startSession(c: Context<AppEnv>, userId: string) {
   return { expiresAt }
 }
 
-/** Deletes the presented session (if any), makes the user's cached sessions stale, and clears the cookie. */
+/**
+ * Deletes the presented session (if any), makes the user's cached sessions stale, closes what it opened (its
+ * permission sockets and log streams), and clears the cookie.
+ */
 export async function endSession(c: Context<AppEnv>) {
   const token = getCookie(c, SESSION_COOKIE)
   if (token && token.length <= 256) {
     const tokenHash = await hashSessionToken(token)
     const { services } = c.var
-    const [ended] = await services.reader.asService('sessionLifecycle', (db) =>
-      db.delete(sessions).where(eq(sessions.tokenHash, tokenHash)).returning({ userId: sessions.userId }),
-    )
+    const ended = await services.reader.asService('sessionLifecycle', (db) => deleteSessions(db, { only: tokenHash }))
     services.sessionCache.forget(token)
-    if (ended) await expireCachedSessions(services, ended.userId)
+    await afterSessionsEnded(c, ended)
   }
   deleteCookie(c, SESSION_COOKIE, cookieOptions(c))
+}
+
+/**
+ * The session the signed-in caller presented (after `requireSession`): what it opens that outlasts the request
+ * is bound to it (lib/auth/session-bound.ts).
+ */
+export async function presentedSession(c: Context<SignedInEnv>): Promise<BoundSession> {
+  const token = getCookie(c, SESSION_COOKIE)
+  if (!token) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
+  const user = c.var.user as CachedUser
+  return { userId: user.id, sessionHash: await hashSessionToken(token), expiresAt: new Date(user.expiresAt).getTime() }
 }
 
 /**
@@ -91,6 +104,7 @@ export async function readSession(c: Context<AppEnv>): Promise<CachedUser | null
   )
   if (!row) return null
   if (row.expiresAt <= new Date()) {
+    // Expired: what it opened closes by its own expiry check (lib/auth/session-bound.ts), no notice needed.
     await services.reader.asService('sessionLifecycle', (db) => db.delete(sessions).where(eq(sessions.tokenHash, tokenHash)))
     return null
   }

@@ -1,6 +1,6 @@
 import { and, eq, isNull, ne, or } from 'drizzle-orm'
 import type { Context } from 'hono'
-import { accounts, apiKeys, emailVerifications, passkeys, passwordResets, sessions, users, type User } from '../../schema'
+import { accounts, passwordResets, users, type User } from '../../schema'
 import type { AppEnv } from '../context'
 import type { Db } from '../db/client'
 import { asService } from '../db/rls'
@@ -9,7 +9,8 @@ import { newUserValues } from './accounts'
 import { startSession } from './session'
 import { log } from '../log'
 import { sendNotice } from '../mail/notice'
-import { expireCachedSessions } from './session-cache'
+import { mailboxProven } from './mailbox-proof'
+import { afterSessionsEnded, type EndedSession } from './session-bound'
 
 export type Provider = 'google' | 'wallet' | 'farcaster'
 
@@ -51,8 +52,10 @@ export async function signInWithIdentity(c: Context<AppEnv>, identity: ProviderI
   if (result.tookOver) {
     log.warn('auth.unverified_account_taken_over', { requestId: c.var.requestId, provider: identity.provider, userId: result.user.id })
   }
-  // Marking the email verified (and any takeover) changes what a cached session of this user says.
-  if (!result.created && !result.user.emailVerifiedAt) await expireCachedSessions(c.var.services, result.user.id)
+  // Marking the email verified (and any takeover) changes what a cached session of this user says; a takeover
+  // ended the other party's sessions: what they opened (sockets, log streams) closes too.
+  const stale = !result.created && !result.user.emailVerifiedAt ? [result.user.id] : []
+  await afterSessionsEnded(c, result.ended, stale)
   if (result.created) await sendWelcomeOnce(c, result.user)
   const session = await startSession(c, result.user.id)
   return { ...result, expiresAt: session.expiresAt }
@@ -69,29 +72,32 @@ async function resolveAccount(c: Context<AppEnv>, tx: Db, identity: ProviderIden
     const [user] = await tx.select().from(users).where(eq(users.id, link.userId)).for('update')
     // The linked user's address is vouched for again: same rule as a first link.
     const vouched = identity.emailVerified && user.email === email && !user.emailVerifiedAt
-    const tookOver = vouched ? await claimUnverified(tx, user, identity) : false
-    return { user: tookOver ? { ...user, name: identity.name?.trim() || user.name } : user, created: false, tookOver }
+    const { tookOver, ended } = vouched ? await claimUnverified(tx, user, identity) : notTaken
+    return { user: tookOver ? { ...user, name: identity.name?.trim() || user.name } : user, created: false, tookOver, ended }
   }
 
   const values = newUserValues({ email, name: identity.name, emailVerified: identity.emailVerified })
   const [created] = await tx.insert(users).values(values).onConflictDoNothing({ target: users.email }).returning()
   if (created) {
     await linkSubject(tx, created.id, identity)
-    return { user: created, created: true, tookOver: false }
+    return { user: created, created: true, tookOver: false, ended: [] as EndedSession[] }
   }
   const [existing] = await tx.select().from(users).where(eq(users.email, email)).for('update')
   if (!identity.emailVerified) {
     throw new ApiError(409, 'An account with this email already exists: sign in to it another way', { code: LINK_REFUSED })
   }
-  const tookOver = existing.emailVerifiedAt ? false : await claimUnverified(tx, existing, identity)
+  const { tookOver, ended } = existing.emailVerifiedAt ? notTaken : await claimUnverified(tx, existing, identity)
   await linkSubject(tx, existing.id, identity)
-  return { user: tookOver ? { ...existing, name: identity.name?.trim() || existing.name } : existing, created: false, tookOver }
+  return { user: tookOver ? { ...existing, name: identity.name?.trim() || existing.name } : existing, created: false, tookOver, ended }
 }
+
+const notTaken = { tookOver: false, ended: [] as EndedSession[] }
 
 /**
  * Marks `user`'s email verified on the provider's word. With a password or another provider's link, the account
- * was set up by someone who never proved the address: it is cleared first (see `signInWithIdentity` rule 4).
- * Returns whether it was.
+ * was set up by someone who never proved the address: it is cleared first (see `signInWithIdentity` rule 4), by
+ * the same rule as a verification link or a reset (`mailboxProven`), plus the password, reset tokens and other
+ * links. Answers whether it was, and the sessions that ended.
  */
 async function claimUnverified(tx: Db, user: User, identity: ProviderIdentity) {
   const now = new Date()
@@ -99,20 +105,18 @@ async function claimUnverified(tx: Db, user: User, identity: ProviderIdentity) {
   const [foreignLink] = await tx.select({ id: accounts.id }).from(accounts).where(and(eq(accounts.userId, user.id), others)).limit(1)
   if (!user.passwordHash && !foreignLink) {
     await tx.update(users).set({ emailVerifiedAt: now, updatedAt: now }).where(eq(users.id, user.id))
-    return false
+    return notTaken
   }
   await tx
     .update(users)
-    .set({ passwordHash: null, emailVerifiedAt: now, name: identity.name?.trim() || user.name, updatedAt: now })
+    .set({ passwordHash: null, name: identity.name?.trim() || user.name, updatedAt: now })
     .where(eq(users.id, user.id))
-  await tx.delete(sessions).where(eq(sessions.userId, user.id))
-  await tx.delete(apiKeys).where(eq(apiKeys.userId, user.id))
-  await tx.delete(passkeys).where(eq(passkeys.userId, user.id))
-  await tx.delete(emailVerifications).where(and(eq(emailVerifications.userId, user.id), isNull(emailVerifications.usedAt)))
+  // Sessions, API keys, passkeys and unused verification links; the email marked verified.
+  const proven = await mailboxProven(tx, user.id, 'provider')
   await tx.delete(passwordResets).where(and(eq(passwordResets.userId, user.id), isNull(passwordResets.usedAt)))
   // Any other provider link is the other party's ("trojan identifier"); this subject's own link stays.
   await tx.delete(accounts).where(and(eq(accounts.userId, user.id), others))
-  return true
+  return { tookOver: true, ended: proven?.ended ?? [] }
 }
 
 /** Links the subject once: a later sign-in keeps the first record (and Google's first-consent refresh token). */

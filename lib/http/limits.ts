@@ -74,4 +74,7 @@ export const limits = {
   wallet: { name: 'wallet', limit: 60, windowSec: 60, message: 'Too many requests' },
   // Per user: each top-up creates a Stripe Checkout Session.
   walletTopUp: { name: 'wallet-top-up', limit: 10, windowSec: 60, message: 'Too many requests', per: 'user' },
+  // Live log streams, per user: opening one starts (or joins) a tail of the runtime's logs; at most 5 stay open
+  // at once (lib/logs/streams.ts), and this keeps a client from churning through them.
+  logStreamOpen: { name: 'log-stream-open', limit: 20, windowSec: 60, message: 'Too many requests', per: 'user' },
 } satisfies Record<string, NamedLimit>

@@ -4,7 +4,7 @@ import type { ErrorCode } from '../http/error-codes'
 import { ApiError } from '../http/errors'
 import { isHostileText } from '../http/validation'
 import { errorFields, log } from '../log'
-import { type DecideOutcome, type Decision, REQUEST_ALREADY_DECIDED, REQUEST_NOT_FOUND } from './decide'
+import { type DecideOutcome, type Decision, REQUEST_ALREADY_DECIDED, REQUEST_NOT_FOUND, SESSION_ENDED } from './decide'
 import type { PermissionStatus } from './requests'
 
 /**
@@ -57,6 +57,8 @@ const INVALID_MESSAGE = 'Invalid message: expected {"type": "decision", "request
 export interface MessageOutcome {
   reply?: ServerMessage
   broadcast?: ServerMessage
+  /** The socket's session has ended: after the reply, the socket closes (`SESSION_ENDED_CLOSE_CODE`). */
+  close?: boolean
 }
 
 const refusal = (requestId: string | null, error: string, code: ErrorCode): MessageOutcome => ({ reply: { type: 'error', requestId, error, code } })
@@ -71,7 +73,10 @@ function requestIdOf(value: unknown): string | null {
  * Applies one client message through `decide` (the same decision function as `POST /api/permissions/:id`).
  * Never throws: whatever is wrong with a message is answered to its sender only, and the socket stays open.
  */
-export async function answerClientMessage(raw: unknown, decide: (requestId: string, decision: Decision) => Promise<DecideOutcome>): Promise<MessageOutcome> {
+export async function answerClientMessage(
+  raw: unknown,
+  decide: (requestId: string, decision: Decision) => Promise<DecideOutcome | { outcome: 'session_ended' }>,
+): Promise<MessageOutcome> {
   if (typeof raw !== 'string') return refusal(null, 'Invalid message: text frames only', 'VALIDATION')
   if (raw.length > MAX_CLIENT_MESSAGE_CHARS) return refusal(null, 'Message too large', 'PAYLOAD_TOO_LARGE')
   let value: unknown
@@ -85,6 +90,7 @@ export async function answerClientMessage(raw: unknown, decide: (requestId: stri
   const { requestId, decision } = parsed.data
   try {
     const done = await decide(requestId, decision)
+    if (done.outcome === 'session_ended') return { ...refusal(requestId, SESSION_ENDED, 'UNAUTHORIZED'), close: true }
     if (done.outcome === 'not_found') return refusal(requestId, REQUEST_NOT_FOUND, 'NOT_FOUND')
     if (done.outcome === 'already_decided') return refusal(requestId, REQUEST_ALREADY_DECIDED, 'ALREADY_DECIDED')
     log.info('permissions.decided', { requestId, status: done.request.status, via: 'socket' })

@@ -1,8 +1,9 @@
 import type { Context } from 'hono'
+import type { BoundSession } from '../auth/session-bound'
 import type { AppContext, SignedInEnv } from '../context'
 import { errorFields, log } from '../log'
 import type { DurableNamespaceLike } from '../logs/backend'
-import { type PushBody, SOCKET_ID_HEADER, SOCKET_OBJECT_ORIGIN, SOCKET_USER_HEADER } from './durable'
+import { type PushBody, SOCKET_ID_HEADER, SOCKET_OBJECT_ORIGIN, SOCKET_SESSION_HEADER, SOCKET_USER_HEADER } from './durable'
 import { permissionHub } from './hub'
 import type { ServerMessage } from './messages'
 
@@ -11,8 +12,11 @@ export const PERMISSION_SOCKETS_BINDING = 'PERMISSION_SOCKETS'
 
 /** Where a user's open dashboards live: this process's hub, or the user's Durable Object. */
 export interface PermissionSockets {
-  /** Accepts the signed-in caller's WebSocket upgrade; `pending` are the first messages on the new socket. */
-  connect(c: Context<SignedInEnv>, pending: ServerMessage[]): Promise<Response>
+  /**
+   * Accepts the signed-in caller's WebSocket upgrade, bound to the session that opened it (it closes when that
+   * session ends); `pending` are the first messages on the new socket.
+   */
+  connect(c: Context<SignedInEnv>, pending: ServerMessage[], session: BoundSession): Promise<Response>
   /** Sends `message` to every open dashboard of `userId`. */
   push(userId: string, message: ServerMessage): Promise<unknown>
 }
@@ -26,11 +30,12 @@ export function durableSockets(ns: DurableNamespaceLike): PermissionSockets {
     return res.json()
   }
   return {
-    async connect(c, pending) {
-      const userId = c.var.user.id
+    async connect(_c, pending, session) {
+      const { userId } = session
       const socketId = crypto.randomUUID()
+      const bound = JSON.stringify({ sessionHash: session.sessionHash, expiresAt: session.expiresAt })
       const res = await stub(userId).fetch(`${SOCKET_OBJECT_ORIGIN}/connect`, {
-        headers: { upgrade: 'websocket', [SOCKET_USER_HEADER]: userId, [SOCKET_ID_HEADER]: socketId },
+        headers: { upgrade: 'websocket', [SOCKET_USER_HEADER]: userId, [SOCKET_ID_HEADER]: socketId, [SOCKET_SESSION_HEADER]: bound },
       })
       const webSocket = (res as Response & { webSocket?: unknown }).webSocket
       if (res.status !== 101 || !webSocket) throw new Error(`permission socket object refused the upgrade (${res.status})`)

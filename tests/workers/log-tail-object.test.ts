@@ -1,7 +1,7 @@
 import { Miniflare } from 'miniflare'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bundleFunction } from '../../infra/bundle'
-import { type DurableNamespaceLike, TARGET_HEADER } from '../../lib/logs/backend'
+import { type DurableNamespaceLike, SESSION_HEADER, TARGET_HEADER } from '../../lib/logs/backend'
 import type { LogEvent } from '../../lib/logs/tail'
 import { startRailwayServer, type RailwayServer } from '../support/railway-server'
 
@@ -65,7 +65,8 @@ describe('LogTailObject in workerd', () => {
     const ns = (await mf.getDurableObjectNamespace('LOG_TAILS')) as unknown as DurableNamespaceLike
     const stub = ns.get(ns.idFromName(agentId))
     const target = JSON.stringify({ agentId, name: `agent-${agentId}`, serviceId: service.id, url: null, gatewayToken: null })
-    const res = await stub.fetch(`https://log-tail.internal/${agentId}/stream`, { headers: { [TARGET_HEADER]: target } })
+    const session = JSON.stringify({ userId: 'user-1', sessionHash: 'session-1', expiresAt: Date.now() + 3600_000 })
+    const res = await stub.fetch(`https://log-tail.internal/${agentId}/stream`, { headers: { [TARGET_HEADER]: target, [SESSION_HEADER]: session } })
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/)
 
@@ -98,5 +99,32 @@ describe('LogTailObject in workerd', () => {
     const after = (await (await stub.fetch(`https://log-tail.internal/${agentId}/status`)).json()) as { tail: unknown }
     expect(after.tail).toBeNull()
     expect(railway.rejected).toEqual([])
+  })
+
+  it('a stream ends when the Worker that ended its session tells the object; the user’s other stream runs on', { timeout: 30_000 }, async () => {
+    const agentId = 'agent-do-2'
+    const { service } = railway.seedService(`agent-${agentId}`)
+    const ns = (await mf.getDurableObjectNamespace('LOG_TAILS')) as unknown as DurableNamespaceLike
+    const stub = ns.get(ns.idFromName('user-2'))
+    const target = JSON.stringify({ agentId, name: `agent-${agentId}`, serviceId: service.id, url: null, gatewayToken: null })
+    const open = (sessionHash: string) =>
+      stub.fetch(`https://log-tail.internal/${agentId}/stream`, {
+        headers: { [TARGET_HEADER]: target, [SESSION_HEADER]: JSON.stringify({ userId: 'user-2', sessionHash, expiresAt: Date.now() + 3600_000 }) },
+      })
+    const [ending, staying] = [await open('ends'), await open('stays')]
+    const first = await readEvents(ending.body as ReadableStream<Uint8Array>, (e) => e.some((x) => x.type === 'connected'), 10_000)
+    const told = await stub.fetch('https://log-tail.internal/sessions-ended', { method: 'POST', body: JSON.stringify({ userId: 'user-2', sessionHashes: ['ends'] }) })
+    expect(await told.json()).toEqual({ closed: 1 })
+    const rest: LogEvent[] = []
+    const decoder = new TextDecoder()
+    for (;;) {
+      const { done, value } = await first.reader.read()
+      if (done) break
+      for (const block of decoder.decode(value).split('\n\n').filter(Boolean)) rest.push(JSON.parse(block.split('\n').find((l) => l.startsWith('data: '))!.slice(6)))
+    }
+    expect(rest).toEqual([{ type: 'exit', agentId, text: 'Session ended: sign in again', code: 0 }])
+    const status = (await (await stub.fetch(`https://log-tail.internal/${agentId}/status`)).json()) as { tail: { clients: number } | null }
+    expect(status.tail).toMatchObject({ clients: 1 })
+    await (staying.body as ReadableStream<Uint8Array>).cancel()
   })
 })

@@ -2,7 +2,7 @@ import { Miniflare } from 'miniflare'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bundleFunction } from '../../infra/bundle'
 import type { DurableNamespaceLike } from '../../lib/logs/backend'
-import { SOCKET_ID_HEADER, SOCKET_OBJECT_ORIGIN, SOCKET_USER_HEADER } from '../../lib/permissions/durable'
+import { SOCKET_ID_HEADER, SOCKET_OBJECT_ORIGIN, SOCKET_SESSION_HEADER, SOCKET_USER_HEADER } from '../../lib/permissions/durable'
 
 // The permissions Worker's Durable Object in workerd, as deployed (its bundle, the PERMISSION_SOCKETS binding of
 // wrangler.toml), called two ways: directly through its namespace, and through a Worker that runs the route's
@@ -12,12 +12,19 @@ const FORWARDER = `
 import { createPlatformApp } from './lib/app'
 import { managedServices } from './lib/services/managed'
 import { notifyDashboards, permissionSockets } from './lib/permissions/sockets'
+import { afterSessionsEnded } from './lib/auth/session-bound'
 export { PermissionSocketObject } from './lib/permissions/durable'
 
 const pending = (userId) => [1, 2].map((n) => ({ type: 'permission_request', requestId: userId + '-pending-' + n, agentId: 'a', toolName: 't', toolInput: {}, reason: 'r', createdAt: '2026-01-01T00:00:00.000Z' }))
 const app = createPlatformApp(managedServices({}))
 const signedIn = (c, next) => { c.set('user', { id: c.req.param('userId'), email: 'x@example.com', name: 'x', isAdmin: false }); return next() }
-app.get('/connect/:userId', signedIn, (c) => permissionSockets(c).connect(c, pending(c.req.param('userId'))))
+const session = (c) => ({ userId: c.req.param('userId'), sessionHash: c.req.query('session') ?? 'session-default', expiresAt: Date.now() + 3600000 })
+app.get('/connect/:userId', signedIn, (c) => permissionSockets(c).connect(c, pending(c.req.param('userId')), session(c)))
+// What sign-out, a password change or reset, RISC and the mailbox proof run once their deletion has committed.
+app.post('/ended/:userId', async (c) => {
+  await afterSessionsEnded(c, (await c.req.json()).map((tokenHash) => ({ userId: c.req.param('userId'), tokenHash })))
+  return c.json({ ok: true })
+})
 app.post('/push/:userId', async (c) => {
   await notifyDashboards(c, c.req.param('userId'), await c.req.json())
   return c.json({ ok: true })
@@ -25,8 +32,19 @@ app.post('/push/:userId', async (c) => {
 export default app
 `
 
-type Socket = { accept(): void; send(data: string): void; close(code?: number): void; addEventListener(type: 'message', fn: (e: { data: string }) => void): void }
-type Received = { ws: Socket; messages: Array<Record<string, unknown>>; next(count: number): Promise<Array<Record<string, unknown>>> }
+type Socket = {
+  accept(): void
+  send(data: string): void
+  close(code?: number): void
+  addEventListener(type: 'message', fn: (e: { data: string }) => void): void
+  addEventListener(type: 'close', fn: (e: { code: number; reason: string }) => void): void
+}
+type Received = {
+  ws: Socket
+  messages: Array<Record<string, unknown>>
+  next(count: number): Promise<Array<Record<string, unknown>>>
+  closed: Promise<{ code: number; reason: string }>
+}
 
 let mf: Miniflare
 let ns: DurableNamespaceLike
@@ -60,10 +78,12 @@ function receive(res: { status: number }): Received {
   if (res.status !== 101 || !ws) throw new Error(`expected 101 with a WebSocket, got ${res.status}`)
   const messages: Array<Record<string, unknown>> = []
   ws.addEventListener('message', (e) => messages.push(JSON.parse(e.data)))
+  const closed = new Promise<{ code: number; reason: string }>((r) => ws.addEventListener('close', (e) => r({ code: e.code, reason: e.reason })))
   ws.accept()
   return {
     ws,
     messages,
+    closed,
     async next(count) {
       for (let waited = 0; messages.length < count && waited < 5000; waited += 20) await new Promise((r) => setTimeout(r, 20))
       return messages.splice(0, count)
@@ -71,8 +91,11 @@ function receive(res: { status: number }): Received {
   }
 }
 
-const connectDirect = (userId: string, socketId: string) =>
-  ns.get(ns.idFromName(userId)).fetch(`${SOCKET_OBJECT_ORIGIN}/connect`, { headers: { upgrade: 'websocket', [SOCKET_USER_HEADER]: userId, [SOCKET_ID_HEADER]: socketId } }) as unknown as Promise<Response>
+const bound = (expiresAt = Date.now() + 3600_000) => JSON.stringify({ sessionHash: 'direct-session', expiresAt })
+const connectDirect = (userId: string, socketId: string, session = bound()) =>
+  ns.get(ns.idFromName(userId)).fetch(`${SOCKET_OBJECT_ORIGIN}/connect`, {
+    headers: { upgrade: 'websocket', [SOCKET_USER_HEADER]: userId, [SOCKET_ID_HEADER]: socketId, [SOCKET_SESSION_HEADER]: session },
+  }) as unknown as Promise<Response>
 const settle = () => new Promise((r) => setTimeout(r, 200))
 const decided = (requestId: string) => ({ type: 'permission_decided', requestId, status: 'approved' })
 
@@ -118,11 +141,41 @@ describe('PermissionSocketObject in workerd', () => {
     expect(await peer.next(1)).toEqual([decided('after')])
   })
 
-  it('a connect that is not an upgrade, or names no user, is 400; other paths 404', async () => {
+  it('a connect that is not an upgrade, or names no user or no session, is 400; other paths 404', async () => {
     const stub = ns.get(ns.idFromName('erin'))
-    expect((await stub.fetch(`${SOCKET_OBJECT_ORIGIN}/connect`, { headers: { [SOCKET_USER_HEADER]: 'erin', [SOCKET_ID_HEADER]: 'e' } })).status).toBe(400)
-    expect((await stub.fetch(`${SOCKET_OBJECT_ORIGIN}/connect`, { headers: { upgrade: 'websocket' } })).status).toBe(400)
+    expect((await stub.fetch(`${SOCKET_OBJECT_ORIGIN}/connect`, { headers: { [SOCKET_USER_HEADER]: 'erin', [SOCKET_ID_HEADER]: 'e', [SOCKET_SESSION_HEADER]: bound() } })).status).toBe(400)
+    expect((await stub.fetch(`${SOCKET_OBJECT_ORIGIN}/connect`, { headers: { upgrade: 'websocket', [SOCKET_SESSION_HEADER]: bound() } })).status).toBe(400)
+    expect((await stub.fetch(`${SOCKET_OBJECT_ORIGIN}/connect`, { headers: { upgrade: 'websocket', [SOCKET_USER_HEADER]: 'erin', [SOCKET_ID_HEADER]: 'e' } })).status).toBe(400)
     expect((await stub.fetch(`${SOCKET_OBJECT_ORIGIN}/elsewhere`)).status).toBe(404)
+  })
+
+  it('a session that ends: the Worker that ended it tells the object; its sockets close (4401) and hear nothing more, the other session’s keep hearing', async () => {
+    const stolen = receive(await mf.dispatchFetch('http://forwarder.test/connect/frank?session=stolen', { headers: { upgrade: 'websocket' } }))
+    const own = receive(await mf.dispatchFetch('http://forwarder.test/connect/frank?session=own', { headers: { upgrade: 'websocket' } }))
+    await stolen.next(2)
+    await own.next(2)
+    const ended = await mf.dispatchFetch('http://forwarder.test/ended/frank', { method: 'POST', body: JSON.stringify(['stolen']) })
+    expect(ended.status).toBe(200)
+    expect(await stolen.closed).toEqual({ code: 4401, reason: 'Session ended' })
+    await mf.dispatchFetch('http://forwarder.test/push/frank', { method: 'POST', body: JSON.stringify(decided('after-end')) })
+    expect(await own.next(1)).toEqual([decided('after-end')])
+    await settle()
+    expect(stolen.messages).toEqual([])
+    // Another user's object is not told anything by frank's notice, nor is a session of another user closed by name.
+    const stub = ns.get(ns.idFromName('frank'))
+    const wrongUser = await stub.fetch(`${SOCKET_OBJECT_ORIGIN}/sessions-ended`, { method: 'POST', body: JSON.stringify({ userId: 'mallory', sessionHashes: ['own'] }) })
+    expect(await wrongUser.json()).toEqual({ closed: 0 })
+    expect((await stub.fetch(`${SOCKET_OBJECT_ORIGIN}/sessions-ended`, { method: 'POST', body: '{"userId": 1}' })).status).toBe(400)
+  })
+
+  it('a socket whose session has expired gets no push and is closed', async () => {
+    const expired = receive(await connectDirect('gina', 'g-1', bound(Date.now() - 1000)))
+    const live = receive(await connectDirect('gina', 'g-2'))
+    const res = await ns.get(ns.idFromName('gina')).fetch(`${SOCKET_OBJECT_ORIGIN}/push`, { method: 'POST', body: JSON.stringify({ userId: 'gina', messages: [decided('x')] }) })
+    expect(await res.json()).toEqual({ delivered: 1 })
+    expect(await live.next(1)).toEqual([decided('x')])
+    expect(await expired.closed).toEqual({ code: 4401, reason: 'Session ended' })
+    expect(expired.messages).toEqual([])
   })
 
   it('the deployed Worker refuses the socket without a session (401), before any upgrade', async () => {

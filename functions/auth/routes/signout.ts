@@ -12,7 +12,9 @@ export const route = createRoute({
   security: [],
   tags: ['Auth'],
   summary: 'Sign out',
-  description: 'Deletes the session and clears the cookie; 200 even without a session.',
+  description:
+    'Deletes the session and clears the cookie; 200 even without a session. What the session opened closes with ' +
+    'it: its permission sockets (close code 4401 `Session ended`) and its live log streams (`exit`, then closed).',
   responses: {
     200: ok(z.object({ ok: z.literal(true) })),
     403: errorResponse('A session cookie sent from a foreign `Origin`'),

@@ -23,5 +23,5 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   const own = await readAsUser(c, (db) =>
     db.select({ id: agents.id }).from(agents).where(eq(agents.userId, c.var.user.id)).orderBy(asc(agents.createdAt)).limit(MAX_ACTIVE_AGENTS),
   )
-  return c.json({ tails: await logTailBackend(c).active(own.map((a) => a.id)) }, 200)
+  return c.json({ tails: await logTailBackend(c).active(c.var.user.id, own.map((a) => a.id)) }, 200)
 }

@@ -21,6 +21,6 @@ export const route = signedInRoute({
 
 export const handler: RouteHandler<typeof route> = async (c) => {
   const { agent } = await ownAgentTarget(c, c.req.valid('param').agentId)
-  const { active, lines } = await logTailBackend(c).history(agent.id)
+  const { active, lines } = await logTailBackend(c).history(c.var.user.id, agent.id)
   return c.json({ agentId: agent.id, active, lines }, 200)
 }

@@ -21,6 +21,6 @@ export const route = signedInRoute({
 
 export const handler: RouteHandler<typeof route> = async (c) => {
   const { agent } = await ownAgentTarget(c, c.req.valid('param').agentId)
-  const stopped = await logTailBackend(c).stop(agent.id)
+  const stopped = await logTailBackend(c).stop(c.var.user.id, agent.id)
   return c.json({ agentId: agent.id, stopped }, 200)
 }

@@ -5,7 +5,7 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { requireQueueSignature } from '../../../lib/queue/receiver'
 import { processSecurityEvent, RISC_QUEUE_PATH } from '../risc-events'
-import { expireCachedSessions } from '../../../lib/auth/session-cache'
+import { afterSessionsEnded } from '../../../lib/auth/session-bound'
 
 export const route = createRoute({
   method: 'post',
@@ -16,7 +16,8 @@ export const route = createRoute({
   summary: 'Queue receiver: act on a stored RISC event',
   description:
     'Signed queue deliveries only (`Upstash-Signature`). Acts on the event once: sessions-revoked deletes the ' +
-    "user's sessions; account-disabled sets `signInDisabled` (and deletes sessions when the reason is hijacking); " +
+    "user's sessions (their permission sockets and log streams close); account-disabled sets `signInDisabled` (and " +
+    'deletes sessions when the reason is hijacking); ' +
     'account-enabled clears it; tokens-revoked drops the stored tokens; verification does nothing. Records ' +
     '`processedAt` and `outcome`.',
   middleware: [requireQueueSignature] as const,
@@ -29,8 +30,9 @@ export const route = createRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { db, config } = c.var.services
-  const { users: affected, ...result } = await processSecurityEvent(db, c.req.valid('json').jti, config.GOOGLE_ISSUER)
-  // Deleted sessions and disabled sign-ins hold from the affected users' next request, cached or not.
-  await expireCachedSessions(c.var.services, ...affected)
+  const { users: affected, ended, ...result } = await processSecurityEvent(db, c.req.valid('json').jti, config.GOOGLE_ISSUER)
+  // Deleted sessions and disabled sign-ins hold from the affected users' next request, cached or not; what the
+  // deleted sessions opened (permission sockets, log streams) closes now.
+  await afterSessionsEnded(c, ended, affected)
   return c.json(result, 200)
 }

@@ -1,7 +1,9 @@
 import type { RouteHandler } from '@hono/zod-openapi'
-import { assertTrustedOrigin } from '../../../lib/auth/session'
+import { SESSION_ENDED_CLOSE_CODE, SESSION_ENDED_REASON, SESSION_RECHECK_MS } from '../../../lib/auth/session-bound'
+import { assertTrustedOrigin, presentedSession } from '../../../lib/auth/session'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse } from '../../../lib/http/openapi'
+import { SESSION_ENDED } from '../../../lib/permissions/decide'
 import { MAX_CLIENT_MESSAGE_CHARS, requestMessage } from '../../../lib/permissions/messages'
 import { MAX_LISTED_REQUESTS, pendingRequests } from '../../../lib/permissions/requests'
 import { permissionSockets } from '../../../lib/permissions/sockets'
@@ -25,8 +27,13 @@ export const route = permissionsRoute({
     'user’s), `Permission request already decided` (`ALREADY_DECIDED`), a malformed message (`VALIDATION`, `INVALID_JSON`, ' +
     `\`PAYLOAD_TOO_LARGE\` over ${MAX_CLIENT_MESSAGE_CHARS} characters), \`INTERNAL\`.\n\n` +
     'Client → server: `{type: "decision", requestId, decision: "approve" | "deny"}`, applied once, exactly as ' +
-    '`POST /api/permissions/{requestId}`. A bad message never closes the socket (nor anyone else’s). Signing out does not close ' +
-    'an open socket; a reconnect needs a session again.',
+    '`POST /api/permissions/{requestId}`. A bad message never closes the socket (nor anyone else’s).\n\n' +
+    'The socket is bound to the session that opened it. Every decision is applied only while that session is live; ' +
+    `when it has ended the answer is \`{type: "error", requestId, error: "${SESSION_ENDED}", code: "UNAUTHORIZED"}\` and the socket closes. ` +
+    'When the session ends (sign-out, a password change on another device, a reset, a Google security event, the ' +
+    'email’s owner proving the address, expiry), the socket receives nothing more and is closed with code ' +
+    `${SESSION_ENDED_CLOSE_CODE} \`${SESSION_ENDED_REASON}\`: at once, or within ${SESSION_RECHECK_MS / 1000} s if the notice was lost. ` +
+    'Reconnect after signing in again.',
   responses: {
     101: { description: 'Switching Protocols: the socket is open' },
     403: errorResponse('`Forbidden origin`: an `Origin` outside the dashboard’s (`ORIGIN_NOT_ALLOWED`)'),
@@ -40,6 +47,7 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') {
     throw new ApiError(426, 'Upgrade Required', { code: 'UPGRADE_REQUIRED', headers: { Upgrade: 'websocket' } })
   }
+  const session = await presentedSession(c)
   const pending = await pendingRequests(c.var.services.reader, c.var.user.id)
-  return permissionSockets(c).connect(c, pending.reverse().map(requestMessage))
+  return permissionSockets(c).connect(c, pending.reverse().map(requestMessage), session)
 }

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { and, eq, isNull, ne } from 'drizzle-orm'
+import { and, eq, isNull } from 'drizzle-orm'
 import { getCookie } from 'hono/cookie'
 import { hashSecret, verifySecretOrDecoy } from '../../../lib/auth/password'
 import { hashSessionToken, requireSession, SESSION_COOKIE } from '../../../lib/auth/session'
@@ -11,10 +11,10 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
 import { limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
-import { passwordResets, sessions, users } from '../../../schema'
+import { passwordResets, users } from '../../../schema'
 import { newPasswordField } from '../../../lib/http/fields'
 import { OkSchema } from '../schemas'
-import { expireCachedSessions } from '../../../lib/auth/session-cache'
+import { afterSessionsEnded, deleteSessions } from '../../../lib/auth/session-bound'
 
 const ChangePasswordBody = z
   .object({
@@ -34,7 +34,7 @@ export const route = signedInRoute(limitedRoute(limits.passwordChange, {
   summary: 'Change password',
   description:
     'Checks `currentPassword`, sets `newPassword` (8 to 256 characters), signs out every other session of the ' +
-    'user and voids unused reset links; the session making the request stays signed in. An account without a ' +
+    'user (their permission sockets and log streams close) and voids unused reset links; the session making the request stays signed in. An account without a ' +
     'password (wallet or OAuth sign-in) answers like a wrong one: set one through forgot-password. Passkeys and ' +
     'API keys stay: the caller proved the current password, a change is routine, and every passkey added was ' +
     'mailed to the owner and can be listed and removed (`/api/passkeys`); recovery from a lost account is ' +
@@ -65,12 +65,12 @@ export const handler: RouteHandler<typeof route> = async (c) => {
       .set({ passwordHash, updatedAt: new Date() })
       .where(and(eq(users.id, me.id), eq(users.passwordHash, oldHash)))
       .returning({ id: users.id })
-    if (updated.length === 0) return false
-    await tx.delete(sessions).where(and(eq(sessions.userId, me.id), ne(sessions.tokenHash, keep)))
-    return true
+    if (updated.length === 0) return null
+    return deleteSessions(tx, { userIds: [me.id], keep })
   })
   if (!changed) throw incorrect()
-  await expireCachedSessions(c.var.services, me.id) // the other devices' very next request reads the database
+  // The other devices' very next request reads the database; their sockets and log streams close now.
+  await afterSessionsEnded(c, changed, [me.id])
   // Reset tokens are the service's (app_user cannot see them): a pending one must not undo this change.
   await asService(c.var.services.db, 'passwordReset', (tx) =>
     tx.delete(passwordResets).where(and(eq(passwordResets.userId, me.id), isNull(passwordResets.usedAt))),

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm'
+import { and, eq, gt, isNull, sql } from 'drizzle-orm'
 import { hashSecret } from '../../../lib/auth/password'
 import type { AppEnv } from '../../../lib/context'
 import { mailTokenHash } from '../../../lib/auth/mail-token'
@@ -11,11 +11,12 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { sendNotice } from '../../../lib/mail/notice'
-import { apiKeys, passkeys, passwordResets, sessions, users } from '../../../schema'
+import { passwordResets, users } from '../../../schema'
 import { newPasswordField } from '../../../lib/http/fields'
 import { type ResetOutcome, resetDoneMail } from '../reset-notice'
 import { OkSchema } from '../schemas'
-import { expireCachedSessions } from '../../../lib/auth/session-cache'
+import { mailboxProven } from '../../../lib/auth/mailbox-proof'
+import { afterSessionsEnded } from '../../../lib/auth/session-bound'
 
 const ResetPasswordBody = z
   .object({
@@ -35,10 +36,12 @@ export const route = createRoute(limitedRoute(limits.passwordReset, {
   summary: 'Reset password with a mailed token',
   description:
     'Sets `password` (8 to 256 characters) for the account the token was mailed to. A reset is account recovery, ' +
-    'so it also: signs out all sessions (sign in again next); removes every passkey (a passkey added by whoever ' +
-    'held a session would otherwise outlive the reset); marks the email verified (the token proved the mailbox). ' +
-    'API keys: kept when the email was verified before the reset (deployed runtimes keep working), revoked when ' +
-    'it was not (an unverified account may have been pre-registered by someone else, who made the keys). Either ' +
+    'so it also: signs out all sessions (sign in again next; their permission sockets and log streams close); ' +
+    'removes every passkey (a passkey added by whoever held a session would otherwise outlive the reset); marks the ' +
+    'email verified (the token proved the mailbox) and voids unused verification links. API keys: those made ' +
+    'before the address was first proven are revoked (an unverified account may have been pre-registered by ' +
+    'someone else, who made them): all of them when it was unverified until this reset; those made after it was ' +
+    'proven are kept (deployed runtimes keep working). Either ' +
     'way the confirmation mail (`password-reset-done`) says what was removed and lists the keys kept (name, ' +
     'prefix, last use) with where to revoke them. A token works once, even under concurrent requests, and ' +
     "expires after 1 hour; the user's other unused tokens stop working too. An unknown or used token is refused " +
@@ -63,28 +66,26 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   if (!known) throw invalidToken()
   // Hashed before the transaction so no row lock is held during bcrypt.
   const passwordHash = await hashSecret(body.password, config.PASSWORD_HASH_COST)
-  const outcome = await asService(db, 'passwordReset', async (tx): Promise<ResetOutcome | null> => {
+  const outcome = await asService(db, 'passwordReset', async (tx) => {
     // The conditional update is the single-use check: of concurrent requests, one gets the row back.
     const [claimed] = await tx.update(passwordResets).set({ usedAt: sql`now()` }).where(live(tokenHash)).returning({ userId: passwordResets.userId })
     if (!claimed) return null
     const userId = claimed.userId
-    const [before] = await tx.select({ email: users.email, verifiedAt: users.emailVerifiedAt }).from(users).where(eq(users.id, userId))
-    await tx
-      .update(users)
-      .set({ passwordHash, updatedAt: new Date(), emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, now())` })
-      .where(eq(users.id, userId))
-    await tx.delete(sessions).where(eq(sessions.userId, userId))
+    await tx.update(users).set({ passwordHash, updatedAt: new Date() }).where(eq(users.id, userId))
     await tx.delete(passwordResets).where(and(eq(passwordResets.userId, userId), isNull(passwordResets.usedAt)))
-    const removed = await tx.delete(passkeys).where(eq(passkeys.userId, userId)).returning({ label: passkeys.label })
-    const kept = before.verifiedAt !== null
-    const keyColumns = { name: apiKeys.name, prefix: apiKeys.prefix, lastUsedAt: apiKeys.lastUsedAt }
-    const list = kept
-      ? await tx.select(keyColumns).from(apiKeys).where(eq(apiKeys.userId, userId)).orderBy(desc(apiKeys.createdAt))
-      : await tx.delete(apiKeys).where(eq(apiKeys.userId, userId)).returning(keyColumns)
-    return { userId, email: before.email, passkeysRemoved: removed.map((p) => p.label), keys: { kept, list } }
+    // The token proved the mailbox: sessions, passkeys and what was made before the first proof end.
+    const proven = await mailboxProven(tx, userId, 'reset')
+    if (!proven) return null
+    const notice: ResetOutcome = {
+      userId,
+      email: proven.email,
+      passkeysRemoved: proven.passkeysRemoved,
+      keys: { firstProof: proven.firstProof, kept: proven.keysKept, revoked: proven.keysRevoked },
+    }
+    return { notice, ended: proven.ended }
   })
   if (!outcome) throw invalidToken()
-  await expireCachedSessions(c.var.services, outcome.userId)
-  await sendNotice(c, resetDoneMail(outcome, config.baseUrl))
+  await afterSessionsEnded(c, outcome.ended, [outcome.notice.userId])
+  await sendNotice(c, resetDoneMail(outcome.notice, config.baseUrl))
   return c.json({ ok: true as const }, 200)
 }

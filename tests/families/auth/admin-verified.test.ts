@@ -66,16 +66,30 @@ describe('an unverified sign-up with an ADMIN_EMAILS address is no admin', () =>
     expect(await res.json()).toEqual({ error: 'Admin access required', code: 'ADMIN_REQUIRED' })
   })
 
-  it('once the owner verifies the address, the same account is admin everywhere', async () => {
+  it('once the owner verifies the address, the account is admin, for the owner only: the sign-up’s session and key end', async () => {
     const [mail] = await h.db.select().from(mailOutbox).where(eq(mailOutbox.to, ADMIN_EMAIL)).orderBy(desc(mailOutbox.createdAt)).limit(1)
     const token = /verify-email\?token=([0-9a-f]{64})/.exec(mail.text)![1]
     const verified = await h.web.request('/api/auth/verify-email', json({ token }, { 'cf-connecting-ip': '198.51.100.91' }))
     expect(verified.status).toBe(200)
-    expect((await adminList()).status).toBe(200)
+    // What the sign-up made before the mailbox was proven is gone (finding 13): its session, its key, its password.
+    expect((await adminList()).status).toBe(401)
+    expect((await registerForBob(attackerKey)).status).toBe(401)
+    expect((await login(h, 'Admin@Example.com', 'password123', '203.0.113.91')).status).toBe(401)
+    // Identity headers are signed by the web tier for a live session: they follow the verified email.
     expect((await probe.request('/probe/admin', { headers: await signedAdmin() })).status).toBe(200)
-    expect((await registerForBob(attackerKey)).status).toBe(200)
+
+    // The owner sets a password through the mailbox, signs in, and is admin on the web and, with a new key, the backend.
+    await h.web.request('/api/auth/forgot-password', json({ email: ADMIN_EMAIL }, { 'cf-connecting-ip': '198.51.100.92' }))
+    await (h.services.queue as { idle?: () => Promise<void> }).idle?.()
+    const [resetMail] = await h.db.select().from(mailOutbox).where(eq(mailOutbox.to, ADMIN_EMAIL)).orderBy(desc(mailOutbox.createdAt)).limit(1)
+    const resetToken = /reset-password\?token=([0-9a-f]{64})/.exec(resetMail.text)![1]
+    const reset = await h.web.request('/api/auth/reset-password', json({ token: resetToken, password: 'the real owner now' }, { 'cf-connecting-ip': '198.51.100.93' }))
+    expect(reset.status).toBe(200)
+    cookie = sessionCookie(await login(h, ADMIN_EMAIL, 'the real owner now', '203.0.113.92'))
+    expect((await adminList()).status).toBe(200)
     const session = await (await h.web.request('/api/auth/session', { headers: { cookie } })).json()
     expect(session.user.isAdmin).toBe(true)
+    expect((await registerForBob((await insertApiKey(h.db, attackerId)).key)).status).toBe(200)
   })
 
 })

@@ -35,9 +35,12 @@ export async function lastVerificationToken(h: Harness, email: string) {
 }
 
 let verifyIp = 0
-/** `POST /api/auth/verify-email` from a fresh client address (the route is limited per IP). */
-export const verifyEmail = (h: Harness, token: unknown, ip = `198.51.101.${++verifyIp % 250}`) =>
-  h.web.request('/api/auth/verify-email', json({ token }, { 'cf-connecting-ip': ip }))
+/**
+ * `POST /api/auth/verify-email` from a fresh client address (the route is limited per IP); `cookie` when the
+ * browser opening the link holds a session.
+ */
+export const verifyEmail = (h: Harness, token: unknown, ip = `198.51.101.${++verifyIp % 250}`, cookie?: string) =>
+  h.web.request('/api/auth/verify-email', json({ token }, { 'cf-connecting-ip': ip, ...(cookie ? { cookie } : {}) }))
 
 export const resendVerification = (h: Harness, cookie: string, headers: Record<string, string> = {}) =>
   h.web.request('/api/auth/verify-email/resend', json({}, { cookie, ...headers }))

@@ -35,13 +35,15 @@ describe('email verification: happy paths', () => {
 
   it('POST /api/auth/verify-email {token} → 200 {success: true}; the profile then says emailVerified', async () => {
     const token = await lastVerificationToken(h, 'vera@example.com')
-    const res = await verifyEmail(h, token)
+    // Opened in the browser that signed up: its session stays, and the password keeps working.
+    const cookie = sessionCookie(await login(h, 'vera@example.com', 'password123', '203.0.113.61'))
+    const res = await verifyEmail(h, token, undefined, cookie)
     expect(res.status).toBe(200)
     expect(await res.json()).toEqual({ success: true })
     const row = await userByEmail('vera@example.com')
     expect(row.emailVerifiedAt).toBeInstanceOf(Date)
-    const cookie = sessionCookie(await login(h, 'vera@example.com', 'password123', '203.0.113.61'))
     expect(await (await h.web.request('/api/user', { headers: { cookie } })).json()).toMatchObject({ emailVerified: true })
+    expect((await login(h, 'vera@example.com', 'password123', '203.0.113.63')).status).toBe(200)
   })
 
   it('resend mails a new link for an unverified user; only the newest link works', async () => {

@@ -71,9 +71,9 @@ describe('live log tail: sessions and ownership', () => {
     await client.close()
   })
 
-  it('the Durable Object path: with a LOG_TAILS binding the routes forward to one object per agent, after the same checks', async () => {
+  it('the Durable Object path: with a LOG_TAILS binding the routes forward to one object per user, after the same checks', async () => {
     await eventually(() => active(h, h.users.alice), (t) => t.length === 0, 3000)
-    // One LogTailObject per agent name, as workerd's namespace gives, running on this harness's local provider.
+    // One LogTailObject per name (the user's), as workerd's namespace gives, running on this harness's local provider.
     const objects = new Map<string, LogTailObject>()
     const seen: Request[] = []
     const ns: DurableNamespaceLike = {
@@ -117,7 +117,7 @@ describe('live log tail: sessions and ownership', () => {
     expect(await stop.json()).toEqual({ agentId: agent.id, stopped: true })
     expect(await client.next((e) => e.type === 'exit')).toMatchObject({ code: 0, text: 'Log tail stopped' })
     await client.closed
-    expect(await durableBackend(ns).active([agent.id])).toEqual([])
+    expect(await durableBackend(ns).active(h.users.alice.id, [agent.id])).toEqual([])
   })
 
   it('the Durable Object refuses a request without a well-formed target', async () => {

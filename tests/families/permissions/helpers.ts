@@ -61,6 +61,8 @@ export interface Dashboard {
   next(match?: (m: Message) => boolean, timeoutMs?: number): Promise<Message>
   send(message: unknown): void
   close(): Promise<void>
+  /** Resolves with the close code and reason once the socket has closed (by either side). */
+  closed: Promise<{ code: number; reason: string }>
 }
 
 /**
@@ -78,9 +80,13 @@ export function openDashboard(url: string, user: SeededUser | null, headers: Rec
     received.push(JSON.parse(String(data)) as Message)
     for (const w of waiters.splice(0)) w()
   })
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.once('close', (code: number, reason: Buffer) => resolve({ code, reason: reason.toString() })),
+  )
   const dashboard: Dashboard = {
     ws,
     received,
+    closed,
     async next(match = () => true, timeoutMs = 5000) {
       const deadline = Date.now() + timeoutMs
       for (;;) {
