@@ -57,8 +57,7 @@ export function scanSkill(input: ScanInput): Scan {
     const high = f.list.some((x) => x.kind === 'warning' && x.level === 'high')
     return { trustTier: 'review', riskLevel: high ? 'high' : 'medium', installAllowed: true, reasons, warnings, requiresManualReview: true }
   }
-  const verified = Boolean(input.sourceUrl?.trim())
-  return { trustTier: verified ? 'verified' : 'review', riskLevel: 'low', installAllowed: true, reasons, warnings, requiresManualReview: false }
+  return { trustTier: 'review', riskLevel: 'low', installAllowed: true, reasons, warnings, requiresManualReview: false }
 }
 
 const JS_FENCE = /```[ \t]*(js|javascript|mjs|cjs|ts|typescript|node|jsx|tsx)?[^\n]*\n([\s\S]*?)```/gi
