@@ -39,6 +39,7 @@ export const CROSS_USER_PURPOSES = {
     "The public skills catalog, signed in or not: read skills with each one's count of enabled installations across every user (a count, never whose), and write the platform's own skills into it when they are missing",
   skillCounters:
     "Counters on a skill's public catalog row, which users cannot update: a download adds one to `downloads`; a rating upserts the caller's own rating and moves the skill's `rating_sum` and `rating_count` by the difference in the same transaction, under the skill row's lock",
+  skillReview: "An admin's review of a skill (users cannot update skills): its stored scan becomes `verified`, with the reviewer and the time",
 } as const
 
 export type CrossUserPurpose = keyof typeof CROSS_USER_PURPOSES

@@ -79,7 +79,7 @@ export function scanProgram(program: Node, f: Findings) {
     const prop = memberName(c)
     if (prop === undefined) return undefined
     const obj = unwrap(c.object as Node)
-    if (rootOf(obj) === 'global') return prop
+    if (rootOf(obj) === 'the global object') return prop
     if (obj.type === 'Identifier') return `${obj.name as string}.${prop}`
     if (obj.type === 'MemberExpression') {
       const inner = calleeName(obj)
@@ -134,7 +134,7 @@ export function scanProgram(program: Node, f: Findings) {
         break
       }
       case 'ThisExpression':
-        if (names.globalThis.has(node)) follow(node, 'global')
+        if (names.globalThis.has(node)) follow(node, 'the global object')
         break
       case 'WithStatement':
         f.reason('Uses with: the names inside it cannot be resolved')
@@ -226,7 +226,7 @@ export function scanProgram(program: Node, f: Findings) {
         }
         if (prop === '__proto__') f.reason(PROTO)
         if (prop === 'prepareStackTrace') f.reason('Reaches call-site internals (Error.prepareStackTrace)')
-        if (obj.type === 'MetaProperty' && prop === 'require') follow(node, 'loader') // Bun's import.meta.require
+        if (obj.type === 'MetaProperty' && prop === 'require') follow(node, 'a module loader') // Bun's import.meta.require
         const holder = rootOf(obj)
         const envHolder = holder === 'process' || holder === 'Deno' || holder === 'Bun' || (obj.type === 'MetaProperty' && (obj.meta as Node).name === 'import')
         if (envHolder && prop === 'env') {

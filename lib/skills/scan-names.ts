@@ -129,159 +129,113 @@ export function resolveNames(program: Node): Names {
 }
 
 /**
- * Constant values: strings (and numbers, as strings) the program writes or assembles so that they can be known
- * without running it: literals, `+`, templates, `String.fromCharCode`, `atob`, `decodeURIComponent`, string methods
- * (`split`, `reverse`, `join`, `slice`, `replace`, case), array and object literals read by a constant key, and
- * `const` names holding any of these. So a name assembled from pieces is read whole.
+ * Constant values: what an expression evaluates to when it can be known without running the program: literals,
+ * `+`, templates, array and object literals and what is read from them by a constant key, `String.fromCharCode`,
+ * `atob`, `decodeURIComponent`, string and array methods (`split`, `reverse`, `join`, `slice`, `replace`, case...),
+ * and `const` names holding any of these. So a name assembled from pieces is read whole.
  */
 export function folder(names: Names) {
-  const STRING_METHODS = new Set(['toLowerCase', 'toUpperCase', 'trim', 'trimStart', 'trimEnd', 'slice', 'substring', 'substr', 'replace', 'replaceAll', 'concat', 'charAt', 'at', 'normalize'])
+  // Methods that only compute a value from their receiver and arguments (none can grow a string without bound).
+  const METHODS = /^(?:toLowerCase|toUpperCase|trim|trimStart|trimEnd|slice|substring|substr|replace|replaceAll|concat|charAt|at|normalize|split|reverse|join)$/
+  const FUNCTIONS: Record<string, (...a: never[]) => unknown> = { atob, decodeURIComponent, unescape: decodeURIComponent, String, 'String.fromCharCode': String.fromCharCode, 'Array.from': Array.from }
+  type Value = string | number | Value[] | { [key: string]: Value } | undefined
 
-  /** The expression a `const` name stands for (its initializer, or the part of it a pattern took). */
-  function constValue(id: Node, depth: number): Node | undefined {
-    const b = names.refs.get(id)
-    if (b?.kind !== 'const' || !b.init) return undefined
-    let v: Node | undefined = b.init
-    for (const k of b.path) {
-      if (!v || k === null) return undefined
-      v = pick(v, typeof k === 'number' ? String(k) : fold(k, depth + 1), depth + 1)
-    }
-    return v
-  }
-
-  /** The element or property of an array or object literal under a constant key. */
-  function pick(raw: Node, key: string | undefined, depth: number): Node | undefined {
-    if (key === undefined || depth > 20) return undefined
-    const n = unwrap(raw)
-    if (n.type === 'Identifier') {
-      const v = constValue(n, depth)
-      return v && pick(v, key, depth + 1)
-    }
-    if (n.type === 'ArrayExpression') {
-      const items = n.elements as Array<Node | null>
-      return items.some((e) => e?.type === 'SpreadElement') ? undefined : (items[Number(key)] ?? undefined)
-    }
-    if (n.type !== 'ObjectExpression') return undefined
-    let found: Node | undefined
-    for (const p of n.properties as Node[]) {
-      if (p.type !== 'Property') return undefined // a spread may hold the key too
-      if (propertyKey(p, depth) === key) found = p.value as Node
-    }
-    return found
-  }
-
-  const propertyKey = (p: Node, depth: number) => {
-    const k = p.key as Node
-    return p.computed ? fold(k, depth + 1) : k.type === 'Identifier' ? (k.name as string) : k.type === 'Literal' ? String(k.value) : undefined
-  }
-
-  /** An array of constant strings: an array literal, `s.split(sep)`, `[...s]`, `Array.from(s)`, `.reverse()` of one. */
-  function foldList(raw: Node, depth: number): string[] | undefined {
+  /** The value of a constant expression, or undefined when it is not constant. */
+  function value(raw: Node, depth: number): Value {
     if (depth > 20) return undefined
     const n = unwrap(raw)
-    if (n.type === 'Identifier') {
-      const v = constValue(n, depth)
-      return v && foldList(v, depth + 1)
-    }
-    if (n.type === 'ArrayExpression') {
-      const out: string[] = []
-      for (const e of n.elements as Array<Node | null>) {
-        const v = !e ? '' : e.type === 'SpreadElement' ? foldList(e.argument as Node, depth + 1) : fold(e, depth + 1)
-        if (v === undefined) return undefined
-        if (Array.isArray(v)) out.push(...v)
-        else out.push(v)
-      }
-      return out
-    }
-    if (n.type !== 'CallExpression') {
-      const s = fold(n, depth + 1)
-      return s === undefined ? undefined : [...s] // spread of a string: its characters
-    }
-    const callee = unwrap(n.callee as Node)
-    const args = n.arguments as Node[]
-    if (callee.type !== 'MemberExpression') return undefined
-    const method = memberName(callee, depth)
-    const target = callee.object as Node
-    if (method === 'split') {
-      const s = fold(target, depth + 1)
-      const sep = args.length ? fold(args[0], depth + 1) : undefined
-      return s === undefined || (args.length && sep === undefined) ? undefined : args.length ? s.split(sep!) : [s]
-    }
-    if (method === 'reverse' || method === 'slice') {
-      const list = foldList(target, depth + 1)
-      const nums = args.map((a) => Number(fold(a, depth + 1)))
-      return list && (method === 'reverse' ? list.reverse() : list.slice(...nums))
-    }
-    if (method === 'from' && unwrap(target).type === 'Identifier' && (unwrap(target).name as string) === 'Array' && args.length === 1) return foldList(args[0], depth + 1)
-    return undefined
-  }
-
-  /** `obj.name` or `obj[key]`: the property's name, or undefined when it cannot be known. */
-  function memberName(member: Node, depth = 0): string | undefined {
-    const prop = member.property as Node
-    if (!member.computed) return prop.type === 'Identifier' || prop.type === 'PrivateIdentifier' ? (prop.name as string) : undefined
-    return fold(prop, depth + 1)
-  }
-
-  /** The string a constant expression evaluates to, or undefined when it is not constant. */
-  function fold(raw: Node, depth = 0): string | undefined {
-    if (depth > 20) return undefined
-    const node = unwrap(raw)
-    switch (node.type) {
+    const sub = (x: unknown) => (isNode(x) ? value(x, depth + 1) : undefined)
+    switch (n.type) {
       case 'Literal':
-        return typeof node.value === 'string' || typeof node.value === 'number' ? String(node.value) : undefined
+        return typeof n.value === 'string' || typeof n.value === 'number' ? n.value : undefined
       case 'Identifier': {
-        const v = constValue(node, depth)
-        return v && fold(v, depth + 1)
+        const b = names.refs.get(n)
+        if (b?.kind !== 'const' || !b.init) return undefined
+        let v = sub(b.init)
+        for (const k of b.path) v = k === null ? undefined : at(v, typeof k === 'number' ? k : sub(k))
+        return v
       }
       case 'TemplateLiteral': {
-        const parts = (node.expressions as Node[]).map((e) => fold(e, depth + 1))
-        if (parts.some((p) => p === undefined)) return undefined
-        return (node.quasis as Node[]).map((q, i) => String((q.value as { cooked: string | null }).cooked ?? '') + (parts[i] ?? '')).join('')
+        const parts = (n.expressions as Node[]).map(sub)
+        if (parts.some((p) => typeof p !== 'string' && typeof p !== 'number')) return undefined
+        return (n.quasis as Node[]).map((q, i) => String((q.value as { cooked: string | null }).cooked ?? '') + (parts[i] ?? '')).join('')
       }
       case 'BinaryExpression': {
-        if (node.operator !== '+') return undefined
-        const [l, r] = [fold(node.left as Node, depth + 1), fold(node.right as Node, depth + 1)]
-        return l === undefined || r === undefined ? undefined : l + r
+        const [l, r] = [sub(n.left), sub(n.right)]
+        return n.operator === '+' && (typeof l === 'string' || typeof l === 'number') && (typeof r === 'string' || typeof r === 'number') ? (l as string) + (r as string) : undefined
       }
-      case 'MemberExpression': {
-        const key = memberName(node, depth)
-        const v = pick(node.object as Node, key, depth + 1)
-        if (v) return fold(v, depth + 1)
-        const list = key !== undefined && /^\d+$/.test(key) ? foldList(node.object as Node, depth + 1) : undefined
-        return list?.[Number(key)]
+      case 'ArrayExpression': {
+        const out: Value[] = []
+        for (const e of n.elements as Array<Node | null>) {
+          const v = e?.type === 'SpreadElement' ? sub(e.argument) : e ? sub(e) : ''
+          if (v === undefined || (e?.type === 'SpreadElement' && typeof v !== 'string' && !Array.isArray(v))) return undefined
+          if (e?.type === 'SpreadElement') out.push(...(v as string | Value[]))
+          else out.push(v)
+        }
+        return out
       }
+      case 'ObjectExpression': {
+        const out: { [key: string]: Value } = Object.create(null)
+        for (const p of n.properties as Node[]) {
+          const k = p.type === 'Property' ? key(p, depth) : undefined
+          if (k === undefined) return undefined // a spread or a computed key may hold any key
+          out[k] = sub(p.value)
+        }
+        return out
+      }
+      case 'MemberExpression':
+        return at(sub(n.object), n.computed ? sub(n.property) : ((n.property as Node).name as string))
       case 'CallExpression': {
-        const callee = unwrap(node.callee as Node)
-        const args = (node.arguments as Node[]).map((a) => (a.type === 'SpreadElement' ? undefined : fold(a, depth + 1)))
-        const known = args.every((a) => a !== undefined) ? (args as string[]) : undefined
-        const name = callee.type === 'Identifier' ? (callee.name as string) : callee.type === 'MemberExpression' ? memberName(callee, depth) : undefined
-        const owner = callee.type === 'MemberExpression' ? unwrap(callee.object as Node) : undefined
+        const callee = unwrap(n.callee as Node)
+        const args = (n.arguments as Node[]).map((a) => (a.type === 'SpreadElement' ? undefined : sub(a)))
+        if (args.some((a) => typeof a !== 'string' && typeof a !== 'number')) return undefined
         try {
-          if (name === 'fromCharCode' && owner?.name === 'String') return known?.every((c) => /^\d+$/.test(c)) ? String.fromCharCode(...known.map(Number)) : undefined
-          if (!owner && known?.length === 1 && (name === 'atob' || name === 'decodeURIComponent' || name === 'unescape' || name === 'String')) {
-            return name === 'atob' ? atob(known[0]) : name === 'String' ? known[0] : decodeURIComponent(known[0])
+          if (callee.type !== 'MemberExpression' || callee.computed) {
+            const name = callee.type === 'Identifier' && names.refs.get(callee) === null ? (callee.name as string) : undefined
+            return name && Object.hasOwn(FUNCTIONS, name) ? (FUNCTIONS[name] as (...a: unknown[]) => Value)(...args) : undefined
           }
-          if (!owner || !known) return undefined
-          if (name === 'join') {
-            const list = foldList(owner, depth + 1)
-            return list?.join(known.length ? known[0] : ',')
+          const method = (callee.property as Node).name as string
+          const owner = unwrap(callee.object as Node)
+          if (owner.type === 'Identifier' && names.refs.get(owner) === null && Object.hasOwn(FUNCTIONS, `${owner.name}.${method}`)) {
+            return (FUNCTIONS[`${owner.name}.${method}`] as (...a: unknown[]) => Value)(...args)
           }
-          if (name && STRING_METHODS.has(name)) {
-            const s = fold(owner, depth + 1)
-            const method = (String.prototype as unknown as Record<string, (...a: unknown[]) => unknown>)[name]
-            const out = s === undefined ? undefined : method.apply(s, /^(?:slice|substring|substr|charAt|at)$/.test(name) ? known.map(Number) : known)
-            return typeof out === 'string' ? out : undefined
-          }
+          const target = sub(owner)
+          if (!METHODS.test(method) || (typeof target !== 'string' && !Array.isArray(target))) return undefined
+          const out = (target as unknown as Record<string, (...a: unknown[]) => Value>)[method]?.(...args)
+          return typeof out === 'string' || (Array.isArray(out) && out.every((x) => typeof x === 'string')) ? out : undefined
         } catch {
           return undefined
         }
-        return undefined
       }
       default:
         return undefined
     }
   }
 
-  return { fold, memberName, constValue }
+  /** `v[k]` for a constant array, string or object. */
+  function at(v: Value, k: Value): Value {
+    if (k === undefined || v === undefined || typeof v === 'number') return undefined
+    if (typeof v === 'string' || Array.isArray(v)) return /^\d+$/.test(String(k)) ? v[Number(k)] : undefined
+    return Object.hasOwn(v, k as string) ? v[k as string] : undefined
+  }
+
+  const key = (p: Node, depth: number) => {
+    const k = p.key as Node
+    const v = p.computed ? value(k, depth + 1) : (k.name ?? k.value)
+    return typeof v === 'string' || typeof v === 'number' ? String(v) : undefined
+  }
+
+  /** The string a constant expression evaluates to (numbers as strings), or undefined when it is not constant. */
+  const fold = (node: Node): string | undefined => {
+    const v = value(node, 0)
+    return typeof v === 'string' || typeof v === 'number' ? String(v) : undefined
+  }
+
+  /** `obj.name` or `obj[key]`: the property's name, or undefined when it cannot be known. */
+  const memberName = (member: Node): string | undefined => {
+    const prop = member.property as Node
+    return member.computed ? fold(prop) : (prop.name as string | undefined)
+  }
+
+  return { fold, memberName }
 }

@@ -10,8 +10,8 @@ import type { folder, Names } from './scan-names'
  * property, argument or return value holding it) blocks the skill: what cannot be proved is not allowed.
  */
 
-/** A capability the program holds. */
-type Kind = 'global' | 'Function' | 'FunctionProto' | 'loader' | 'loaderFactory' | 'process' | 'module' | 'Module' | 'timer' | 'Deno' | 'Bun' | 'nsProcess' | 'nsModule' | 'importProcess' | 'importModule'
+/** A capability the program holds, named as its messages name it. */
+type Kind = 'the global object' | 'Function' | 'Function.prototype' | 'a module loader' | 'createRequire' | 'process' | 'module' | 'the module system' | 'a timer' | 'Deno' | 'Bun' | 'node:process' | 'node:module' | 'import(process)' | 'import(module)'
 /** What a step leads to: a capability, nothing to follow (null), a reason to block ({ r }), or a use that cannot be followed (false). */
 export type Outcome = Kind | null | false | { r: string }
 
@@ -27,43 +27,26 @@ export const R = {
   hiddenGlobal: 'Hides the name of a global behind a computed key',
 } as const
 
-const LABEL: Record<Kind, string> = {
-  global: 'the global object',
-  Function: 'the Function constructor',
-  FunctionProto: 'Function.prototype',
-  loader: 'a module loader (require or getBuiltinModule)',
-  loaderFactory: 'createRequire',
-  process: 'process',
-  module: 'the module system',
-  Module: 'the module system',
-  timer: 'a timer (setTimeout/setInterval)',
-  Deno: 'Deno',
-  Bun: 'Bun',
-  nsProcess: 'process',
-  nsModule: 'the module system',
-  importProcess: 'an import of process',
-  importModule: 'an import of the module system',
-}
 
 /** Globals that are capabilities, by name. */
 export const GLOBALS: Record<string, Outcome> = {
-  globalThis: 'global',
-  window: 'global',
-  self: 'global',
-  global: 'global',
-  top: 'global',
-  parent: 'global',
-  frames: 'global',
+  globalThis: 'the global object',
+  window: 'the global object',
+  self: 'the global object',
+  global: 'the global object',
+  top: 'the global object',
+  parent: 'the global object',
+  frames: 'the global object',
   eval: { r: R.eval },
   execScript: { r: R.eval },
   Function: 'Function',
   WebAssembly: { r: R.wasm },
-  require: 'loader',
+  require: 'a module loader',
   process: 'process',
   module: 'module',
-  setTimeout: 'timer',
-  setInterval: 'timer',
-  setImmediate: 'timer',
+  setTimeout: 'a timer',
+  setInterval: 'a timer',
+  setImmediate: 'a timer',
   Deno: 'Deno',
   Bun: 'Bun',
 }
@@ -76,33 +59,33 @@ const PLAIN_MODULE = new Set(['builtinModules', 'isBuiltin', 'filename', 'id', '
 /** `kind.name`: where reading a member by its written name leads. */
 export function member(kind: Kind, name: string): Outcome {
   switch (kind) {
-    case 'global':
+    case 'the global object':
       return globalNamed(name) ?? null
     case 'Function':
-      return name === 'prototype' ? 'FunctionProto' : name === 'name' || name === 'length' ? null : { r: R.fn }
-    case 'loader':
-      return name === 'resolve' ? null : name === 'main' ? 'Module' : false
+      return name === 'prototype' ? 'Function.prototype' : name === 'name' || name === 'length' ? null : { r: R.fn }
+    case 'a module loader':
+      return name === 'resolve' ? null : name === 'main' ? 'the module system' : false
     case 'process':
-      if (name === 'getBuiltinModule') return 'loader'
+      if (name === 'getBuiltinModule') return 'a module loader'
       if (name === 'binding' || name === '_linkedBinding' || name === 'dlopen') return { r: R.native }
       return name === 'mainModule' ? { r: R.main } : name === 'execve' ? { r: R.exec } : null
     case 'module':
-      return name === 'require' ? 'loader' : name === 'constructor' || name === 'parent' || name === 'children' ? 'Module' : null
-    case 'Module':
-      if (name === 'createRequire') return 'loaderFactory'
-      if (name === '_load' || name === 'require') return 'loader'
-      return name === 'constructor' ? 'Module' : PLAIN_MODULE.has(name) ? null : false
+      return name === 'require' ? 'a module loader' : name === 'constructor' || name === 'parent' || name === 'children' ? 'the module system' : null
+    case 'the module system':
+      if (name === 'createRequire') return 'createRequire'
+      if (name === '_load' || name === 'require') return 'a module loader'
+      return name === 'constructor' ? 'the module system' : PLAIN_MODULE.has(name) ? null : false
     case 'Deno':
       return name === 'run' || name === 'Command' ? { r: R.exec } : null
     case 'Bun':
       return name === 'spawn' || name === 'spawnSync' || name === '$' ? { r: R.exec } : null
-    case 'nsProcess':
+    case 'node:process':
       return name === 'default' ? 'process' : member('process', name)
-    case 'nsModule':
-      return name === 'default' ? 'Module' : member('Module', name)
-    case 'loaderFactory':
-    case 'importProcess':
-    case 'importModule':
+    case 'node:module':
+      return name === 'default' ? 'the module system' : member('the module system', name)
+    case 'createRequire':
+    case 'import(process)':
+    case 'import(module)':
       return false
     default:
       return null // Function.prototype.call, setTimeout.name...
@@ -112,27 +95,27 @@ export function member(kind: Kind, name: string): Outcome {
 /** The capability a loaded module is: `process` and `module` are; every other module is a plain value. */
 const moduleKind = (name: string | undefined, imported: boolean): Outcome => {
   const bare = name?.replace(/^node:/, '')
-  if (bare === 'process') return imported ? 'importProcess' : 'process'
-  if (bare === 'module') return imported ? 'importModule' : 'Module'
+  if (bare === 'process') return imported ? 'import(process)' : 'process'
+  if (bare === 'module') return imported ? 'import(module)' : 'the module system'
   return null
 }
 
 export const isKind = (o: Outcome | undefined): o is Kind => typeof o === 'string'
 
 export function reach(names: Names, fold: ReturnType<typeof folder>, f: { reason(m: string): void }, checkModule: (source: Node | undefined) => string | undefined) {
-  const hidden = (kind: Kind) => (kind === 'global' ? R.hiddenGlobal : `Hides which part of ${LABEL[kind]} it uses behind a computed key`)
-  const handedOn = (kind: Kind) => (kind === 'Function' ? R.fn : `Hands ${LABEL[kind]} to code the scanner cannot follow (a let or var, a parameter, a property, an argument)`)
+  const hidden = (kind: Kind) => (kind === 'the global object' ? R.hiddenGlobal : `Hides which part of ${kind} it uses behind a computed key`)
+  const handedOn = (kind: Kind) => (kind === 'Function' ? R.fn : `Hands ${kind} to code the scanner cannot follow (a let or var, a parameter, a property, an argument)`)
   const emit = (o: Outcome, from: Kind) => {
-    if (o === false) f.reason(`Reaches into ${LABEL[from]} beyond what the scanner can follow`)
+    if (o === false) f.reason(`Reaches into ${from} beyond what the scanner can follow`)
     else if (o && typeof o === 'object') f.reason(o.r)
   }
 
   /** What calling a capability gives (`require('x')`: the module, checked; `createRequire(url)`: a loader). */
   function call(kind: Kind, args: Node[]): Outcome {
     if (kind === 'Function') return { r: R.fn }
-    if (kind === 'loaderFactory') return 'loader'
-    if (kind === 'loader') return moduleKind(checkModule(args[0]), false)
-    if (kind === 'timer') {
+    if (kind === 'createRequire') return 'a module loader'
+    if (kind === 'a module loader') return moduleKind(checkModule(args[0]), false)
+    if (kind === 'a timer') {
       const a = args[0] && unwrap(args[0])
       const stringish = a && (fold.fold(a) !== undefined || a.type === 'TemplateLiteral' || (a.type === 'BinaryExpression' && a.operator === '+'))
       return stringish ? { r: R.timer } : null
@@ -150,7 +133,7 @@ export function reach(names: Names, fold: ReturnType<typeof folder>, f: { reason
         if (b === null) return globalNamed(n.name as string)
         if (b?.kind === 'import' && b.source) {
           const ns = moduleKind(fold.fold(b.source), false)
-          const kind = ns === 'process' ? 'nsProcess' : ns === 'Module' ? 'nsModule' : undefined
+          const kind = ns === 'process' ? 'node:process' : ns === 'the module system' ? 'node:module' : undefined
           return kind && (b.imported === '*' ? kind : member(kind, b.imported!))
         }
         if (b?.kind !== 'const' || !b.init) return undefined
@@ -164,7 +147,7 @@ export function reach(names: Names, fold: ReturnType<typeof folder>, f: { reason
         return o
       }
       case 'ThisExpression':
-        return names.globalThis.has(n) ? 'global' : undefined
+        return names.globalThis.has(n) ? 'the global object' : undefined
       case 'MemberExpression': {
         const o = rootOf(n.object as Node, depth + 1)
         const name = fold.memberName(n)
@@ -173,14 +156,14 @@ export function reach(names: Names, fold: ReturnType<typeof folder>, f: { reason
       case 'CallExpression':
       case 'NewExpression': {
         const o = rootOf(n.callee as Node, depth + 1)
-        if (o === 'loaderFactory') return 'loader'
-        return o === 'loader' ? moduleKind(fold.fold((n.arguments as Node[])[0] ?? { type: 'Identifier' }), false) : undefined
+        if (o === 'createRequire') return 'a module loader'
+        return o === 'a module loader' ? moduleKind(fold.fold((n.arguments as Node[])[0] ?? { type: 'Identifier' }), false) : undefined
       }
       case 'ImportExpression':
         return moduleKind(fold.fold(n.source as Node), true)
       case 'AwaitExpression': {
         const o = rootOf(n.argument as Node, depth + 1)
-        return o === 'importProcess' ? 'nsProcess' : o === 'importModule' ? 'nsModule' : o
+        return o === 'import(process)' ? 'node:process' : o === 'import(module)' ? 'node:module' : o
       }
       case 'ConditionalExpression':
         return rootOf(n.consequent as Node, depth + 1) ?? rootOf(n.alternate as Node, depth + 1)
@@ -220,10 +203,10 @@ export function reach(names: Names, fold: ReturnType<typeof folder>, f: { reason
    */
   function boundToGlobal(call: Node, arg: Node, kind: Kind) {
     const callee = unwrap(call.callee as Node)
-    if (kind !== 'global' || (call.arguments as Node[])[0] !== arg || callee.type !== 'MemberExpression' || !/^(?:bind|call|apply)$/.test(fold.memberName(callee) ?? '')) return false
+    if (kind !== 'the global object' || (call.arguments as Node[])[0] !== arg || callee.type !== 'MemberExpression' || !/^(?:bind|call|apply)$/.test(fold.memberName(callee) ?? '')) return false
     const fn = unwrap(callee.object as Node)
     if (fn.type === 'Identifier') return names.refs.get(fn) === null && globalNamed(fn.name as string) === undefined
-    return fn.type === 'MemberExpression' && rootOf(fn) === null && rootOf(fn.object as Node) === 'global'
+    return fn.type === 'MemberExpression' && rootOf(fn) === null && rootOf(fn.object as Node) === 'the global object'
   }
 
   /** Follows a capability from `start` up through what the program does with it. */
@@ -260,7 +243,7 @@ export function reach(names: Names, fold: ReturnType<typeof folder>, f: { reason
           o = call(kind, [p.quasi as Node])
           break
         case 'AwaitExpression':
-          o = kind === 'importProcess' ? 'nsProcess' : kind === 'importModule' ? 'nsModule' : kind
+          o = kind === 'import(process)' ? 'node:process' : kind === 'import(module)' ? 'node:module' : kind
           break
         case 'VariableDeclarator': {
           const isConst = (names.parents.get(p)?.[0].kind ?? '') === 'const'
