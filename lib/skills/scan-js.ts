@@ -37,7 +37,7 @@ const HIDDEN_NAMES: Record<string, string> = {
   eval: R.eval,
   Function: R.fn,
   constructor: R.ctor,
-  __proto__: PROTO,
+  ['__proto__']: PROTO, // computed: a plain `__proto__:` would set the object's prototype
   require: 'Loads a module whose name is hidden',
   getBuiltinModule: 'Loads a module whose name is hidden',
   child_process: R.exec,
@@ -59,6 +59,8 @@ const REACHING_STRINGS = new Set(['constructor', '__proto__', 'getBuiltinModule'
 
 // Calls that send data out; with environment access they can send secrets away.
 const NETWORK_CALL = /(?:^|\.)(?:fetch|XMLHttpRequest|WebSocket|EventSource|sendBeacon)$|^axios(?:\.\w+)?$|^(?:https?|http2)\.(?:request|get|connect)$/
+// Capitalised globals that are not functions: a property of one is not one step from the Function constructor.
+const NAMESPACES = new Set(['Math', 'JSON', 'Reflect', 'Intl', 'Atomics', 'WebAssembly'])
 const COMPARISON = /^(?:[!=]==?|instanceof|in)$/
 
 export function scanProgram(program: Node, f: Findings) {
@@ -120,6 +122,30 @@ export function scanProgram(program: Node, f: Findings) {
     })
   }
 
+  /** The expression a `const` name holds (followed through names), or the expression itself. */
+  const held = (raw: Node, depth = 0): Node => {
+    const n = unwrap(raw)
+    const b = n.type === 'Identifier' ? names.refs.get(n) : undefined
+    return b?.kind === 'const' && b.init && !b.path.length && depth < 20 ? held(b.init, depth + 1) : n
+  }
+  /** `x[key]` with a key the scanner cannot read, here or behind a `const`. */
+  const dynamic = (raw: Node) => {
+    const n = held(raw)
+    return n.type === 'MemberExpression' && n.computed === true && memberName(n) === undefined
+  }
+  /** What a call through such a member returns. */
+  const dynamicCall = (raw: Node) => {
+    const n = held(raw)
+    return (n.type === 'CallExpression' || n.type === 'NewExpression') && dynamic(n.callee as Node)
+  }
+  /** A function for certain: a function or class literal, a declared one, or a global constructor (`Object`, not `Math`). */
+  const isFunction = (raw: Node) => {
+    const n = held(raw)
+    if (/^(?:Arrow)?Function(?:Expression)?$|^ClassExpression$/.test(n.type)) return true
+    const b = n.type === 'Identifier' ? names.refs.get(n) : undefined
+    return b === null ? /^[A-Z]/.test(n.name as string) && !NAMESPACES.has(n.name as string) : b?.kind === 'function' || b?.kind === 'class'
+  }
+
   let readsEnv = false
   let usesNetwork = false
   let charCodeCalls = 0
@@ -165,7 +191,7 @@ export function scanProgram(program: Node, f: Findings) {
         // `Reflect.get(f, 'constructor')`, `_.get(g, 'eval')`: a name handed over as a string is the name read.
         for (const a of args) {
           const s = a.type === 'SpreadElement' ? undefined : fold(a)
-          if (s !== undefined && REACHING_STRINGS.has(s)) f.reason(hiddenName(s) ?? 'Reaches call-site internals (Error.prepareStackTrace)')
+          if (s !== undefined && REACHING_STRINGS.has(s)) f.reason(hiddenName(s) ?? R.stack)
         }
         if (name && /^(?:Reflect\.get|Object\.getOwnPropertyDescriptor|Reflect\.getOwnPropertyDescriptor)$/.test(name) && args.length >= 2) {
           const hidden = hiddenName(fold(args[1]))
@@ -175,14 +201,11 @@ export function scanProgram(program: Node, f: Findings) {
           const evalOption = args.some((a) => a.type === 'ObjectExpression' && (a.properties as Node[]).some((p) => !p.computed && ((p.key as Node)?.name ?? (p.key as Node)?.value) === 'eval' && (p.value as Node)?.value === true))
           if (evalOption) f.reason('Evaluates code (Worker with eval: true)')
         }
-        // `x[a][b](code)` and `x[a](code)()`: property names known only at run time, then called: how `.constructor`
-        // (then the Function constructor) is reached from data.
-        if (callee.type === 'MemberExpression' && memberName(callee) === undefined) {
-          const inner = unwrap(callee.object as Node)
-          const chained = parent?.type === 'CallExpression' && key === 'callee'
-          if ((inner.type === 'MemberExpression' && inner.computed && memberName(inner) === undefined) || chained) {
-            f.reason('Calls a function reached by property names the scanner cannot read (x[a][b](…) or x[a](…)(…))')
-          }
+        // `x[a][b](code)`, and calling what `x[a](code)` returns: property names known only at run time, then called,
+        // are how `.constructor` (then the Function constructor) is reached from data.
+        const through = held(callee)
+        if ((dynamic(through) && dynamic(through.object as Node)) || dynamicCall(callee)) {
+          f.reason('Calls a function reached by property names the scanner cannot read (x[a][b](…) or x[a](…)(…))')
         }
         assembled(node)
         break
@@ -217,6 +240,8 @@ export function scanProgram(program: Node, f: Findings) {
         if (node.computed) {
           const hidden = hiddenName(prop)
           if (hidden) f.reason(hidden)
+          // A function's property under a name known only at run time: `constructor` is one step away.
+          if (prop === undefined && isFunction(obj)) f.reason('Reads a property of a function by a name the scanner cannot read (how .constructor is reached)')
         }
         // `x.constructor` reached any way is the Function constructor one step on; only its name and comparisons are not.
         if (prop === 'constructor') {
@@ -225,7 +250,7 @@ export function scanProgram(program: Node, f: Findings) {
           if (!named && !compared(node)) f.reason(R.ctor)
         }
         if (prop === '__proto__') f.reason(PROTO)
-        if (prop === 'prepareStackTrace') f.reason('Reaches call-site internals (Error.prepareStackTrace)')
+        if (prop === 'prepareStackTrace') f.reason(R.stack)
         if (obj.type === 'MetaProperty' && prop === 'require') follow(node, 'a module loader') // Bun's import.meta.require
         const holder = rootOf(obj)
         const envHolder = holder === 'process' || holder === 'Deno' || holder === 'Bun' || (obj.type === 'MetaProperty' && (obj.meta as Node).name === 'import')
@@ -241,11 +266,17 @@ export function scanProgram(program: Node, f: Findings) {
       case 'Literal':
         if (typeof node.value === 'string') {
           scanStringValue(node.value)
-          if (REACHING_STRINGS.has(node.value) && !passive(node, parent, key)) f.reason(hiddenName(node.value) ?? 'Reaches call-site internals (Error.prepareStackTrace)')
+          if (REACHING_STRINGS.has(node.value) && !passive(node, parent, key)) f.reason(hiddenName(node.value) ?? R.stack)
         }
         break
+      case 'TemplateLiteral': {
+        const quasis = node.quasis as Node[]
+        const cooked = quasis.length === 1 ? (quasis[0].value as { cooked: string | null }).cooked : null
+        if (cooked && REACHING_STRINGS.has(cooked) && !passive(node, parent, key)) f.reason(hiddenName(cooked) ?? R.stack)
+        assembled(node)
+        break
+      }
       case 'BinaryExpression':
-      case 'TemplateLiteral':
         assembled(node)
         break
       case 'TemplateElement': {

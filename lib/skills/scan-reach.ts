@@ -25,6 +25,7 @@ export const R = {
   timer: 'Passes a string of code to a timer (setTimeout/setInterval)',
   wasm: 'Runs WebAssembly (code the scanner cannot read)',
   hiddenGlobal: 'Hides the name of a global behind a computed key',
+  stack: 'Reaches call-site internals (Error.prepareStackTrace)',
 } as const
 
 
@@ -84,6 +85,7 @@ export function member(kind: Kind, name: string): Outcome {
     case 'node:module':
       return name === 'default' ? 'the module system' : member('the module system', name)
     case 'createRequire':
+    case 'a timer': // setTimeout.call(null, code) is the timer under another name
     case 'import(process)':
     case 'import(module)':
       return false
@@ -248,7 +250,9 @@ export function reach(names: Names, fold: ReturnType<typeof folder>, f: { reason
         case 'VariableDeclarator': {
           const isConst = (names.parents.get(p)?.[0].kind ?? '') === 'const'
           const id = p.id as Node
-          if (id.type === 'Identifier') return isConst ? undefined : f.reason(handedOn(kind))
+          // An exported name leaves what the scanner sees (`export const r = require`, a TypeScript namespace's member).
+          const exported = names.parents.get(names.parents.get(p)![0])?.[0].type === 'ExportNamedDeclaration'
+          if (id.type === 'Identifier') return isConst && !exported ? undefined : f.reason(handedOn(kind))
           return destructure(id, kind, isConst)
         }
         case 'AssignmentExpression':
