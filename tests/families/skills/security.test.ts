@@ -65,7 +65,7 @@ describe('skills: only an admin’s review makes a skill verified', () => {
     const author = await freshUser(h, 'Author')
     const { skill } = await createSkill(h, author)
     const [before] = await h.db.select().from(skills).where(eq(skills.id, skill.id))
-    for (const headers of [{}, { cookie: `${SESSION_COOKIE}=${'f'.repeat(64)}` }]) {
+    for (const headers of [{}, { cookie: `${SESSION_COOKIE}=${'f'.repeat(64)}` }] as Record<string, string>[]) {
       const res = await call(h, 'POST', '/api/skills/verify', { body: { skillId: skill.id }, headers })
       expect(await json(res, 401)).toEqual(UNAUTHORIZED)
     }
