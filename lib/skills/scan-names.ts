@@ -139,11 +139,20 @@ export function folder(names: Names) {
   const METHODS = /^(?:toLowerCase|toUpperCase|trim|trimStart|trimEnd|slice|substring|substr|replace|replaceAll|concat|charAt|at|normalize|split|reverse|join)$/
   const FUNCTIONS: Record<string, (...a: never[]) => unknown> = { atob, decodeURIComponent, unescape: decodeURIComponent, String, 'String.fromCharCode': String.fromCharCode, 'Array.from': Array.from }
   type Value = string | number | Value[] | { [key: string]: Value } | undefined
+  // Each fold visits at most this many nodes, and no value grows past MAX_LENGTH: `const b = a + a` forty times
+  // over, or objects of objects, cost the scanner nothing. A name that long hides nothing a shorter one would.
+  const BUDGET = 1000
+  const MAX_LENGTH = 4096
+  let budget = BUDGET
 
-  /** The value of a constant expression, or undefined when it is not constant. */
+  /** The value of a constant expression, or undefined when it is not constant (or too costly to know). */
   function value(raw: Node, depth: number): Value {
-    if (depth > 20) return undefined
-    const n = unwrap(raw)
+    if (depth > 20 || --budget < 0) return undefined
+    const v = evaluate(unwrap(raw), depth)
+    return (typeof v === 'string' || Array.isArray(v)) && v.length > MAX_LENGTH ? undefined : v
+  }
+
+  function evaluate(n: Node, depth: number): Value {
     const sub = (x: unknown) => (isNode(x) ? value(x, depth + 1) : undefined)
     switch (n.type) {
       case 'Literal':
@@ -227,6 +236,7 @@ export function folder(names: Names) {
 
   /** The string a constant expression evaluates to (numbers as strings), or undefined when it is not constant. */
   const fold = (node: Node): string | undefined => {
+    budget = BUDGET
     const v = value(node, 0)
     return typeof v === 'string' || typeof v === 'number' ? String(v) : undefined
   }

@@ -76,6 +76,20 @@ describe('the scanner’s contract', () => {
     expect(tier('export const ctor = (x) => x.constructor')).toBe('blocked')
   })
 
+  it('names built to explode (strings doubled forty times, objects of objects) cost bounded time and memory', () => {
+    let strings = "const b0 = 'ab'\n"
+    for (let i = 1; i < 40; i++) strings += `const b${i} = b${i - 1} + b${i - 1}\n`
+    strings += 'export const y = globalThis[b39]'
+    let objects = "const a12 = 'x'\n"
+    for (let i = 11; i >= 0; i--) objects += `const a${i} = {p: a${i + 1}, q: a${i + 1}, r: a${i + 1}, s: a${i + 1}, t: a${i + 1}}\n`
+    objects += 'export const z = a0 + ""'
+    const t = performance.now()
+    // what it cannot evaluate stays unresolved: on the global object, that blocks
+    expect(scanSkill({ code: strings }).reasons).toContain('Hides the name of a global behind a computed key')
+    expect(scanSkill({ code: objects }).trustTier).toBe('review')
+    expect(performance.now() - t).toBeLessThan(1000)
+  })
+
   it('deeply nested code parses without exhausting the stack; 2000 characters scan quickly', () => {
     const deep = `${'['.repeat(900)}${']'.repeat(900)}`
     expect(scanSkill({ code: deep }).trustTier).toBe('review')
