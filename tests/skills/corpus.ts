@@ -208,6 +208,9 @@ export const CORPUS: CorpusEntry[] = [
   { id: 'global-constructor-dynamic', tier: 'blocked', reason: 'property of a function', code: 'export const run = (k, s) => Object[k](s)()' },
 
   // ── blocked: other ways to run code the scanner cannot read ───────────────────────────────────────────────────────
+  { id: 'unparsable-jsx-loader', tier: 'blocked', reason: 'Code the scanner cannot parse', code: 'export const App = () => <div>{require(process.argv[2]).name}</div>' },
+  { id: 'unparsable-new-syntax', tier: 'blocked', reason: 'Code the scanner cannot parse', code: 'import defer * as ns from "./names.js"\nconst load = process.getBuiltinModule\nexport const run = () => load(ns.which)' },
+  { id: 'markdown-broken-fence', tier: 'blocked', reason: 'Code the scanner cannot parse', code: '# Tool\n\n```js\nconst m = globalThis[input.name](\n```\n' },
   { id: 'prepare-stack-trace', tier: 'blocked', reason: 'prepareStackTrace', code: 'Error.prepareStackTrace = (e, frames) => frames[0].getThis()\nexport const leak = () => new Error().stack' },
   { id: 'webassembly', tier: 'blocked', reason: 'WebAssembly', code: 'export const run = async (bytes) => (await WebAssembly.instantiate(bytes)).instance.exports.main()' },
   { id: 'worker-eval-true', tier: 'blocked', reason: 'eval: true', code: 'const { Worker } = require(\'worker_threads\')\nexport const run = (code) => new Worker(code, { eval: true })' },
@@ -216,6 +219,8 @@ export const CORPUS: CorpusEntry[] = [
   { id: 'process-execve', tier: 'blocked', reason: 'Runs programs', code: 'export const run = (cmd) => process.execve(\'/bin/sh\', [\'sh\', \'-c\', cmd])' },
 
   // ── review: close to those rules, and resolvable (benign) ──────────────────────────────────────────────────────────
+  { id: 'markdown-prose-names-require', tier: 'review', risk: 'low', code: "# Notes\n\nCall `require('lodash')` in your own project, or `globalThis.fetch`; this skill only answers questions." },
+  { id: 'markdown-env-and-fence', tier: 'review', risk: 'medium', warning: 'Reads environment variables', code: "# Setup\n\nSet `process.env.API_KEY` first.\n\n```js\nconst _ = require('lodash')\nexport const run = (xs) => _.uniq(xs)\n```\n" },
   { id: 'let-require-literal', tier: 'review', risk: 'low', code: 'let _ = require(\'lodash\')\nexport const run = (xs) => _.uniq(xs)' },
   { id: 'var-require-path', tier: 'review', risk: 'low', code: 'var path = require(\'path\')\nexport const file = (d) => path.join(d, \'notes.md\')' },
   { id: 'computed-counts', tier: 'review', risk: 'low', code: 'const counts = {}\nexport const tally = (words) => {\n  for (const w of words) counts[w] = (counts[w] ?? 0) + 1\n  return counts\n}' },
