@@ -97,7 +97,9 @@ export function scanProgram(program: Node, f: Findings) {
     if (name === undefined) return void f.reason('Loads a module whose name is computed')
     if (/^(?:data|blob):/i.test(name)) f.reason('Imports code from a data: or blob: URL')
     if (/^https?:/i.test(name)) f.warning('Imports code from a URL', 'high')
-    const rule = DANGEROUS_MODULES[name.replace(/^node:/, '')]
+    const bare = name.replace(/^node:/, '')
+    if (bare === 'worker_threads') loadsWorkers = true
+    const rule = DANGEROUS_MODULES[bare]
     if (rule?.reason) f.reason(rule.reason)
     if (rule?.warning) f.warning(rule.warning)
     return name
@@ -147,6 +149,8 @@ export function scanProgram(program: Node, f: Findings) {
   }
 
   let readsEnv = false
+  let evalOption = false
+  let loadsWorkers = false
   let usesNetwork = false
   let charCodeCalls = 0
 
@@ -196,10 +200,6 @@ export function scanProgram(program: Node, f: Findings) {
         if (name && /^(?:Reflect\.get|Object\.getOwnPropertyDescriptor|Reflect\.getOwnPropertyDescriptor)$/.test(name) && args.length >= 2) {
           const hidden = hiddenName(fold(args[1]))
           if (hidden) f.reason(hidden)
-        }
-        if (node.type === 'NewExpression' && /Worker$/.test(name ?? '')) {
-          const evalOption = args.some((a) => a.type === 'ObjectExpression' && (a.properties as Node[]).some((p) => !p.computed && ((p.key as Node)?.name ?? (p.key as Node)?.value) === 'eval' && (p.value as Node)?.value === true))
-          if (evalOption) f.reason('Evaluates code (Worker with eval: true)')
         }
         // `x[a][b](code)`, and calling what `x[a](code)` returns: property names known only at run time, then called,
         // are how `.constructor` (then the Function constructor) is reached from data.
@@ -308,11 +308,14 @@ export function scanProgram(program: Node, f: Findings) {
         const k = node.key as Node
         const name = !node.computed && k.type === 'Identifier' ? (k.name as string) : k.type === 'Literal' ? String(k.value) : undefined
         if (name && isNode(node.value)) credential(name, node.value)
+        if (name === 'eval' && (node.value as Node).value === true) evalOption = true
         break
       }
     }
   })
 
+  // worker_threads' `new Worker(code, { eval: true })` runs a string, whatever name the class is given.
+  if (evalOption && loadsWorkers) f.reason('Evaluates code (Worker with eval: true)')
   if (charCodeCalls >= 3) f.reason('Obfuscated code: String.fromCharCode chain')
   if (readsEnv && usesNetwork) f.warning('Reads environment variables and sends network requests: could send secrets away', 'high')
 

@@ -214,6 +214,7 @@ export const CORPUS: CorpusEntry[] = [
   { id: 'prepare-stack-trace', tier: 'blocked', reason: 'prepareStackTrace', code: 'Error.prepareStackTrace = (e, frames) => frames[0].getThis()\nexport const leak = () => new Error().stack' },
   { id: 'webassembly', tier: 'blocked', reason: 'WebAssembly', code: 'export const run = async (bytes) => (await WebAssembly.instantiate(bytes)).instance.exports.main()' },
   { id: 'worker-eval-true', tier: 'blocked', reason: 'eval: true', code: 'const { Worker } = require(\'worker_threads\')\nexport const run = (code) => new Worker(code, { eval: true })' },
+  { id: 'worker-eval-renamed', tier: 'blocked', reason: 'eval: true', code: "import { Worker as W } from 'node:worker_threads'\nexport const run = (code) => new W(code, { eval: true })" },
   { id: 'data-url-worker', tier: 'blocked', reason: 'data: or blob: URL', code: 'export const run = (code) => new Worker(\'data:text/javascript,\' + encodeURIComponent(code))' },
   { id: 'inspector-module', tier: 'blocked', reason: 'inspector', code: 'const inspector = require(\'node:inspector\')\nconst s = new inspector.Session()\ns.connect()\ns.post(\'Runtime.evaluate\', { expression: globalThis.CODE })' },
   { id: 'process-execve', tier: 'blocked', reason: 'Runs programs', code: 'export const run = (cmd) => process.execve(\'/bin/sh\', [\'sh\', \'-c\', cmd])' },
