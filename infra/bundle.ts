@@ -31,6 +31,8 @@ function replaceModule(name: string, specifier: RegExp, within: string, contents
  *   so no bundler drops them: the API answers in English, only `en` is kept;
  * - zod's JSON Schema to zod converter (`z.fromJSONSchema`, ~5 KB gz), which nothing calls, and its opt-in schema
  *   compiler (`z.compile`, ~6 KB gz), which builds parsers with `new Function`, refused by workerd anyway;
+ * - zod's zod to JSON Schema writer (`z.toJSONSchema`, `schema.toJSONSchema()`, ~2.6 KB gz): the OpenAPI document
+ *   is written by @asteasolutions/zod-to-openapi, which never calls it, and by `npm run gen:openapi` in Node;
  * - @upstash/ratelimit's analytics client (@upstash/core-analytics), which runs only with `analytics: true`; the
  *   limiter is built with `analytics: false` (lib/kv/upstash.ts), so the stub is never reached;
  * - SimpleWebAuthn's attestation certificate-chain checks (@peculiar/x509, asn1js, CRL fetches: ~28 KB gz).
@@ -40,6 +42,15 @@ function replaceModule(name: string, specifier: RegExp, within: string, contents
 export const workerBuildPlugins: Plugin[] = [
   replaceModule('zod-english-only', /^\.\.\/locales\/index\.js$/, '/node_modules/zod/', `export { default as en } from 'zod/v4/locales/en.js'`),
   replaceModule('zod-without-from-json-schema', /from-json-schema\.js$/, '/node_modules/zod/', `export function fromJSONSchema() { throw new Error('z.fromJSONSchema is not bundled') }`),
+  replaceModule(
+    'zod-without-to-json-schema',
+    /^(?:\.\.\/core|\.)\/to-json-schema\.js$/,
+    '/node_modules/zod/',
+    `const unavailable = () => { throw new Error('z.toJSONSchema is not bundled') }
+    export { unavailable as initializeContext, unavailable as handleUnrepresentable, unavailable as processSchema, unavailable as process, unavailable as extractDefs, unavailable as finalize }
+    export const createToJSONSchemaMethod = () => unavailable
+    export const createStandardJSONSchemaMethod = () => unavailable`,
+  ),
   replaceModule(
     'zod-without-compile',
     /^\.\/compile\.js$/,
@@ -66,11 +77,33 @@ export const workerBuildPlugins: Plugin[] = [
 ]
 
 /**
+ * @asteasolutions/zod-to-openapi's document generators (~5.7 KB gz), which @hono/zod-openapi imports for
+ * `getOpenAPIDocument`: only a function that serves an OpenAPI document calls it, through lib/http/openapi-docs.ts.
+ * Every other function gets generators that throw; one whose bundle holds that module is built again with them.
+ */
+const DOCUMENT_MODULE = 'lib/http/openapi-docs.ts'
+const withoutDocumentGenerators = replaceModule(
+  'openapi-without-document-generators',
+  /^@asteasolutions\/zod-to-openapi$/,
+  '/node_modules/@hono/zod-openapi/',
+  `export { OpenAPIRegistry, extendZodWithOpenApi, getOpenApiMetadata } from '@asteasolutions/zod-to-openapi'
+  class Unavailable { constructor() { throw new Error('the OpenAPI document generators are bundled only with ${DOCUMENT_MODULE}') } }
+  export { Unavailable as OpenApiGeneratorV3, Unavailable as OpenApiGeneratorV31 }`,
+)
+
+/**
  * Bundles one function the way Wrangler does for workerd: ESM, browser/worker conditions, no Node
  * built-ins available, so a Node-only import anywhere under it fails the build.
  */
 export async function bundleFunction(entry: string | { contents: string }, opts: { minify?: boolean } = {}) {
-  const result = await build({
+  let result = await bundle(entry, opts, [...workerBuildPlugins, withoutDocumentGenerators])
+  if (Object.keys(result.metafile!.inputs).some((file) => file.endsWith(DOCUMENT_MODULE))) result = await bundle(entry, opts, workerBuildPlugins)
+  const code = result.outputFiles[0].text
+  return { code, bytes: Buffer.byteLength(code), gzipBytes: gzipSync(code).byteLength }
+}
+
+function bundle(entry: string | { contents: string }, opts: { minify?: boolean }, plugins: Plugin[]) {
+  return build({
     // A module's source (bench/import-cost.ts) resolves its imports from the project root.
     ...(typeof entry === 'string' ? { entryPoints: [entry] } : { stdin: { contents: entry.contents, resolveDir: root, loader: 'ts' as const } }),
     bundle: true,
@@ -83,10 +116,9 @@ export async function bundleFunction(entry: string | { contents: string }, opts:
     minify: opts.minify ?? false,
     logLevel: 'silent',
     legalComments: 'none',
-    plugins: workerBuildPlugins,
+    metafile: true,
+    plugins,
   })
-  const code = result.outputFiles[0].text
-  return { code, bytes: Buffer.byteLength(code), gzipBytes: gzipSync(code).byteLength }
 }
 
 /** `npm run build` (wrangler's build step): every function, or the named ones, into dist/<family>.js, and their static assets into dist/assets/<family>/. */

@@ -26,11 +26,10 @@ export const ScanSchema = z
   })
   .openapi('SkillScan', {
     description:
-      'The safety scan: static analysis, nothing fetched or run. Any reason → `blocked` (risk `blocked`, not installable). ' +
-      'Warnings → `review`, risk `high` when one is high (raw-IP URLs, reading the whole environment, environment plus ' +
-      'network, token-like strings, reading secrets in a script), else `medium`; manual review required. Nothing found → ' +
-      '`verified` when `sourceUrl` is https on a public host name, else `review` with risk `low` and no manual review ' +
-      '(nothing was found; only its origin is unknown).',
+      'The safety scan: static analysis, nothing fetched or run; what it cannot resolve (a module or global it cannot ' +
+      'name) is blocked. Any reason → `blocked` (risk `blocked`, not installable). Warnings → `review`, risk `high` when ' +
+      'one is high, else `medium`; manual review required. Nothing found → `review`, risk `low`. `verified` only after ' +
+      'an admin’s review (`POST /api/skills/verify` with `skillId`), never from `sourceUrl`.',
   })
 
 export const SkillSchema = z
@@ -108,7 +107,7 @@ export const CreateSkillBody = z
       sourceUrl: sourceUrl
         .refine((s) => s === '' || URL.canParse(s), 'sourceUrl must be a URL')
         .optional()
-        .openapi({ format: 'uri', description: 'Where the code is published: https on a public host name lets a clean scan be `verified`' }),
+        .openapi({ format: 'uri', description: 'Where the code is published, for readers; it never raises the tier' }),
     },
     { error: 'Request body must be a JSON object' },
   )
@@ -119,7 +118,10 @@ export const CreatedSkillSchema = z.object({ skill: SkillSchema, scan: ScanSchem
 export const VerifyBody = z
   .object(
     {
-      name,
+      name: name.optional().openapi({ description: 'Required unless `skillId` is given' }),
+      skillId: z.string({ error: 'skillId must be a string' }).min(1).max(255, 'Skill not found').optional().openapi({
+        description: 'An admin’s review of this stored skill: its code is scanned again and, unless blocked, it becomes `verified`',
+      }),
       description: z.string({ error: 'description must be a string' }).max(SKILL_LIMITS.description, `description must be at most ${SKILL_LIMITS.description} characters`).optional(),
       code: code.optional(),
       author: z.string({ error: 'author must be a string' }).max(256).optional().openapi({ description: 'Accepted; it never raises the tier' }),
@@ -128,6 +130,7 @@ export const VerifyBody = z
     },
     { error: 'Request body must be a JSON object' },
   )
+  .refine((b) => b.skillId !== undefined || b.name !== undefined, { message: 'name is required', path: ['name'] })
   .openapi('VerifySkill')
 
 export const InstallBody = z

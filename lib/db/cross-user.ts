@@ -41,6 +41,7 @@ export const CROSS_USER_PURPOSES = {
     "Counters on a skill's public catalog row, which users cannot update: a user's first download of a skill in a UTC day adds one to `downloads`; a rating upserts the caller's own rating and moves the skill's `rating_sum` and `rating_count` by the difference in the same transaction, under the skill row's lock",
   localRestart:
     "The local server's start (infra/local-restart.ts): find every user's agents on local runtimes still recorded as starting or running (their processes ended with the previous server), so each can be recorded stopped as its owner",
+  skillReview: "An admin's review of a skill (users cannot update skills): its stored scan becomes `verified`, with the reviewer and the time",
 } as const
 
 export type CrossUserPurpose = keyof typeof CROSS_USER_PURPOSES

@@ -45,6 +45,3 @@ export const looksLikeSecret = (value: string) =>
 
 /** Names under which a hard-coded value is a credential (`apiKey`, `GITHUB_TOKEN`, `password`, ...). */
 export const SECRET_NAME = /(secret|token|api[_-]?key|apikey|passw(or)?d|pwd|private[_-]?key|access[_-]?key|auth[_-]?key|credential|bearer)/i
-
-/** Global objects through which any global can be reached by name. */
-export const GLOBAL_OBJECTS = new Set(['globalThis', 'window', 'self', 'global', 'top', 'parent', 'frames'])

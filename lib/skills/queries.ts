@@ -4,7 +4,10 @@ import { asService, withUser } from '../db/rls'
 import { ApiError } from '../http/errors'
 import { skillInstallations, skillRatings, skills } from '../../schema'
 import { averageRating, type CatalogRow } from './skill-json'
-import { PLATFORM_SKILLS, platformSkillRow } from './catalog'
+import { isPlatformSkill, PLATFORM_SKILLS, platformSkillRow } from './catalog'
+import { skillBlocked } from './errors'
+import { scanSkill } from './scan'
+import { type Scan, TRUSTED_SCAN } from './scan-object'
 
 export const skillNotFound = () => new ApiError(404, 'Skill not found', { code: 'NOT_FOUND' })
 
@@ -132,4 +135,24 @@ export async function rateSkill(db: Db, userId: string, skillId: string, rating:
       .returning({ sum: skills.ratingSum, count: skills.ratingCount })
     return { rating: averageRating(counters.sum, counters.count), ratingCount: counters.count }
   })
+}
+
+/**
+ * An admin's review (0-decisions: a skill is `verified` only after one): the stored code is scanned again, so
+ * what the admin approves is what installs; a blocked skill stays refused (400 `SKILL_BLOCKED`). The review is
+ * recorded in the stored scan (`reviewedBy`, `reviewedAt`): `publicScan` shows `verified` only with it.
+ */
+export async function reviewSkill(db: Db, skillId: string, adminId: string): Promise<Scan> {
+  const skill = await findSkill(db, skillId)
+  if (isPlatformSkill(skill.id)) return TRUSTED_SCAN
+  const found = scanSkill(skill)
+  if (!found.installAllowed) throw skillBlocked(found)
+  const scan: Scan = { ...found, trustTier: 'verified', requiresManualReview: false }
+  await asService(db, 'skillReview', (tx) =>
+    tx
+      .update(skills)
+      .set({ scan: { ...scan, reviewedBy: adminId, reviewedAt: new Date().toISOString() }, updatedAt: new Date() })
+      .where(eq(skills.id, skillId)),
+  )
+  return scan
 }

@@ -102,3 +102,16 @@ export function scanJsLikeText(text: string, f: Findings) {
   if (/String\.fromCharCode/.test(text)) f.warning('Builds strings from character codes (String.fromCharCode)')
   if (/\batob\s*\(\s*['"`][A-Za-z0-9+/=]{32,}/.test(text)) f.reason('Obfuscated code: decodes a long base64 string (atob)')
 }
+
+// Code written to reach a module loader or a global: with punctuation, so prose ("we process. Then") never matches;
+// `process.env` alone is the warning scanJsLikeText gives.
+const CAPABILITY_TEXT =
+  /\b(?:require|import)\s*\(|\bprocess(?:\??\.(?!env\b)[A-Za-z_$]|\[)|\b(?:globalThis|global|window|self)(?:\??\.[A-Za-z_$]|\[)|\.constructor\b|\b(?:getBuiltinModule|createRequire)\b|\bmodule\??\.(?:require|constructor|parent|children)\b|\b(?:Deno|Bun)\.[A-Za-z_$]/
+
+/**
+ * Code that did not parse (a syntax the parsers do not know, JSX, a deliberate error) but names a module loader,
+ * `process`, the global object or `.constructor`: the scanner cannot resolve what it uses, so it is blocked.
+ */
+export function scanUnparsedCode(text: string, f: Findings) {
+  if (CAPABILITY_TEXT.test(text)) f.reason('Code the scanner cannot parse uses require, import(), process, the global object or .constructor')
+}

@@ -1,7 +1,7 @@
 import { Findings } from './findings'
 import type { Scan } from './scan-object'
 import { parseProgram, scanProgram } from './scan-js'
-import { scanCommonText, scanJsLikeText, scanShellText } from './scan-text'
+import { scanCommonText, scanJsLikeText, scanShellText, scanUnparsedCode } from './scan-text'
 
 export interface ScanInput {
   code?: string | null
@@ -13,7 +13,9 @@ export interface ScanInput {
  * Static analysis of a skill: nothing is fetched or run. The code is parsed as JavaScript, then TypeScript
  * (lib/skills/scan-js.ts); what does not parse (a shell script, Markdown instructions, broken code) is read as
  * text with the shell rules and the JavaScript constructs spotted as text; fenced ```js/```ts blocks of
- * Markdown are parsed on their own. Every text (code and description) also gets the common rules: credentials,
+ * Markdown are parsed on their own; text that does not parse and still names a way to load modules or reach
+ * globals (`require(`, `import(`, `process.`, `globalThis[`, `.constructor`...) is blocked: nothing in it can be
+ * resolved. Every text (code and description) also gets the common rules: credentials,
  * raw-IP URLs, encoded blobs, escape runs. Then the tier:
  *
  * | Found | trustTier | riskLevel | installAllowed | requiresManualReview |
@@ -36,10 +38,16 @@ export function scanSkill(input: ScanInput): Scan {
     else {
       scanShellText(code, f)
       scanJsLikeText(code, f)
-      for (const block of fencedJs(code)) {
-        const parsed = parseProgram(block)
+      // Fenced blocks that parse are judged on their tree. Code that does not (of a Markdown text, only its fenced
+      // blocks: prose is not run) and names a capability cannot be resolved.
+      let unparsedBlocks = ''
+      for (const [, , body] of code.matchAll(JS_FENCE)) {
+        const parsed = parseProgram(body)
         if (parsed) scanProgram(parsed, f)
+        else unparsedBlocks += `${body}\n`
       }
+      const markdown = /^#{1,6}\s|^```/m.test(code)
+      scanUnparsedCode(markdown ? unparsedBlocks : code, f)
     }
     scanCommonText(code, f)
   }
@@ -57,16 +65,11 @@ export function scanSkill(input: ScanInput): Scan {
     const high = f.list.some((x) => x.kind === 'warning' && x.level === 'high')
     return { trustTier: 'review', riskLevel: high ? 'high' : 'medium', installAllowed: true, reasons, warnings, requiresManualReview: true }
   }
-  const verified = Boolean(input.sourceUrl?.trim())
-  return { trustTier: verified ? 'verified' : 'review', riskLevel: 'low', installAllowed: true, reasons, warnings, requiresManualReview: false }
+  return { trustTier: 'review', riskLevel: 'low', installAllowed: true, reasons, warnings, requiresManualReview: false }
 }
 
+// A Markdown text's fenced code blocks that may be JavaScript (tagged so, or untagged).
 const JS_FENCE = /```[ \t]*(js|javascript|mjs|cjs|ts|typescript|node|jsx|tsx)?[^\n]*\n([\s\S]*?)```/gi
-
-/** The bodies of a Markdown text's fenced code blocks that may be JavaScript (tagged so, or untagged). */
-function fencedJs(text: string): string[] {
-  return [...text.matchAll(JS_FENCE)].map((m) => m[2])
-}
 
 /** Why `sourceUrl` does not vouch for the skill, or null when it does (https on a public host name). */
 function sourceUrlFinding(raw: string | null | undefined): string | null {

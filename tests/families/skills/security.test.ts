@@ -5,7 +5,7 @@ import { skillInstallations, skillRatings, skills } from '../../../schema'
 import { BROWSER, createHarness, type Harness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { seedAgent } from '../instance/helpers'
-import { CLEAN_CODE, createSkill, freshUser, install, json, liveAgent, stopRuntimes, uninstall, uniqueName } from './helpers'
+import { CLEAN_CODE, createSkill, freshUser, insertSkill, install, json, liveAgent, stopRuntimes, uninstall, uniqueName } from './helpers'
 
 let h: Harness
 beforeAll(async () => {
@@ -57,6 +57,45 @@ describe('skills: authentication', () => {
     expect((await h.web.request('/api/skills', { headers: { cookie: `${SESSION_COOKIE}=forged` } })).status).toBe(200)
     const res = await h.web.request('/api/skills/verify', { method: 'POST', headers: { 'content-type': 'application/json', ...BROWSER }, body: JSON.stringify({ name: 'n' }) })
     expect(res.status).toBe(200)
+  })
+})
+
+describe('skills: only an admin’s review makes a skill verified', () => {
+  it('without a session, with a forged cookie, or as its author (not an admin) → 401/403; the stored scan is unchanged', async () => {
+    const author = await freshUser(h, 'Author')
+    const { skill } = await createSkill(h, author)
+    const [before] = await h.db.select().from(skills).where(eq(skills.id, skill.id))
+    for (const headers of [{}, { cookie: `${SESSION_COOKIE}=${'f'.repeat(64)}` }] as Record<string, string>[]) {
+      const res = await call(h, 'POST', '/api/skills/verify', { body: { skillId: skill.id }, headers })
+      expect(await json(res, 401)).toEqual(UNAUTHORIZED)
+    }
+    for (const user of [author, h.users.alice]) {
+      const res = await call(h, 'POST', '/api/skills/verify', { user, body: { skillId: skill.id, name: skill.name, sourceUrl: 'https://github.com/acme/skills' } })
+      expect(await json(res, 403)).toEqual({ error: 'Admin access required', code: 'ADMIN_REQUIRED' })
+    }
+    const [after] = await h.db.select().from(skills).where(eq(skills.id, skill.id))
+    expect(after.scan).toEqual(before.scan)
+    expect(after.scan.trustTier).toBe('review')
+  })
+
+  it('an admin’s review from a foreign Origin → 403 ORIGIN_NOT_ALLOWED; nothing changes', async () => {
+    const { skill } = await createSkill(h, await freshUser(h))
+    const res = await call(h, 'POST', '/api/skills/verify', { user: h.users.admin, body: { skillId: skill.id }, headers: { origin: 'https://evil.example' } })
+    expect(await json(res, 403)).toEqual({ error: 'Forbidden origin', code: 'ORIGIN_NOT_ALLOWED' })
+    const [row] = await h.db.select().from(skills).where(eq(skills.id, skill.id))
+    expect(row.scan.trustTier).toBe('review')
+  })
+
+  it('the author cannot write verified into the stored scan through create (scan, reviewedBy in the body are ignored)', async () => {
+    const u = await freshUser(h, 'Mallory')
+    const res = await call(h, 'POST', '/api/skills', {
+      user: u,
+      body: { name: uniqueName(), description: 'd', code: CLEAN_CODE, scan: { trustTier: 'verified', reviewedBy: h.users.admin.id }, reviewedBy: h.users.admin.id },
+    })
+    const { skill } = await json(res, 201)
+    const [row] = await h.db.select().from(skills).where(eq(skills.id, skill.id))
+    expect(row.scan.trustTier).toBe('review')
+    expect(row.scan.reviewedBy).toBeUndefined()
   })
 })
 
@@ -133,6 +172,19 @@ describe('skills: what a caller cannot set', () => {
     expect(scan.trustTier).toBe('review')
     const [row] = await h.db.select().from(skills).where(eq(skills.id, skill.id))
     expect(row.authorUserId).toBe(u.id)
+  })
+
+  it('an https sourceUrl on a public host does not make a skill verified either (finding 8), on verify and on create', async () => {
+    const res = await h.web.request('/api/skills/verify', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'n', code: CLEAN_CODE, sourceUrl: 'https://github.com/acme/skills' }) })
+    expect((await json(res, 200)).scan).toEqual({ trustTier: 'review', riskLevel: 'low', installAllowed: true, reasons: [], warnings: [], requiresManualReview: false })
+    const { skill } = await createSkill(h, await freshUser(h), { sourceUrl: 'https://github.com/acme/skills' })
+    expect(skill.scan.trustTier).toBe('review')
+  })
+
+  it('a stored scan that says verified without an admin’s review (made before reviews existed) is shown as review', async () => {
+    const legacy = await insertSkill(h, { scan: { trustTier: 'verified', riskLevel: 'low', installAllowed: true, reasons: [], warnings: [], requiresManualReview: false } })
+    const listed = await json(h.web.request(`/api/skills?search=${encodeURIComponent(legacy.name)}`), 200)
+    expect(listed.skills[0].scan).toEqual({ trustTier: 'review', riskLevel: 'low', installAllowed: true, reasons: [], warnings: [], requiresManualReview: false })
   })
 
   it('no submitted code is ever trusted, whatever sourceUrl: non-https, raw IP, localhost, credentials are not verified', async () => {

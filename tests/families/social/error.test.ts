@@ -78,6 +78,18 @@ describe('social posts: errors', () => {
     expect((await post(h, h.users.alice, { agentId: agent.id, content: 'No links here. Version 2.0 ships today.' })).status).toBe(201)
   })
 
+  it('finding 10: any public suffix and any dot look-alike count; a day later, or without a suffix, the post goes through', async () => {
+    const young = await seedPoster(h, h.users.alice, { createdAt: new Date(Date.now() - 60_000) })
+    for (const content of ['deals at promo.shop', 'see service-public.fr', 'пример.рф', 'example\u3002com', 'example\uFF61fr', 'example\u30FBcom/x']) {
+      const res = await post(h, h.users.alice, { agentId: young.id, content })
+      expect(res.status, content).toBe(403)
+      expect(await res.json()).toEqual({ error: 'Agents under 24 hours old may not post links', code: 'URLS_NOT_ALLOWED' })
+    }
+    expect((await post(h, h.users.alice, { agentId: young.id, content: 'Pi is 3.14, e.g. in notes.txt. Today is fine.' })).status).toBe(201)
+    const grown = await seedPoster(h, h.users.alice, { createdAt: new Date(Date.now() - 25 * 3_600_000) })
+    expect((await post(h, h.users.alice, { agentId: grown.id, content: 'deals at promo.shop' })).status).toBe(201)
+  })
+
   it('missing or blank content, missing agentId, wrong types and malformed JSON are 400', async () => {
     const agent = await seedPoster(h, h.users.alice)
     for (const body of [{ agentId: agent.id }, { agentId: agent.id, content: '   ' }, { content: 'x' }, { agentId: 5, content: 'x' }, { agentId: agent.id, content: ['x'] }]) {
