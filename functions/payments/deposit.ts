@@ -15,6 +15,7 @@ export const DEPOSIT_REFUSALS = {
   wrong_recipient: 'The deposit is not paid to the payment recipient',
   wrong_payer: 'The deposit is not from the wallet',
   empty: 'The deposit transfers nothing',
+  memo_bound: 'The transfer carries a payment memo: it pays a gateway call',
 } as const
 
 const reasonOf = (r: Exclude<TransferRefusal, 'unavailable'>): keyof typeof DEPOSIT_REFUSALS =>
@@ -25,7 +26,9 @@ export const chainDown = () => new ApiError(502, 'The chain could not be reached
 /**
  * The deposit `txHash` as the chain shows it: a successful transfer of the payment token from `wallet` to the
  * payment recipient, of more than nothing (the largest such transfer in the transaction counts). No memo: the
- * session it opens is made for it, and the hash opens one session only (`chain_payments`).
+ * session it opens is made for it, and the hash opens one session only (`chain_payments`). A direct transfer that
+ * carries a memo (calldata after its arguments) is refused (`memo_bound`): it pays the gateway call its memo
+ * names, and opening a session with it would leave that call "already paid".
  */
 export async function verifyDeposit(c: Context<AppEnv>, settings: PaymentSettings, claim: { txHash: string; wallet: Address }): Promise<VerifiedTransfer & { chainId: number }> {
   const { config } = c.var.services
@@ -36,7 +39,7 @@ export async function verifyDeposit(c: Context<AppEnv>, settings: PaymentSetting
     throw chainDown()
   })
   try {
-    const transfer = await verifyTransfer(client, { txHash: claim.txHash, token: settings.token, recipient: settings.recipient, payer: claim.wallet, minAmount: 1n })
+    const transfer = await verifyTransfer(client, { txHash: claim.txHash, token: settings.token, recipient: settings.recipient, payer: claim.wallet, minAmount: 1n, memo: null })
     return { ...transfer, chainId: BASE_CHAIN_ID }
   } catch (e) {
     if (!(e instanceof TransferError)) throw e

@@ -26,7 +26,8 @@ import type { Plugin } from './plugins'
  * paid. The memo commits to a secret only the payer's credential reveals; whoever copies the hash from the chain
  * cannot open the commitment, so a front-runner presenting the payer's transaction is refused. The secret is the
  * payer's, never the server's: a challenge is issued to anyone who asks, so nothing the server hands out can be
- * what proves the payer.
+ * what proves the payer. The other payments to the same recipient (payment-session deposits, radio fees) refuse a
+ * transfer that carries a memo (`memo_bound`), so a payment made for a call cannot be spent on something else first.
  */
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000
 /** A challenge put back after its call failed upstream stays usable at least this long, so it can be retried. */

@@ -12,6 +12,7 @@ export type TransferRefusal =
   | 'wrong_payer'
   | 'underpaid'
   | 'unbound' // the transfer does not carry the expected memo
+  | 'memo_bound' // the transfer carries a payment memo: it pays a gateway call, not this
   | 'unavailable'
 
 export class TransferError extends Error {
@@ -30,11 +31,15 @@ export interface TransferClaim {
   /** When set, the transfer must come from this address. */
   payer?: Address
   /**
-   * When set, the transaction must be a direct `transfer(recipient, amount)` call on the token with these 32 bytes
-   * appended to its calldata (ERC-20 contracts ignore trailing calldata): the payment names what it pays for, so
-   * a transfer made for something else cannot be presented here.
+   * What the payment is bound to, which every caller must say. A memo (32 bytes): the transaction must be a direct
+   * `transfer(recipient, amount)` call on the token with these bytes appended to its calldata (ERC-20 contracts
+   * ignore trailing calldata): the payment names what it pays for (an MPP call), so a transfer made for something
+   * else cannot be presented here. `null`: the payment is for whatever presents it first (a deposit, a radio fee),
+   * so a direct transfer that carries anything after its arguments is refused (`memo_bound`): its memo names the
+   * gateway call it pays, and taking it here would leave that call "already paid". A transfer made through a smart
+   * wallet (an internal call: the transaction is not sent to the token) has no memo to read and passes.
    */
-  memo?: Hex
+  memo: Hex | null
 }
 
 export interface VerifiedTransfer {
@@ -54,8 +59,9 @@ const TRANSFER_CALLDATA_HEX = 2 + 8 + 64 * 2
 
 /**
  * Verifies on chain that `claim.txHash` is a successful ERC-20 transfer of at least `minAmount` of `token` to
- * `recipient` (from `payer`, carrying `memo`, when given). Reads the receipt (the Transfer event is the proof of
- * the amount moved, whatever contract made the call), then the transaction when a memo binds it. Throws
+ * `recipient` (from `payer`, when given), bound as `memo` says. Reads the receipt (the Transfer event is the proof
+ * of the amount moved, whatever contract made the call), then, once everything the receipt can refuse has passed,
+ * the transaction's calldata when it was sent to the token itself (only there can a memo be). Throws
  * TransferError. It does not mark the payment used: callers record the hash once (chain_payments) in the
  * same transaction as what it pays for.
  */
@@ -76,7 +82,10 @@ export async function verifyTransfer(client: ReturnType<typeof baseClient>, clai
   const best = fromPayer.reduce((a, b) => (b.args.value > a.args.value ? b : a))
   if (best.args.value < claim.minAmount) throw new TransferError('underpaid', 'The transfer is less than the price')
 
-  if (claim.memo) await checkMemo(client, hash, claim)
+  // The receipt's `to` is the transaction's: a transaction not sent to the token carries no memo of its own.
+  const direct = !!receipt.to && isAddressEqual(receipt.to, claim.token)
+  if (claim.memo) await checkMemo(client, hash, direct, claim.memo)
+  else if (direct) await refuseMemo(client, hash)
 
   const block = await getBlock(client, { blockNumber: receipt.blockNumber }).catch(() => {
     throw new TransferError('unavailable', 'The chain did not answer')
@@ -92,15 +101,27 @@ export async function verifyTransfer(client: ReturnType<typeof baseClient>, clai
   }
 }
 
-async function checkMemo(client: ReturnType<typeof baseClient>, hash: Hex, claim: TransferClaim) {
+/** The calldata of a transaction sent to the token (lower case hex). */
+async function inputOf(client: ReturnType<typeof baseClient>, hash: Hex) {
   const tx = await getTransaction(client, { hash }).catch(() => {
     throw new TransferError('unavailable', 'The chain did not answer')
   })
-  const input = tx.input.toLowerCase()
-  const memo = claim.memo!.toLowerCase().replace(/^0x/, '')
-  const direct = !!tx.to && isAddressEqual(tx.to, claim.token) && input.startsWith(TRANSFER_SELECTOR)
-  if (!direct || input.length !== TRANSFER_CALLDATA_HEX + memo.length || !input.endsWith(memo)) {
-    throw new TransferError('unbound', 'The transfer does not carry this payment’s memo')
+  return tx.input.toLowerCase()
+}
+
+async function checkMemo(client: ReturnType<typeof baseClient>, hash: Hex, direct: boolean, memo: Hex) {
+  const unbound = () => new TransferError('unbound', 'The transfer does not carry this payment’s memo')
+  if (!direct) throw unbound()
+  const input = await inputOf(client, hash)
+  const tail = memo.toLowerCase().replace(/^0x/, '')
+  if (!input.startsWith(TRANSFER_SELECTOR) || input.length !== TRANSFER_CALLDATA_HEX + tail.length || !input.endsWith(tail)) throw unbound()
+}
+
+/** A direct `transfer` with anything after its two arguments carries a memo: it pays what its memo names. */
+async function refuseMemo(client: ReturnType<typeof baseClient>, hash: Hex) {
+  const input = await inputOf(client, hash)
+  if (input.startsWith(TRANSFER_SELECTOR) && input.length > TRANSFER_CALLDATA_HEX) {
+    throw new TransferError('memo_bound', 'The transfer carries a payment memo: it pays a gateway call')
   }
 }
 

@@ -120,8 +120,9 @@ export function feeTerms(config: Pick<Config, 'PAYMENT_RECIPIENT' | 'PAYMENT_TOK
 }
 
 /**
- * The session fee, proved by `txHash`: a mined transfer of at least 5 USDC from `wallet` to the platform wallet.
- * A refusal is 402 `PAYMENT_REJECTED` with its `reason`; an unreachable chain 502.
+ * The session fee, proved by `txHash`: a mined transfer of at least 5 USDC from `wallet` to the platform wallet,
+ * carrying no memo (a direct transfer with calldata after its arguments pays the gateway call its memo names:
+ * `memo_bound`). A refusal is 402 `PAYMENT_REJECTED` with its `reason`; an unreachable chain 502.
  */
 export async function verifySessionFee(client: Client, terms: ReturnType<typeof feeTerms>, wallet: Address, txHash: string, requestId?: string) {
   try {
@@ -131,6 +132,7 @@ export async function verifySessionFee(client: Client, terms: ReturnType<typeof 
       recipient: terms.recipient,
       minAmount: terms.minAmount,
       payer: wallet,
+      memo: null,
     })
     return { ...verified, chainId: BASE_CHAIN_ID }
   } catch (e) {

@@ -1,9 +1,11 @@
-import { encodeFunctionData, erc20Abi, parseUnits, type Hex } from 'viem'
+import { concatHex, createClient, encodeFunctionData, erc20Abi, http, parseUnits, type Hex } from 'viem'
+import { base } from 'viem/chains'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { baseClient } from '../../lib/chain'
 import { randomHex } from '../../lib/crypto'
 import { TransferError, verifyTransfer, type TransferClaim } from '../../lib/payments/transfer'
-import { anvilAvailable, anvilClients } from '../support/anvil'
+import { anvilAvailable, anvilClients, deployContract } from '../support/anvil'
+import { compileContracts } from '../support/contracts/compile'
 import { startPaymentChain, type PaymentChain } from '../support/payment-chain'
 
 /** `verifyTransfer` against a real chain (anvil on 8453 with a 6-decimal token): what it accepts and each refusal. */
@@ -32,8 +34,8 @@ describe.skipIf(!anvilAvailable)('verifyTransfer (anvil chain 8453)', () => {
     expect(ok).toMatchObject({ txHash: paid.toLowerCase(), payer: chain.payers[0].address, recipient: chain.recipient, token: chain.usdc, amount: 250_000n })
     expect(ok.blockNumber).toBeGreaterThan(0n)
     expect(ok.blockTimestamp).toBeGreaterThan(1_600_000_000)
-    // less than what was paid is fine too; no memo asked, none checked
-    expect((await verifyTransfer(client, claim({ minAmount: 1n, memo: undefined }))).amount).toBe(250_000n)
+    // less than what was paid is fine too
+    expect((await verifyTransfer(client, claim({ minAmount: 1n }))).amount).toBe(250_000n)
   })
 
   it('refuses: not a hash, unknown hash, underpaid, another token, another recipient, another payer, another memo', async () => {
@@ -62,6 +64,59 @@ describe.skipIf(!anvilAvailable)('verifyTransfer (anvil chain 8453)', () => {
     const reverted = await wallet.sendTransaction({ to: chain.usdc, data: `${call}${memo.slice(2)}` as Hex, gas: 200_000n })
     expect((await c.waitForTransactionReceipt({ hash: reverted })).status).toBe('reverted')
     expect(await refusal({ txHash: reverted })).toBe('reverted')
+  })
+
+  /** A client on the chain that records the RPC methods it is asked. */
+  function countingClient() {
+    const methods: string[] = []
+    const onFetchRequest = async (request: Request) => {
+      for (const call of [await request.clone().json()].flat() as Array<{ method: string }>) methods.push(call.method)
+    }
+    return { methods, client: createClient({ chain: base, transport: http(chain.anvil.url, { onFetchRequest }) }) as ReturnType<typeof baseClient> }
+  }
+
+  it('bound to nothing (`memo: null`, a deposit or a fee): a plain transfer passes; one carrying a memo or any trailing bytes is `memo_bound`', async () => {
+    const payer = chain.payers[3]
+    const plain = await chain.pay(payer, { amount: '0.25' })
+    expect(await verifyTransfer(client, claim({ txHash: plain, memo: null, payer: payer.address }))).toMatchObject({ payer: payer.address, amount: 250_000n })
+    // `paid` carries a memo (an MPP payment); so does a transfer with a single byte after its arguments
+    expect(await refusal({ memo: null })).toBe('memo_bound')
+    const { wallet, client: c } = anvilClients(chain.anvil, payer)
+    const call = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [chain.recipient, parseUnits('0.25', 6)] })
+    const oneByte = await wallet.sendTransaction({ to: chain.usdc, data: concatHex([call, '0x01']) })
+    await c.waitForTransactionReceipt({ hash: oneByte })
+    expect(await refusal({ txHash: oneByte, memo: null })).toBe('memo_bound')
+    const e = (await verifyTransfer(client, claim({ memo: null })).catch((err: unknown) => err)) as TransferError
+    expect(e.message).toBe('The transfer carries a payment memo: it pays a gateway call')
+  })
+
+  it('the receipt’s refusals come first: the transaction is read only once they pass, and only when it was sent to the token', async () => {
+    const counting = countingClient()
+    const read = () => counting.methods.filter((m) => m === 'eth_getTransactionByHash').length
+    // `paid` is payers[0]'s: claimed for another payer or above its amount, its calldata is never read
+    expect(await refusal({ memo: null, payer: chain.payers[1].address }, counting.client)).toBe('wrong_payer')
+    expect(await refusal({ memo: null, minAmount: parseUnits('1', 6) }, counting.client)).toBe('underpaid')
+    expect(read()).toBe(0)
+    expect(await refusal({ memo: null }, counting.client)).toBe('memo_bound')
+    expect(read()).toBe(1)
+  })
+
+  it('a transfer made through a smart wallet (an internal call) has no memo to read: it passes unread as a deposit or fee, and never pays a memo-bound claim', async () => {
+    const owner = chain.payers[4]
+    const account = await deployContract(chain.anvil, compileContracts().TestAccount, [owner.address])
+    const { wallet, client: c } = anvilClients(chain.anvil, owner)
+    const fund = await wallet.writeContract({ address: chain.usdc, abi: erc20Abi, functionName: 'transfer', args: [account, parseUnits('1', 6)] })
+    await c.waitForTransactionReceipt({ hash: fund })
+    // The account calls the token; even bytes after the transfer's arguments inside its call are no memo of the transaction.
+    const call = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [chain.recipient, parseUnits('0.25', 6)] })
+    const hash = await wallet.writeContract({ address: account, abi: compileContracts().TestAccount.abi, functionName: 'execute', args: [chain.usdc, 0n, concatHex([call, memo])] })
+    expect((await c.waitForTransactionReceipt({ hash })).status).toBe('success')
+
+    const counting = countingClient()
+    expect(await verifyTransfer(counting.client, claim({ txHash: hash, memo: null, payer: account }))).toMatchObject({ payer: account, amount: 250_000n })
+    expect(counting.methods).not.toContain('eth_getTransactionByHash')
+    expect(await refusal({ txHash: hash }, counting.client)).toBe('unbound')
+    expect(counting.methods).not.toContain('eth_getTransactionByHash')
   })
 
   it('a chain that does not answer is `unavailable`, not a refusal of the payment', async () => {

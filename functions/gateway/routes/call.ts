@@ -46,7 +46,8 @@ export const route = createRoute(
           'the other echoed parameters are ignored). **Why a secret**: a broadcast transaction is public, so its hash and memo prove only that someone paid; the memo commits ' +
           'to a secret only the payer’s credential reveals, so whoever copies the transaction from the chain cannot present it (a signature over the challenge would bind ' +
           'the payer too, but needs a wallet signature and a contract-wallet check; the commitment costs one hash and no chain call). The secret must be the payer’s: ' +
-          'the server never chooses it, since a challenge is given to anyone who asks. The transfer is verified on chain and its hash ' +
+          'the server never chooses it, since a challenge is given to anyone who asks. A transfer pays one purpose: one without the memo (a payment session’s ' +
+          'deposit, a radio fee) never pays a call, and one with a memo is refused as a deposit or radio fee (`memo_bound`), so it stays payable here. The transfer is verified on chain and its hash ' +
           'recorded once; the answer carries `Payment-Receipt: <tx hash>`. A challenge pays only for its own plugin, at a price no lower than the plugin’s current one. ' +
           'A refused credential (malformed, an `id` that is not the HMAC of its fields, another plugin’s or a cheaper challenge, unknown, expired or used nonce, ' +
           'not mined, reverted, wrong token or recipient, underpaid, no memo or another one, hash already used) is 402 with why and a fresh challenge, and uses nothing ' +

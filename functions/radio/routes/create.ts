@@ -43,7 +43,10 @@ export const route = createRoute(
       `holding of at least ${holding} whole station tokens (\`RADIO_STATION_TOKEN\`, scaled by its \`decimals()\`; ` +
       `without it this path is off); else the ${SESSION_FEE} USDC session fee: \`txHash\` of a mined transfer of at ` +
       'least that much of `PAYMENT_TOKEN_ADDRESS` from the wallet to the platform wallet `PAYMENT_RECIPIENT`, each ' +
-      'transaction usable once (recorded in the same transaction as the session). Without `txHash` the answer is ' +
+      'transaction usable once (recorded in the same transaction as the session). A direct `transfer` on the token that ' +
+      'carries anything after its two arguments (an MPP payment’s memo) is refused (`memo_bound`): it pays the gateway ' +
+      'call its memo names. A transfer made through the smart wallet (the token called by the wallet, not by the ' +
+      'transaction) has no memo to read and is accepted. Without `txHash` the answer is ' +
       '402 `FEE_REQUIRED` with `fee` `{amount, currency, token, recipient, chainId}`. One current (`active` or `live`) ' +
       'session per wallet: a second, even concurrent, is 409 (a session past its expiry no longer counts). The Mux live ' +
       'stream has a public playback policy, recordings with the same, and Mux\'s own 2-hour cap on a continuous ' +
@@ -58,7 +61,7 @@ export const route = createRoute(
       400: errorResponse('`wallet is required`, `Invalid wallet address`, `Invalid txHash`, `Invalid signature`, `Message too long`, `city must be at most 80 characters`, `name must be at most 64 characters` (`VALIDATION`); the proof\'s message malformed or of another purpose (`MESSAGE_MALFORMED`)'),
       401: errorResponse('The wallet proof is missing (`SIGNATURE_REQUIRED`) or refused (`NONCE_INVALID`, `DOMAIN_MISMATCH`, `URI_MISMATCH`, `CHAIN_MISMATCH`, `ADDRESS_MISMATCH`, `MESSAGE_EXPIRED`, `MESSAGE_NOT_YET_VALID`, `SIGNATURE_INVALID`)'),
       402: errorResponse(
-        `Neither access path applies and no \`txHash\`: \`Hold ${holding} station tokens, have a guest pass, or pay the ${SESSION_FEE} USDC session fee\` (\`FEE_REQUIRED\`, with \`fee\`); or the transfer does not pay the fee (\`PAYMENT_REJECTED\`, with \`reason\`: \`not_found\`, \`reverted\`, \`wrong_token\`, \`wrong_recipient\`, \`wrong_payer\`, \`underpaid\`)`,
+        `Neither access path applies and no \`txHash\`: \`Hold ${holding} station tokens, have a guest pass, or pay the ${SESSION_FEE} USDC session fee\` (\`FEE_REQUIRED\`, with \`fee\`); or the transfer does not pay the fee (\`PAYMENT_REJECTED\`, with \`reason\`: \`not_found\`, \`reverted\`, \`wrong_token\`, \`wrong_recipient\`, \`wrong_payer\`, \`underpaid\`, \`memo_bound\`)`,
       ),
       403: errorResponse('`A smart wallet is required` (`SMART_WALLET_REQUIRED`)'),
       409: errorResponse('`This wallet already has an active session` (`SESSION_ACTIVE`); or `This transaction has already been used` (`PAYMENT_ALREADY_USED`)'),

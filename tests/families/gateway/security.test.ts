@@ -5,9 +5,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { readUsage } from '../../../lib/billing/usage'
 import { randomHex } from '../../../lib/crypto'
 import { chainPayments } from '../../../schema'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { anvilAvailable, anvilClients } from '../../support/anvil'
 import { createHarness, type Harness } from '../../support/harness'
 import { mppMemo, mppSecret, startPaymentChain, type PaymentChain } from '../../support/payment-chain'
+import { postOpen } from '../../support/payment-session'
+import { walletProof } from '../../support/wallet-proof'
 import { withinOneWindow } from '../../support/requests'
 import { askChallenge, credential, gateway, payChallenge, pluginsEnv, setPlan, startPluginServer, webAppWith, type PluginServer } from './helpers'
 
@@ -260,6 +263,56 @@ describe.skipIf(!anvilAvailable)('gateway: an MPP payment is bound to its payer 
       await expectPaymentRequired(res, message)
     }
     expect(plugins.received).toHaveLength(0)
+  })
+})
+
+describe.skipIf(!anvilAvailable)('gateway: a transfer pays one purpose (anvil chain 8453)', () => {
+  const recorded = (hash: string) => h.db.select().from(chainPayments).where(eq(chainPayments.txHash, hash.toLowerCase()))
+  const reasonOf = async (res: Response) => ({ status: res.status, body: (await res.json()) as Record<string, unknown> })
+
+  it('a call’s MPP payment cannot open a payment session first: nobody else can claim it, its payer is refused (402 `memo_bound`); the gateway then serves the call', async () => {
+    const payer = chain!.payers[7]
+    const paid = await payChallenge(h, chain!, payer)
+    const claim = { walletAddress: payer.address, txHash: paid.hash }
+    // Someone watching the chain: the payer's wallet cannot be proven without its key, and a wallet the watcher
+    // does prove did not pay (refused from the receipt, before the calldata is read).
+    const thief = privateKeyToAccount(generatePrivateKey())
+    expect((await reasonOf(await postOpen(h.web, claim))).body).toMatchObject({ code: 'SIGNATURE_REQUIRED' })
+    expect((await reasonOf(await postOpen(h.web, claim, thief))).body).toMatchObject({ code: 'SIGNATURE_INVALID' })
+    const own = await walletProof(h.web, 'paymentSession', thief.address, thief)
+    expect((await reasonOf(await postOpen(h.web, { ...claim, ...own }))).body).toMatchObject({ code: 'ADDRESS_MISMATCH' })
+    expect(await reasonOf(await postOpen(h.web, { walletAddress: thief.address, txHash: paid.hash }, thief))).toMatchObject({
+      status: 402,
+      body: { code: 'DEPOSIT_INVALID', reason: 'wrong_payer' },
+    })
+    // The payer itself (a client posting the hash to the wrong place): the payment names a call, not a deposit.
+    expect(await reasonOf(await postOpen(h.web, claim, payer))).toEqual({
+      status: 402,
+      body: { error: 'The transfer carries a payment memo: it pays a gateway call', code: 'DEPOSIT_INVALID', reason: 'memo_bound' },
+    })
+    expect(await recorded(paid.hash)).toEqual([])
+
+    const res = await gateway(h, { headers: { authorization: paid.authorization } })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('payment-receipt')).toBe(paid.hash)
+    expect(await recorded(paid.hash)).toMatchObject([{ purpose: 'mpp', reference: paid.nonce, payer: payer.address }])
+  })
+
+  it('a plain transfer (a deposit) never pays a call, before or after it opened a session, whatever the credential; the challenge stays usable', async () => {
+    const payer = chain!.payers[8]
+    const deposit = await chain!.pay(payer, { amount: '1' })
+    const { params } = await askChallenge(h)
+    const secret = mppSecret()
+    for (const authorization of [credential(params, deposit, secret), credential(params, deposit, `0x${params.id}`)]) {
+      await expectPaymentRequired(await gateway(h, { headers: { authorization } }), 'Payment refused: The transfer does not carry this payment’s memo')
+    }
+    expect((await postOpen(h.web, { walletAddress: payer.address, txHash: deposit }, payer)).status).toBe(201)
+    await expectPaymentRequired(await gateway(h, { headers: { authorization: credential(params, deposit, secret) } }), /does not carry this payment’s memo/)
+    expect(plugins.received).toHaveLength(0)
+    expect(await recorded(deposit)).toMatchObject([{ purpose: 'session_deposit' }])
+    // the challenge was not used up: paid as MPP asks, it pays
+    const hash = await chain!.pay(payer, { amount: '0.01', memo: mppMemo(params.id, secret) })
+    expect((await gateway(h, { headers: { authorization: credential(params, hash, secret) } })).status).toBe(200)
   })
 })
 

@@ -1,10 +1,13 @@
 import { createServer } from 'node:net'
+import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { encodeFunctionData, erc20Abi, parseUnits } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { randomHex } from '../../../lib/crypto'
+import { chainPayments } from '../../../schema'
 import { anvilAvailable, anvilClients } from '../../support/anvil'
 import { createHarness, type Harness } from '../../support/harness'
-import { startPaymentChain, type PaymentChain } from '../../support/payment-chain'
+import { mppMemo, mppSecret, startPaymentChain, type PaymentChain } from '../../support/payment-chain'
 import { PaymentSessionClient, postOpen, sessionHeaders, signVoucher, units } from '../../support/payment-session'
 import { withinOneWindow } from '../../support/requests'
 import { charge, chargeApp, expectGatewayError, PRICE, readSession, type ChargeApp } from './helpers'
@@ -89,6 +92,18 @@ describe.skipIf(!anvilAvailable)('open: errors', () => {
       const walletAddress = payer.address
       await refusal(await postOpen(h.web, { walletAddress, txHash }, payer), 402, 'DEPOSIT_INVALID', { reason })
     }
+  })
+
+  it('402 memo_bound: a direct transfer that carries a memo (an MPP payment) or any bytes after its arguments, even from the proven payer; nothing recorded', async () => {
+    const payer = chain.payers[3]
+    for (const memo of [mppMemo(randomHex(32), mppSecret()), '0x01'] as const) {
+      const txHash = await chain.pay(payer, { amount: '1', memo })
+      const res = await postOpen(h.web, { walletAddress: payer.address, txHash }, payer)
+      expect(await refusal(res, 402, 'DEPOSIT_INVALID', { reason: 'memo_bound' })).toMatchObject({ error: 'The transfer carries a payment memo: it pays a gateway call' })
+      expect(await h.db.select().from(chainPayments).where(eq(chainPayments.txHash, txHash.toLowerCase()))).toEqual([])
+    }
+    // the same payer's plain transfer opens a session
+    expect((await postOpen(h.web, { walletAddress: payer.address, txHash: await chain.pay(payer, { amount: '1' }) }, payer)).status).toBe(201)
   })
 
   it('409 DEPOSIT_USED: the same transaction twice, in any case', async () => {

@@ -75,6 +75,8 @@ describe.skipIf(!anvilAvailable)('radio: create refusals', () => {
       [() => w.pay(wallet, { token: w.chain.otherToken }), 'wrong_token'],
       [() => w.pay(other), 'wrong_payer'],
       [async () => `0x${'ab'.repeat(32)}`, 'not_found'],
+      // a direct transfer with a memo after its arguments pays the gateway call the memo names
+      [() => w.pay(wallet, { memo: `0x${'cd'.repeat(32)}` }), 'memo_bound'],
     ]
     for (const [hash, reason] of cases) {
       const txHash = await hash()

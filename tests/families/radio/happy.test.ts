@@ -93,6 +93,14 @@ describe.skipIf(!anvilAvailable)('radio: starting a session (anvil as chain 8453
     })
   })
 
+  it('the fee paid through the smart wallet (its owner calls the account, which calls the token): 200, recorded as the wallet’s', async () => {
+    const wallet = await w.smartWallet()
+    const txHash = await w.pay(wallet, { viaOwner: true })
+    const { status, body } = await json(await w.create({ wallet, txHash }))
+    expect(status, JSON.stringify(body)).toBe(200)
+    expect(await w.payment(txHash)).toMatchObject({ purpose: 'radio_access', reference: body.session.id, payer: wallet.toLowerCase(), amount: '5000000' })
+  })
+
   it('a holder who also sends a txHash: the holding applies, the payment is not consumed', async () => {
     const wallet = await w.smartWallet()
     await w.giveStation(wallet, HOLDING)

@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import { createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, parseUnits, type Address, type Hex, type LocalAccount } from 'viem'
+import { concatHex, createWalletClient, encodeFunctionData, erc20Abi, getAddress, http, parseUnits, type Address, type Hex, type LocalAccount } from 'viem'
 import type { SiweMessage } from 'viem/siwe'
 import { base } from 'viem/chains'
 import type { Config } from '../../../lib/config'
@@ -126,18 +126,30 @@ export async function radioWorld(opts: { env?: Record<string, string | undefined
       await client.waitForTransactionReceipt({ hash })
     },
     /**
-     * A transfer of `amount` USDC (default 5) from the smart account `from` to the platform wallet (or `to`), sent by
-     * the account itself (anvil impersonates it); the mined hash.
+     * A transfer of `amount` USDC (default 5) from the smart account `from` to the platform wallet (or `to`), with
+     * `memo` appended to the transfer's calldata when given; the mined hash. Sent by the account itself as a direct
+     * call on the token (anvil impersonates it, as an EIP-7702 account sends), or with `viaOwner` by its owner
+     * through the account's `execute` (an internal call, as a smart wallet pays).
      */
-    async pay(from: Address, o: { amount?: string; to?: Address; token?: Address } = {}): Promise<Hex> {
+    async pay(from: Address, o: { amount?: string; to?: Address; token?: Address; memo?: Hex; viaOwner?: boolean } = {}): Promise<Hex> {
       const token = o.token ?? chain.usdc
       const amount = parseUnits(o.amount ?? '5', 6)
       const minted = await treasuryWallet.writeContract({ address: token, abi: usdcAbi, functionName: 'mint', args: [from, amount] })
       await client.waitForTransactionReceipt({ hash: minted })
-      await rpc('anvil_impersonateAccount', [from])
-      await rpc('anvil_setBalance', [from, '0xDE0B6B3A7640000'])
-      const sender = createWalletClient({ chain: base, transport: http(chain.anvil.url), account: from })
-      const hash = await sender.sendTransaction({ to: token, data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [o.to ?? chain.recipient, amount] }) })
+      const call = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [o.to ?? chain.recipient, amount] })
+      const data = o.memo ? concatHex([call, o.memo]) : call
+      let hash: Hex
+      if (o.viaOwner) {
+        const owner = signers.get(from.toLowerCase())
+        if (!owner || typeof owner === 'function') throw new Error(`no owner key for ${from}`)
+        const { abi } = compileContracts().TestAccount
+        hash = await anvilClients(chain.anvil, owner).wallet.writeContract({ address: from, abi, functionName: 'execute', args: [token, 0n, data] })
+      } else {
+        await rpc('anvil_impersonateAccount', [from])
+        await rpc('anvil_setBalance', [from, '0xDE0B6B3A7640000'])
+        const sender = createWalletClient({ chain: base, transport: http(chain.anvil.url), account: from })
+        hash = await sender.sendTransaction({ to: token, data })
+      }
       const receipt = await client.waitForTransactionReceipt({ hash })
       if (receipt.status !== 'success') throw new Error(`payment reverted: ${hash}`)
       return hash

@@ -5,14 +5,22 @@ import { issueDjToken } from '../../../lib/radio/token'
 import { anvilAvailable } from '../../support/anvil'
 import { muxSignature } from '../../support/mux-server'
 import { walletProof } from '../../support/wallet-proof'
+import { mppMemo, mppSecret } from '../../support/payment-chain'
+import { askChallenge, credential, gateway, pluginsEnv, startPluginServer, type PluginServer } from '../gateway/helpers'
 import { HOLDING, radioWorld, type RadioWorld } from './helpers'
 
 let w: RadioWorld
+// The gateway's plugins too: a payment refused as a fee must still pay its call.
+let plugins: PluginServer
 // anvil, contract deployments and the stores: slow to start when other suites share the machine
 beforeAll(async () => {
-  w = await radioWorld()
+  plugins = await startPluginServer()
+  w = await radioWorld({ env: pluginsEnv(plugins) })
 }, 180_000)
-afterAll(() => w?.close())
+afterAll(async () => {
+  await w?.close()
+  await plugins?.close()
+})
 
 const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any })
 const SECRET = 'test-session-secret'
@@ -172,6 +180,29 @@ describe.skipIf(!anvilAvailable)('radio: create cannot be abused', () => {
     expect((await json(await w.create({ wallet, txHash }))).body).toMatchObject({ code: 'PAYMENT_REJECTED', reason: 'wrong_payer' })
     // The payer's own use of it still works: nothing was recorded by the refused attempt.
     expect((await w.create({ wallet: payer, txHash })).status).toBe(200)
+  })
+
+  it('a call’s MPP payment is no DJ fee, even for its own wallet (402 `memo_bound`, nothing recorded); the gateway then serves the call', async () => {
+    // A wallet with code that sends its own transactions (as an EIP-7702 account does) pays a gateway call by MPP.
+    const dj = await w.smartWallet()
+    const { mpp, params } = await askChallenge(w.h)
+    const secret = mppSecret()
+    // 5 USDC: as much as the fee, more than the call's price (a payment may exceed it)
+    const txHash = await w.pay(dj, { amount: '5', memo: mppMemo(params.id, secret) })
+    // Someone else's proven wallet did not pay it (refused from the receipt); the DJ's own use names a call, not a fee.
+    const other = await w.smartWallet()
+    expect((await json(await w.create({ wallet: other, txHash }))).body).toMatchObject({ code: 'PAYMENT_REJECTED', reason: 'wrong_payer' })
+    expect(await json(await w.create({ wallet: dj, txHash }))).toEqual({
+      status: 402,
+      body: { error: 'The transfer carries a payment memo: it pays a gateway call', code: 'PAYMENT_REJECTED', reason: 'memo_bound' },
+    })
+    expect(await w.payment(txHash)).toBeUndefined()
+    expect(await w.sessionsOf(dj)).toEqual([])
+
+    const res = await gateway(w.h, { headers: { authorization: credential(params, txHash, secret) } })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('payment-receipt')).toBe(txHash)
+    expect(await w.payment(txHash)).toMatchObject({ purpose: 'mpp', reference: mpp.nonce, payer: dj })
   })
 
   it('no stream key or access token is ever stored or listed', async () => {

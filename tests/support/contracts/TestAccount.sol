@@ -10,6 +10,15 @@ contract TestAccount {
         owner = owner_;
     }
 
+    /// Calls `target` as this account, for its owner only: how a smart wallet pays (the token is called from inside,
+    /// so the transaction itself is sent to the account, not to the token).
+    function execute(address target, uint256 value, bytes calldata data) external returns (bytes memory result) {
+        require(msg.sender == owner, "owner");
+        bool ok;
+        (ok, result) = target.call{value: value}(data);
+        require(ok, "call");
+    }
+
     function isValidSignature(bytes32 hash, bytes calldata signature) external view returns (bytes4) {
         if (signature.length != 65) return 0xffffffff;
         bytes32 r = bytes32(signature[0:32]);
