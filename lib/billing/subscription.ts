@@ -35,8 +35,9 @@ export interface BillingDeps {
 
 /**
  * Stripe's subscription statuses on the four the spec names: trialing and active are `active` (a Stripe trial is
- * paid access), past_due and unpaid `past_due` (Stripe is retrying), canceled and incomplete_expired `canceled`,
- * incomplete and paused (and anything new) `inactive`.
+ * paid access), past_due `past_due` (Stripe is retrying the card: access continues), canceled, unpaid (retries
+ * exhausted, nothing collected) and incomplete_expired `canceled` (paid access ends: 0-decisions "Access over
+ * time"), incomplete and paused (and anything new) `inactive`.
  */
 export function subscriptionStatusOf(status: string): SubscriptionStatus {
   switch (status) {
@@ -44,9 +45,9 @@ export function subscriptionStatusOf(status: string): SubscriptionStatus {
     case 'active':
       return 'active'
     case 'past_due':
-    case 'unpaid':
       return 'past_due'
     case 'canceled':
+    case 'unpaid':
     case 'incomplete_expired':
       return 'canceled'
     default:

@@ -1,8 +1,7 @@
 import { and, desc, eq, lt, sql } from 'drizzle-orm'
-import type { PlanRecord } from '../billing/plans'
 import type { Db } from '../db/client'
 import { type Reader, withUser } from '../db/rls'
-import { files, storageUsage, users } from '../../schema'
+import { files, storageUsage } from '../../schema'
 
 /**
  * The `files` records and the `storage_usage` row, always as their user (row isolation): the invariant kept here is
@@ -18,7 +17,6 @@ export const STALE_PENDING_MS = 24 * 60 * 60 * 1000
 export const MAX_LISTED_FILES = 1000
 
 export interface UploadStart {
-  planRecord: PlanRecord
   /** Bytes the user's records hold now, pending included. */
   usedBytes: number
   /** Objects of stale pending records just removed: delete them from storage (best effort). */
@@ -26,7 +24,7 @@ export interface UploadStart {
 }
 
 /**
- * The user's plan fields and usage, in one transaction: stale pending records are swept, then the usage row is
+ * The user's usage, in one transaction: stale pending records are swept, then the usage row is
  * recounted from the records. The recount heals what the invariant cannot see: records removed by a cascade (an
  * agent deleted with its files) and stale reservations. It is safe beside concurrent uploads because it first locks
  * the usage row, which every writer takes in the transaction that changes the records: once it holds the lock, the
@@ -48,11 +46,7 @@ export function startUpload(db: Db, userId: string, now = Date.now()): Promise<U
         .returning({ bytes: storageUsage.bytes })
       usedBytes = row.bytes
     }
-    const [planRecord] = await tx
-      .select({ plan: users.plan, subscriptionStatus: users.subscriptionStatus, trialEndsAt: users.trialEndsAt })
-      .from(users)
-      .where(eq(users.id, userId))
-    return { planRecord: planRecord ?? { plan: null, subscriptionStatus: 'inactive', trialEndsAt: null }, usedBytes, staleKeys: stale.map((r) => r.storageKey) }
+    return { usedBytes, staleKeys: stale.map((r) => r.storageKey) }
   })
 }
 

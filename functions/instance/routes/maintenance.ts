@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { noInstance } from '../../../lib/agents/instance'
 import { runLifecycle } from '../../../lib/agents/lifecycle'
+import { PAID_ACCESS_RULE, PLAN_REQUIRED_DOC } from '../../../lib/auth/plan'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limitedRoute } from '../../../lib/http/rate-limit'
@@ -34,13 +35,16 @@ export const route = signedInRoute(
     operationId: 'runRuntimeMaintenance',
     tags: ['Instance'],
     summary: 'Repair, update or reset the memory of one of the caller’s runtimes',
-    description: 'Counts against the same 30 per minute per user as `/api/instance/*`. `repair` and `update` record the agent `starting`; `reset-memory` changes no status.',
+    description:
+      'Counts against the same 30 per minute per user as `/api/instance/*`. `repair` and `update` record the agent `starting`; `reset-memory` changes no status. ' +
+      `Each needs paid access at the moment of use (${PAID_ACCESS_RULE}); a \`suspended\` agent must be started first.`,
     request: { body: jsonBody(MaintenanceBody) },
     responses: {
       200: ok(LifecycleResultSchema),
       400: errorResponse('Unknown or missing `action` (`INVALID_ACTION`); a malformed `agentId` (`VALIDATION`); or invalid JSON'),
+      402: errorResponse(PLAN_REQUIRED_DOC),
       404: errorResponse('`Agent not found` (not the caller’s); `No instance found. Please deploy first.`; or the provider has no such runtime (`NOT_FOUND`)'),
-      409: errorResponse('The runtime is busy with another operation (`CONFLICT`)'),
+      409: errorResponse('The runtime is busy with another operation (`CONFLICT`); or the agent is `suspended` (`INVALID_TRANSITION`)'),
       502: errorResponse('The runtime provider or the runtime failed (`PROVIDER_UNAVAILABLE`)'),
     },
   }),

@@ -58,7 +58,7 @@ export const route = createRoute({
     'A completed checkout by its `metadata.kind`: `plan` sets the plan, status `active`, customer and subscription ' +
     'and queues the runtime deploy (in the same transaction); `credits` (paid) grants the pack once per payment; ' +
     '`expert-setup` is logged. Subscription and invoice events move the status (Stripe\'s trialing/active → ' +
-    '`active`, past_due/unpaid → `past_due`, canceled/incomplete_expired → `canceled`, incomplete/paused → ' +
+    '`active`, past_due → `past_due`, canceled/unpaid/incomplete_expired → `canceled` (paid access ends), incomplete/paused → ' +
     '`inactive`; `invoice.paid` → `active`, `invoice.payment_failed` → `past_due`, subscription deleted → ' +
     '`canceled`), the plan (subscription `metadata.plan`, else its price) and the period end, for the user whose ' +
     'Stripe customer it is (else `metadata.userId`). Events apply in Stripe\'s order: one older than the newest ' +
