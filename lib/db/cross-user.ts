@@ -39,6 +39,9 @@ export const CROSS_USER_PURPOSES = {
     "The public skills catalog, signed in or not: read skills with each one's count of enabled installations across every user (a count, never whose), and write the platform's own skills into it when they are missing",
   skillCounters:
     "Counters on a skill's public catalog row, which users cannot update: a download adds one to `downloads`; a rating upserts the caller's own rating and moves the skill's `rating_sum` and `rating_count` by the difference in the same transaction, under the skill row's lock",
+  // Paid access over time (lib/watchdog/reconcile.ts, lib/watchdog/batch.ts).
+  accessReconciliation:
+    "The watchdog's reconciliation of paid access: rank every user's agents that hold a plan's place with their owner's plan, subscription, trial and mailbox fields to find those whose owner's paid access ended or which are past the plan's count, stop their runtimes and mark them suspended with the transition; and read a degraded agent's owner's access before a repair",
 } as const
 
 export type CrossUserPurpose = keyof typeof CROSS_USER_PURPOSES
