@@ -18,6 +18,12 @@ export const ContinuationRun = z
 export const WatchdogMessage = z
   .object({
     agentIds: z.array(agentId).min(1).max(MAX_BATCH).optional().openapi({ description: 'A batch: check these agents (those due and not leased elsewhere)' }),
+    userIds: z
+      .array(agentId)
+      .min(1)
+      .max(MAX_BATCH)
+      .optional()
+      .openapi({ description: 'Reconcile these users’ paid access now (a payment event): suspend the agents of a user without it, and those past the plan’s count' }),
     cursor: agentId.optional().openapi({ description: 'A sweep continuation: page the due agents after this id' }),
     run: ContinuationRun,
   })
@@ -28,6 +34,7 @@ export const WatchdogResult = z
     z.object({
       ok: z.literal(true),
       kind: z.literal('sweep'),
+      suspended: count('Agents suspended by the reconciliation of paid access (the first page of a run)'),
       due: count('Agents due a check'),
       batches: count('Batch messages published'),
       more: z.boolean().openapi({ description: 'A continuation was published for the next page' }),
@@ -40,6 +47,12 @@ export const WatchdogResult = z
       degraded: count('Agents degraded or repairing: re-probed by a delayed message'),
       repairs: count('Repairs requested through the runtime provider'),
       crashLoops: count('Agents that entered `crash_loop` (their owners are mailed once)'),
+    }),
+    z.object({
+      ok: z.literal(true),
+      kind: z.literal('reconcile'),
+      suspended: count('Agents suspended: their runtimes stopped, nothing deleted'),
+      failed: count('Agents whose runtime could not be stopped now: retried by the next sweep'),
     }),
   ])
   .openapi('WatchdogResult')

@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { agentGateway } from '../../lib/agents/access'
+import { requirePaidAccess } from '../../lib/auth/plan'
 import { withUser } from '../../lib/db/rls'
 import { ApiError } from '../../lib/http/errors'
 import { errorFields, log } from '../../lib/log'
@@ -34,10 +35,12 @@ export async function readHeartbeat(c: SignedInContext, agentId: string | undefi
 
 /**
  * `PUT` (and the deprecated `POST` and `DELETE`) `/api/heartbeat`: written to the gateway of `agentId` (default
- * the caller's instance); the stored setting follows it. When the gateway write fails, the setting is stored
+ * the caller's instance); the stored setting follows it. Enabling needs paid access (402); disabling does not. When the gateway write fails, the setting is stored
  * only, which needs `agentId` (400 `agentId required` without it).
  */
 export async function writeHeartbeat(c: SignedInContext, req: { agentId?: string; frequency?: HeartbeatFrequency; enabled: boolean }) {
+  // Enabling sets the runtime working on a schedule: a use, which needs paid access. Disabling stays open.
+  if (req.enabled) await requirePaidAccess(c.var.services, c.var.user.id)
   const agent = await chosenAgent(c, req.agentId)
   const frequency = req.frequency ?? heartbeatFrequency(agent?.heartbeatFrequency ?? '1h')
   let source: 'gateway' | 'db' = 'db'

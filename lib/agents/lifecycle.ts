@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm'
 import type { Services } from '../context'
 import type { Db } from '../db/client'
 import { asService, withUser } from '../db/rls'
+import { requirePaidAccess } from '../auth/plan'
 import { ApiError } from '../http/errors'
 import { errorFields, log } from '../log'
 import { purgeDeleting, storageUnavailable } from '../files/objects'
@@ -11,6 +12,7 @@ import { agents, type Agent, files } from '../../schema'
 import { agentGateway, agentNotFound, isGatewayTokenUnreadable, newGatewayToken, openGatewayToken, runtimeTarget } from './access'
 import { forgetProbe } from './instance'
 import { recordStatus } from './provision'
+import { resumeAgent, SUSPENDED, suspendedAgent } from './suspension'
 
 /**
  * What the platform does to an agent's runtime, one function for the web routes (`POST /api/agents/:id/<action>`,
@@ -62,9 +64,27 @@ export function providerApiError(e: RuntimeProviderError): ApiError {
   return new ApiError(502, 'Runtime provider unavailable', { code: 'PROVIDER_UNAVAILABLE' })
 }
 
-/** Runs `action` on `agent`'s runtime and records the outcome; answers the agent as stored afterwards. */
+/**
+ * Actions that run or change a runtime: each needs the owner's paid access at the moment of use (402 `PLAN_REQUIRED`
+ * otherwise, whoever asks: the owner's session, or the backend's shared key acting on the owner's agent). `stop`
+ * takes nothing and stays open.
+ */
+export const PAID_ACTIONS: ReadonlySet<LifecycleAction> = new Set(['start', 'restart', 'update', 'repair', 'reset-memory', 'factory-reset'])
+
+/**
+ * Runs `action` on `agent`'s runtime and records the outcome; answers the agent as stored afterwards. First, before
+ * any provider call: a template is refused (409); a paid action needs the owner's paid access (402); a suspended
+ * agent can only be started, which resumes it under the owner's plan (lib/agents/suspension.ts; 429 when the plan is
+ * full), while `stop` answers it as it is (its runtime was stopped when it was suspended) and anything else is 409.
+ */
 export async function runLifecycle(services: Services, agent: Agent, action: LifecycleAction, opts: { image?: string } = {}): Promise<Agent> {
   if (agent.status === 'template') throw new ApiError(409, 'A template agent has no runtime', { code: 'INVALID_TRANSITION' })
+  const access = PAID_ACTIONS.has(action) ? await requirePaidAccess(services, agent.userId) : null
+  if (agent.status === SUSPENDED) {
+    if (action === 'stop') return agent
+    if (action !== 'start' || !access) throw suspendedAgent()
+    agent = await resumeAgent(services, agent, access.plan)
+  }
   const { target, rekeyed } = await lifecycleTarget(services, agent, action)
   const { runtimes } = services
   await forgetProbe(services, agent.id)

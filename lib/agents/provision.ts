@@ -5,9 +5,9 @@ import { withUser } from '../db/rls'
 import { ApiError } from '../http/errors'
 import { errorFields, log } from '../log'
 import type { Config } from '../config'
-import { hasPaidAccess, normalizePlan, PLANS, type PlanName, type PlanRecord } from '../billing/plans'
+import { type AccessConfig, accessPlan, PLANS, type PlanName, type PlanRecord } from '../billing/plans'
 import { RuntimeProviderError } from '../runtime/provider'
-import { agentEvents, agents, users, type Agent } from '../../schema'
+import { agentEvents, agents, type Agent } from '../../schema'
 import { agentNotFound, newGatewayToken, runtimeName } from './access'
 
 /** Agents a plan allows (spec "Plans": solo 1, collective 3, label 10, network unlimited). */
@@ -26,23 +26,40 @@ export function assertProvisioningOpen(config: Pick<Config, 'PROVISIONING_ENABLE
 }
 
 /**
- * The plan a new agent is provisioned under: an admin's is `network` (no payment check, no agent-count limit),
- * anyone else's is their own plan when `hasPaidAccess` (paid and active or past due, or a live trial, which runs
- * on `solo`), else 403 `Active subscription required` (spec document 1 "Errors").
+ * The plan a new agent is provisioned under: `accessPlan` (an admin's `network`, with no agent-count limit; a paid
+ * plan's own; the trial's `solo`), else 403 `Active subscription required` (spec document 1 "Errors": provisioning
+ * answers 403 where every other use answers 402).
  */
-export function provisioningPlan(record: PlanRecord, isAdmin: boolean, now = Date.now()): PlanName {
-  if (isAdmin) return 'network'
-  if (!hasPaidAccess(record, now)) throw new ApiError(403, 'Active subscription required', { code: 'PLAN_REQUIRED' })
-  return normalizePlan(record.plan)
+export function provisioningPlan(record: PlanRecord, config: AccessConfig, now = Date.now()): PlanName {
+  const plan = accessPlan(record, config, now)
+  if (!plan) throw new ApiError(403, 'Active subscription required', { code: 'PLAN_REQUIRED' })
+  return plan
 }
 
-/** The stored fields of `userId` that decide provisioning (plan, subscription status, trial), read as that user. */
-export async function planRecord(db: Db, userId: string): Promise<PlanRecord> {
-  const [row] = await withUser(db, userId, (tx) =>
-    tx.select({ plan: users.plan, subscriptionStatus: users.subscriptionStatus, trialEndsAt: users.trialEndsAt }).from(users).where(eq(users.id, userId)).limit(1),
-  )
-  if (!row) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
-  return row
+/**
+ * Takes the user's agent lock for the rest of the transaction: every change to how many agents a user has or
+ * runs (a provisioning, the skills backing agent, resuming a suspended agent) takes it first, so the count it
+ * then reads cannot be raced.
+ */
+export async function lockUserAgents(tx: Db, userId: string) {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`agents:${userId}`}))`)
+}
+
+/** 429 `AGENT_LIMIT` once `n` agents reach the plan's count (-1: unlimited). */
+export function assertBelowAgentLimit(plan: PlanName, n: number) {
+  const limit = agentLimit(plan)
+  if (limit >= 0 && n >= limit) {
+    throw new ApiError(429, `Agent limit reached for the ${plan} plan (${limit})`, { code: 'AGENT_LIMIT', extra: { limit, plan } })
+  }
+}
+
+/**
+ * Inside a transaction holding `lockUserAgents`: the user's agents a new one counts against, which is all of them
+ * (suspended ones included: they come back when paid access returns).
+ */
+export async function countUserAgents(tx: Db, userId: string): Promise<number> {
+  const [{ n }] = await tx.select({ n: count() }).from(agents).where(eq(agents.userId, userId))
+  return n
 }
 
 /** A name for an agent provisioned without one: `agent-` and 6 hex characters. */
@@ -68,15 +85,11 @@ export interface ProvisionRequest {
  */
 export async function provisionAgent(services: Services, req: ProvisionRequest): Promise<Agent> {
   const { db, config, runtimes } = services
-  const limit = agentLimit(req.plan)
   const sealed = await newGatewayToken(config, req.userId)
   const agent = await withUser(db, req.userId, async (tx) => {
     // One provisioning at a time per user: the count below cannot be raced.
-    await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`agents:${req.userId}`}))`)
-    const [{ n }] = await tx.select({ n: count() }).from(agents).where(eq(agents.userId, req.userId))
-    if (!req.bypassLimit && limit >= 0 && n >= limit) {
-      throw new ApiError(429, `Agent limit reached for the ${req.plan} plan (${limit})`, { code: 'AGENT_LIMIT', extra: { limit, plan: req.plan } })
-    }
+    await lockUserAgents(tx, req.userId)
+    if (!req.bypassLimit) assertBelowAgentLimit(req.plan, await countUserAgents(tx, req.userId))
     const [name] = await tx.select({ id: agents.id }).from(agents).where(sql`${agents.userId} = ${req.userId} and ${agents.name} = ${req.name}`)
     if (name) throw new ApiError(409, 'An agent with this name already exists', { code: 'CONFLICT' })
     const [row] = await tx

@@ -44,6 +44,13 @@ export function isDerivedEmail(config: Pick<Config, 'serviceDomain'>, email: str
   return domain === `wallet.${config.serviceDomain}` || domain === `farcaster.${config.serviceDomain}`
 }
 
+/**
+ * Admin rights: an email listed in `ADMIN_EMAILS` (case-insensitive) that is verified, so an unverified sign-up
+ * with an admin's address gets none.
+ */
+export const isVerifiedAdmin = (config: Pick<Config, 'ADMIN_EMAILS'>, user: { email: string; emailVerifiedAt: Date | null }) =>
+  !!user.emailVerifiedAt && config.ADMIN_EMAILS.includes(user.email.toLowerCase())
+
 /** Postgres 23505, as the drivers report it (directly or as a cause). */
 export const isUniqueViolation = (e: unknown) => sqlState(e) === '23505'
 

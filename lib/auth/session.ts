@@ -6,6 +6,7 @@ import { sessions, users } from '../../schema'
 import type { AppContext, AppEnv, SignedInEnv } from '../context'
 import { randomHex, sha256Hex } from '../crypto'
 import { ApiError } from '../http/errors'
+import { isVerifiedAdmin } from './accounts'
 import { afterSessionsEnded, type BoundSession, deleteSessions } from './session-bound'
 import { type CachedUser, readStamp } from './session-cache'
 
@@ -22,7 +23,7 @@ export const isListedAdminEmail = (c: Context<AppEnv>, email: string | undefined
 
 /** Admin rights follow a verified email in `ADMIN_EMAILS`: an unverified sign-up with that address gets none. */
 export const isAdmin = (c: Context<AppEnv>, user: { email: string; emailVerifiedAt: Date | null }) =>
-  !!user.emailVerifiedAt && isListedAdminEmail(c, user.email)
+  isVerifiedAdmin(c.var.services.config, user)
 
 const cookieOptions = (c: Context<AppEnv>) => ({
   httpOnly: true,

@@ -1,3 +1,8 @@
+import { type SQL, sql } from 'drizzle-orm'
+import { isDerivedEmail, isVerifiedAdmin } from '../auth/accounts'
+import type { Config } from '../config'
+import { users } from '../../schema'
+
 /**
  * Plans from the spec ("Plans"): agents (-1 unlimited), memory, monthly GBP price, and what they unlock.
  * `dailyUnits` is the daily usage allowance: the spec's sample plan (solo) shows 600; the others are chosen
@@ -42,20 +47,77 @@ export function userPlan(stored: string | null | undefined): { plan: PlanName; f
   return { plan, features: [...PLANS[plan].features] }
 }
 
-/** The stored fields that decide whether a user may use paid features. */
+/** The stored fields of a user that decide paid access (`accessPlan`): plan, subscription, trial, mailbox. */
 export interface PlanRecord {
   plan: string | null
   subscriptionStatus: string
   trialEndsAt: Date | null
+  email: string
+  emailVerifiedAt: Date | null
+}
+
+/** What the rule needs from the configuration: who the admins are, and the domain of derived addresses. */
+export type AccessConfig = Pick<Config, 'ADMIN_EMAILS' | 'serviceDomain'>
+
+/** Subscription statuses that pay for a plan: `active` (Stripe's own trial reads as active) and `past_due` (retrying). */
+export const PAID_STATUSES = ['active', 'past_due'] as const
+
+const paidSubscription = (r: Pick<PlanRecord, 'plan' | 'subscriptionStatus'>) =>
+  !!r.plan && r.plan !== 'free' && (PAID_STATUSES as readonly string[]).includes(r.subscriptionStatus)
+
+/**
+ * The account's own trial counts only with a verified real mailbox: a confirmed email or Google's `email_verified`.
+ * The derived addresses of wallet and Farcaster accounts are "verified" by their sign-in but receive no mail, so a
+ * throwaway key would buy a week of compute: they never count.
+ */
+const trialCounts = (r: PlanRecord, config: AccessConfig, now: number) =>
+  !!r.trialEndsAt && r.trialEndsAt.getTime() > now && !!r.emailVerifiedAt && !isDerivedEmail(config, r.email)
+
+/**
+ * Paid access, the one rule every gate, provisioning, the files quota, the gateway's card, `requirePlanMatch` and
+ * the watchdog's reconciliation apply: the plan whose limits the user has now, or null without paid access.
+ * - a verified admin (`ADMIN_EMAILS`): `network`, whatever is stored (admins are exempt from payment);
+ * - a plan (not the deprecated `free`) whose subscription is `active` or `past_due`: that plan;
+ * - the account's 7-day trial with a verified real mailbox: `solo` (the trial gives solo's limits);
+ * - anything else (no plan bought, a subscription `canceled` or `inactive`, the trial over): null.
+ * `paidAccessSql` below is the same rule as SQL, for the sweep's one query; keep them together.
+ */
+export function accessPlan(record: PlanRecord, config: AccessConfig, now = Date.now()): PlanName | null {
+  if (isVerifiedAdmin(config, record)) return 'network'
+  if (paidSubscription(record)) return normalizePlan(record.plan)
+  if (trialCounts(record, config, now)) return 'solo'
+  return null
+}
+
+/** Whether the user has paid access now (`accessPlan` is not null). */
+export const hasPaidAccess = (record: PlanRecord, config: AccessConfig, now = Date.now()): boolean => accessPlan(record, config, now) !== null
+
+const listSql = (values: readonly string[]) => sql.join(values.map((v) => sql`${v}`), sql`, `)
+const adminSql = (config: AccessConfig) =>
+  config.ADMIN_EMAILS.length ? sql`(${users.emailVerifiedAt} is not null and ${users.email} in (${listSql(config.ADMIN_EMAILS)}))` : sql`false`
+const paidSubscriptionSql = () => sql`(${users.plan} is not null and ${users.plan} <> 'free' and ${users.subscriptionStatus} in (${listSql(PAID_STATUSES)}))`
+
+/**
+ * `accessPlan` as SQL over a `users` row (the sweep finds lapsed users in one query): true when the row has paid
+ * access at `now`. Emails are stored lower-cased, as `ADMIN_EMAILS` is read.
+ */
+export function paidAccessSql(config: AccessConfig, now: Date): SQL {
+  const admins = adminSql(config)
+  const paid = paidSubscriptionSql()
+  const derived = sql`substring(${users.email} from '@([^@]*)$') in (${`wallet.${config.serviceDomain}`}, ${`farcaster.${config.serviceDomain}`})`
+  const trial = sql`(${users.trialEndsAt} > ${now.toISOString()}::timestamptz and ${users.emailVerifiedAt} is not null and not coalesce(${derived}, false))`
+  return sql`coalesce((${admins} or ${paid} or ${trial}), false)`
 }
 
 /**
- * Whether a user may use what a paid plan unlocks (spec: "a paid plan (minimum `solo`) is required"; new
- * accounts get a 7-day trial): a plan other than the deprecated `free` whose subscription is `active` (Stripe's
- * own trial reads as active) or `past_due` (Stripe is still retrying the card), or a live account trial.
- * Admins bypass this check where they bypass payment; callers decide that.
+ * The number of agents `accessPlan` allows a `users` row with paid access, as SQL (-1: unlimited): an admin's is
+ * network's, a paid plan's its own (legacy names as their plan, unknown ones as solo), a trial's solo's.
  */
-export function hasPaidAccess(record: PlanRecord, now = Date.now()): boolean {
-  const paid = !!record.plan && record.plan !== 'free' && (record.subscriptionStatus === 'active' || record.subscriptionStatus === 'past_due')
-  return paid || (!!record.trialEndsAt && record.trialEndsAt.getTime() > now)
+export function agentLimitSql(config: AccessConfig): SQL {
+  const admins = adminSql(config)
+  const paid = paidSubscriptionSql()
+  // The counts are this file's constants, written as literals so the expression is an integer.
+  const n = (plan: PlanName) => sql.raw(String(PLANS[plan].agents))
+  const byName = [...Object.keys(PLANS), ...Object.keys(LEGACY_PLANS)].map((name) => sql`when ${name} then ${n(normalizePlan(name))}`)
+  return sql`(case when ${admins} then ${n('network')} when ${paid} then (case ${users.plan} ${sql.join(byName, sql` `)} else ${n('solo')} end) else ${n('solo')} end)`
 }

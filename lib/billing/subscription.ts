@@ -5,7 +5,7 @@ import type { Db } from '../db/client'
 import { log } from '../log'
 import type { Queue } from '../queue/types'
 import { creditPurchases, users } from '../../schema'
-import { PLAN_NAMES, type PlanName, type SubscriptionStatus } from './plans'
+import { normalizePlan, PAID_STATUSES, PLAN_NAMES, PLANS, type PlanName, type SubscriptionStatus } from './plans'
 import { CREDIT_PACKS, type CheckoutKind, type CreditPack, planForPrice } from './stripe'
 
 /** Where a completed plan checkout hands the runtime deploy (the web's queue receiver calls the backend). */
@@ -31,12 +31,27 @@ export type Outcome = 'applied' | 'duplicate' | 'stale' | 'unpaid' | 'unknown_us
 export interface BillingDeps {
   config: Config
   queue: Queue
+  /**
+   * Told of a user whose applied change may take paid access away or lower the plan (a status that does not pay, or
+   * another plan): once the transaction commits, the watchdog reconciles them (lib/billing/webhook.ts).
+   */
+  accessChanged?: (userId: string) => void
 }
+
+const places = (plan: string | null) => {
+  const n = PLANS[normalizePlan(plan)].agents
+  return n < 0 ? Infinity : n
+}
+
+/** Whether a change from `before` to `after` may take paid access away or lower the plan's agent count. */
+const mayLowerAccess = (before: { plan: string | null; subscriptionStatus: string }, after: { plan: string | null; subscriptionStatus: string }) =>
+  !(PAID_STATUSES as readonly string[]).includes(after.subscriptionStatus) || places(after.plan) < places(before.plan)
 
 /**
  * Stripe's subscription statuses on the four the spec names: trialing and active are `active` (a Stripe trial is
- * paid access), past_due and unpaid `past_due` (Stripe is retrying), canceled and incomplete_expired `canceled`,
- * incomplete and paused (and anything new) `inactive`.
+ * paid access), past_due `past_due` (Stripe is retrying the card: access continues), canceled, unpaid (retries
+ * exhausted, nothing collected) and incomplete_expired `canceled` (paid access ends: 0-decisions "Access over
+ * time"), incomplete and paused (and anything new) `inactive`.
  */
 export function subscriptionStatusOf(status: string): SubscriptionStatus {
   switch (status) {
@@ -44,9 +59,9 @@ export function subscriptionStatusOf(status: string): SubscriptionStatus {
     case 'active':
       return 'active'
     case 'past_due':
-    case 'unpaid':
       return 'past_due'
     case 'canceled':
+    case 'unpaid':
     case 'incomplete_expired':
       return 'canceled'
     default:
@@ -71,7 +86,14 @@ const fromUnix = (seconds: number) => new Date(seconds * 1000)
 
 /** The user an event is about, locked for the rest of the transaction so two events for one user apply in turn. */
 async function lockUser(tx: Db, by: { customerId?: string | null; userId?: string | null }) {
-  const columns = { id: users.id, stripeCustomerId: users.stripeCustomerId, subscriptionId: users.subscriptionId, subscriptionEventAt: users.subscriptionEventAt }
+  const columns = {
+    id: users.id,
+    stripeCustomerId: users.stripeCustomerId,
+    subscriptionId: users.subscriptionId,
+    subscriptionEventAt: users.subscriptionEventAt,
+    plan: users.plan,
+    subscriptionStatus: users.subscriptionStatus,
+  }
   if (by.customerId) {
     const [found] = await tx.select(columns).from(users).where(eq(users.stripeCustomerId, by.customerId)).limit(1).for('update')
     if (found) return found
@@ -135,6 +157,8 @@ export async function applyCheckout(tx: Db, deps: BillingDeps, session: Stripe.C
   } else {
     log.warn('stripe.checkout_without_customer', { sessionId: session.id })
   }
+  // A new plan with fewer agents than the one it replaces.
+  if (mayLowerAccess(user, { plan, subscriptionStatus: 'active' })) deps.accessChanged?.(user.id)
   return 'applied'
 }
 
@@ -183,6 +207,7 @@ export async function applySubscription(tx: Db, deps: BillingDeps, sub: Stripe.S
       ...(customerId && !user.stripeCustomerId && { stripeCustomerId: customerId }),
     })
     .where(eq(users.id, user.id))
+  if (mayLowerAccess(user, { plan: plan ?? user.plan, subscriptionStatus: status })) deps.accessChanged?.(user.id)
   return 'applied'
 }
 
@@ -220,5 +245,6 @@ export async function applyInvoice(tx: Db, deps: BillingDeps, invoice: Stripe.In
       ...(customerId && !user.stripeCustomerId && { stripeCustomerId: customerId }),
     })
     .where(eq(users.id, user.id))
+  if (mayLowerAccess(user, { plan: plan ?? user.plan, subscriptionStatus: paid ? 'active' : 'past_due' })) deps.accessChanged?.(user.id)
   return 'applied'
 }

@@ -3,6 +3,8 @@ import type Stripe from 'stripe'
 import type { Db } from '../db/client'
 import { asService } from '../db/rls'
 import { stripeEvents } from '../../schema'
+import { errorFields, log } from '../log'
+import { WATCHDOG_PATH } from '../watchdog/deps'
 import { applyCheckout, applyInvoice, applySubscription, type BillingDeps, type Outcome } from './subscription'
 
 /** The Stripe event types this service acts on; any other is recorded and acknowledged. */
@@ -40,18 +42,34 @@ function applyEvent(tx: Db, deps: BillingDeps, event: Stripe.Event): Promise<Out
  * as its effect. A redelivery finds the row (a concurrent one waits on the first's insert, then finds it) and
  * changes nothing: `duplicate`. Any failure rolls the row back with the effect, so Stripe's retry processes it.
  */
-export function processStripeEvent(db: Db, deps: BillingDeps, event: Stripe.Event): Promise<Outcome> {
-  return asService(db, 'stripeWebhook', async (tx) => {
+export async function processStripeEvent(db: Db, deps: BillingDeps, event: Stripe.Event): Promise<Outcome> {
+  const changed = new Set<string>()
+  const outcome = await asService(db, 'stripeWebhook', async (tx) => {
     const [fresh] = await tx
       .insert(stripeEvents)
       .values({ id: event.id, type: event.type, createdAt: new Date(event.created * 1000), outcome: 'processing' })
       .onConflictDoNothing()
       .returning({ id: stripeEvents.id })
-    if (!fresh) return 'duplicate'
-    const outcome = await applyEvent(tx, deps, event)
+    if (!fresh) return 'duplicate' as const
+    const outcome = await applyEvent(tx, { ...deps, accessChanged: (userId) => changed.add(userId) }, event)
     await tx.update(stripeEvents).set({ outcome }).where(eq(stripeEvents.id, event.id))
     return outcome
   })
+  if (changed.size) await reconcileSoon(deps, [...changed])
+  return outcome
+}
+
+/**
+ * A committed change that may take paid access away (a subscription canceled, a lower plan): the watchdog
+ * reconciles those users now rather than at its next sweep (lib/watchdog/reconcile.ts). Published after the commit,
+ * so the reconciliation reads the new state; best effort, since the sweep reconciles within one interval anyway.
+ */
+async function reconcileSoon(deps: BillingDeps, userIds: string[]) {
+  try {
+    await deps.queue.publish(WATCHDOG_PATH, { userIds }, { retries: 3 })
+  } catch (e) {
+    log.error('stripe.reconcile_publish_failed', { users: userIds.length, ...errorFields(e) })
+  }
 }
 
 /** A completed checkout's effect outside any event (checkout verify): the same function, at the session's creation. */

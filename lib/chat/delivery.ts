@@ -1,5 +1,6 @@
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { agentGateway, isGatewayTokenUnreadable } from '../agents/access'
+import { SUSPENDED } from '../agents/suspension'
 import type { Services } from '../context'
 import { asService } from '../db/rls'
 import { ApiError } from '../http/errors'
@@ -32,6 +33,11 @@ export async function deliverChatJob(services: DeliveryServices, jobId: string, 
   if (!agent) {
     // The agent's deletion removes its jobs too: only a race with it lands here.
     await finish(services, job, { status: 'failed', error: 'Agent not found' })
+    return { jobId, status: 'failed', delivered: false }
+  }
+  if (agent.status === SUSPENDED) {
+    // Suspended since the job was queued (its owner's paid access ended): its runtime is stopped, nothing to retry.
+    await finish(services, job, { status: 'failed', error: 'Agent suspended' })
     return { jobId, status: 'failed', delivered: false }
   }
   const fields = { jobId, agentId: agent.id, attempt: job.attempts, retried }

@@ -1,4 +1,4 @@
-import { hasPaidAccess, normalizePlan, type PlanName, type PlanRecord } from '../billing/plans'
+import type { PlanName } from '../billing/plans'
 
 const MiB = 1024 * 1024
 const GiB = 1024 * MiB
@@ -14,23 +14,17 @@ export const STORAGE_QUOTA_BYTES: Record<PlanName, number> = {
   network: 100 * GiB,
 }
 
-/** Without paid access (no plan bought or the subscription lapsed, and no live trial): 100 MiB, under solo's. */
-export const UNPAID_QUOTA_BYTES = 100 * MiB
-
 export interface StorageQuota {
-  /** The plan the quota comes from; null without paid access. */
-  plan: PlanName | null
+  /** The plan the quota comes from. */
+  plan: PlanName
   limitBytes: number
 }
 
 /**
- * The caller's quota, by the rule provisioning uses (lib/agents/provision.ts): an admin's is network's; paid
- * access (an active or past-due subscription, or the account's trial, which runs on solo) gives the plan's;
- * anyone else gets the unpaid allowance. Files already stored past a lower quota stay; new uploads are refused.
+ * The caller's quota for an upload, from the plan of their paid access (lib/auth/plan.ts `requirePaidAccess`:
+ * an admin's is network's, the trial's solo's). Uploading needs paid access (402 without), so there is no unpaid
+ * quota; files stored before a lapse or past a lower quota stay (they can be listed, downloaded and deleted).
  */
-export function storageQuota(record: PlanRecord, isAdmin: boolean, now = Date.now()): StorageQuota {
-  if (isAdmin) return { plan: 'network', limitBytes: STORAGE_QUOTA_BYTES.network }
-  if (!hasPaidAccess(record, now)) return { plan: null, limitBytes: UNPAID_QUOTA_BYTES }
-  const plan = normalizePlan(record.plan)
+export function storageQuota(plan: PlanName): StorageQuota {
   return { plan, limitBytes: STORAGE_QUOTA_BYTES[plan] }
 }

@@ -1,8 +1,7 @@
 import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm'
-import type { PlanRecord } from '../billing/plans'
 import type { Db } from '../db/client'
 import { type Reader, withUser } from '../db/rls'
-import { files, storageUsage, users } from '../../schema'
+import { files, storageUsage } from '../../schema'
 
 /**
  * The `files` records and the `storage_usage` row, always as their user (row isolation): the invariant kept here is
@@ -32,7 +31,6 @@ export const MAX_FINISHED_PER_UPLOAD = 100
 export const MAX_LISTED_FILES = 1000
 
 export interface UploadStart {
-  planRecord: PlanRecord
   /** Bytes the user's records hold now, pending and deleting included. */
   usedBytes: number
   /** The user's `deleting` records (stale pending ones just marked included; at most `MAX_FINISHED_PER_UPLOAD`): delete their objects, then them. */
@@ -40,13 +38,13 @@ export interface UploadStart {
 }
 
 /**
- * The user's plan fields and usage, in one transaction: stale pending records are marked `deleting` (their objects
- * may exist: they are deleted first, by the caller), then the usage row is recounted from the records. The recount
- * heals what the invariant cannot see: records removed by a cascade (a direct database delete of an agent or user)
- * and stale reservations; it never frees a record's bytes, only those of records already gone. It is safe beside
- * concurrent uploads because it first locks the usage row, which every writer takes in the transaction that changes
- * the records: once it holds the lock, the records it sums (read by the next statement) include every reservation
- * made before it, and none is made during it.
+ * The user's usage, in one transaction: stale pending records are marked `deleting` (their objects may exist: they
+ * are deleted first, by the caller), then the usage row is recounted from the records. The recount heals what the
+ * invariant cannot see: records removed by a cascade (a direct database delete of an agent or user) and stale
+ * reservations; it never frees a record's bytes, only those of records already gone. It is safe beside concurrent
+ * uploads because it first locks the usage row, which every writer takes in the transaction that changes the
+ * records: once it holds the lock, the records it sums (read by the next statement) include every reservation made
+ * before it, and none is made during it.
  */
 export function startUpload(db: Db, userId: string, now = Date.now()): Promise<UploadStart> {
   return withUser(db, userId, async (tx) => {
@@ -69,11 +67,7 @@ export function startUpload(db: Db, userId: string, now = Date.now()): Promise<U
         .returning({ bytes: storageUsage.bytes })
       usedBytes = row.bytes
     }
-    const [planRecord] = await tx
-      .select({ plan: users.plan, subscriptionStatus: users.subscriptionStatus, trialEndsAt: users.trialEndsAt })
-      .from(users)
-      .where(eq(users.id, userId))
-    return { planRecord: planRecord ?? { plan: null, subscriptionStatus: 'inactive', trialEndsAt: null }, usedBytes, deleting }
+    return { usedBytes, deleting }
   })
 }
 

@@ -1,4 +1,5 @@
 import { findOwnAgent } from '../agents/access'
+import { requirePaidAccess } from '../auth/plan'
 import type { Services, SessionUser } from '../context'
 import { ApiError } from '../http/errors'
 import { isHostileText } from '../http/validation'
@@ -36,6 +37,7 @@ interface Written {
 /**
  * `POST /api/files`: the body is read as a stream, part by part (lib/files/multipart.ts), and the file's bytes go
  * straight to storage (`Storage.putStream`); nothing holds the whole file. In order:
+ * 0. the caller's paid access (402 without: uploading is a use);
  * 1. the caller's quota and usage (stale pending uploads marked `deleting`, usage recounted), then every `deleting`
  *    record's object deleted and the record with it (deletes that failed before are tried again here, before the
  *    quota is checked); a `Content-Length` that cannot fit, whatever comes before the file, is 413 before a byte of
@@ -52,10 +54,12 @@ export async function receiveUpload(services: Services, user: SessionUser, reque
   if (!boundary) throw malformed('Content-Type must be multipart/form-data with a boundary')
   const declared = contentLength(request.headers.get('content-length'))
 
+  // Uploading is a use: paid access first (402), before the usage is counted or a byte of the body is read.
+  const { plan } = await requirePaidAccess(services, user.id)
   const start = await startUpload(services.db, user.id)
   const purged = await purgeDeleting(services, user.id, start.deleting)
   const usedBytes = start.usedBytes - purged.freedBytes
-  const quota = storageQuota(start.planRecord, user.isAdmin)
+  const quota = storageQuota(plan)
   const remaining = quota.limitBytes - usedBytes
   if (declared !== null && declared - MAX_BYTES_BEFORE_FILE - closingDelimiterBytes(boundary) > remaining) {
     throw storageLimitExceeded(quota, usedBytes)

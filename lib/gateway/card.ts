@@ -3,7 +3,8 @@ import type { Context } from 'hono'
 import { parseUnits } from 'viem'
 import { users } from '../../schema'
 import { isTrustedOrigin, readSession } from '../auth/session'
-import { hasPaidAccess, normalizePlan } from '../billing/plans'
+import { PLAN_RECORD_COLUMNS } from '../auth/plan'
+import { accessPlan } from '../billing/plans'
 import { giveBackUnits, spendUnits } from '../billing/usage'
 import type { Config } from '../config'
 import type { AppEnv, Services, SessionUser } from '../context'
@@ -37,16 +38,13 @@ export interface AllowanceCharge {
 }
 
 /**
- * Spends the call's units from `user`'s allowance when the user has paid access (a paid plan, or the trial;
- * admins on the `network` allowance); null without paid access. A spent allowance is `PaymentRefused`.
+ * Spends the call's units from `user`'s allowance when the user has paid access at the moment of use (`accessPlan`:
+ * a paid plan's, the trial's solo with a verified real mailbox, an admin's network); null without paid access. A spent allowance is `PaymentRefused`.
  */
 export async function spendAllowance(services: Services, user: SessionUser, plugin: Plugin): Promise<AllowanceCharge | null> {
-  const [record] = await services.reader.asUser(user.id, (db) =>
-    db.select({ plan: users.plan, subscriptionStatus: users.subscriptionStatus, trialEndsAt: users.trialEndsAt }).from(users).where(eq(users.id, user.id)).limit(1),
-  )
-  const paid = !!record && hasPaidAccess(record)
-  if (!paid && !user.isAdmin) return null
-  const plan = paid ? normalizePlan(record.plan) : 'network'
+  const [record] = await services.reader.asUser(user.id, (db) => db.select(PLAN_RECORD_COLUMNS).from(users).where(eq(users.id, user.id)).limit(1))
+  const plan = record ? accessPlan(record, services.config) : null
+  if (!plan) return null
   const units = unitsFor(plugin.price)
   const spentAt = Date.now()
   try {

@@ -75,7 +75,7 @@ export const errorCodes = {
   INVALID_TRANSITION: 'The resource is not in a state that allows this change.',
 
   // Plans
-  PLAN_REQUIRED: 'The caller\'s plan does not include this.',
+  PLAN_REQUIRED: 'No paid access at the moment of use (a plan paid for, or the trial with a verified real mailbox), or the caller\'s plan does not include this.',
   SUBSCRIPTION_MISMATCH: 'The plan headers disagree with the caller\'s subscription.',
   DEPRECATED: 'The route or value is deprecated; the message names the replacement.',
 

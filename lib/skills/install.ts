@@ -7,7 +7,9 @@ import { withUser } from '../db/rls'
 import { ApiError } from '../http/errors'
 import { errorFields, log } from '../log'
 import { RuntimeProviderError } from '../runtime/provider'
-import { agents, skillInstallations, type Agent } from '../../schema'
+import { agentEvents, agents, skillInstallations, type Agent } from '../../schema'
+import { assertBelowAgentLimit, countUserAgents, lockUserAgents } from '../agents/provision'
+import type { PlanName } from '../billing/plans'
 
 /** Installations one agent may hold (enabled or not): its sync payload stays far below the runtime's 1 MB. */
 export const MAX_SKILLS_PER_AGENT = 100
@@ -51,20 +53,29 @@ export const MANAGED_RUNTIME_AGENT = { name: 'Managed OpenClaw Runtime', model: 
 /**
  * `findTargetAgent`; else, for the caller's own instance id (their user id) with no agent behind it (a runtime the
  * backend deployed without an agent record), the backing agent `Managed OpenClaw Runtime` (model `openclaw`,
- * status `running`), upserted by its unique (user, name) when `backing` (install): concurrent installs make one.
- * Else 404 `Agent not found`.
+ * status `running`) when `backingPlan` (install) is given. The backing agent is an agent like any other: it is
+ * made only under the caller's paid access (`backingPlan` is `requirePaidAccess`'s plan) and counts against that
+ * plan's agents, under the same per-user lock and count as provisioning (429 `AGENT_LIMIT` when full), so
+ * concurrent installs make one, and none past the plan. Else 404 `Agent not found`.
  */
-export async function requireTargetAgent(db: Db, userId: string, agentId: string, opts: { backing?: boolean } = {}): Promise<Agent> {
+export async function requireTargetAgent(db: Db, userId: string, agentId: string, opts: { backingPlan?: PlanName } = {}): Promise<Agent> {
   const agent = await findTargetAgent(db, userId, agentId)
   if (agent) return agent
-  if (!opts.backing || agentId !== userId) throw agentNotFound()
-  const [backing] = await withUser(db, userId, (tx) =>
-    tx
+  const plan = opts.backingPlan
+  if (!plan || agentId !== userId) throw agentNotFound()
+  const backing = await withUser(db, userId, async (tx) => {
+    await lockUserAgents(tx, userId)
+    // Made by a concurrent install while this one waited for the lock: that one is the backing agent.
+    const [made] = await tx.select().from(agents).where(and(eq(agents.userId, userId), eq(agents.name, MANAGED_RUNTIME_AGENT.name))).limit(1)
+    if (made) return made
+    assertBelowAgentLimit(plan, await countUserAgents(tx, userId))
+    const [row] = await tx
       .insert(agents)
-      .values({ userId, name: MANAGED_RUNTIME_AGENT.name, config: { model: MANAGED_RUNTIME_AGENT.model }, status: 'running' })
-      .onConflictDoUpdate({ target: [agents.userId, agents.name], set: { status: 'running', updatedAt: new Date() } })
-      .returning(),
-  )
+      .values({ userId, name: MANAGED_RUNTIME_AGENT.name, plan, config: { model: MANAGED_RUNTIME_AGENT.model }, status: 'running' })
+      .returning()
+    await tx.insert(agentEvents).values({ agentId: row.id, userId, kind: 'status', toState: 'running', reason: 'Backing agent of a managed runtime (skill install)' })
+    return row
+  })
   log.info('skills.backing_agent', { agentId: backing.id })
   return backing
 }

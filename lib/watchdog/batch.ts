@@ -1,6 +1,8 @@
 import { and, eq, inArray, isNull, lte, or } from 'drizzle-orm'
 import { runtimeTarget } from '../agents/access'
 import { forgetProbe } from '../agents/instance'
+import { PLAN_RECORD_COLUMNS } from '../auth/plan'
+import { hasPaidAccess } from '../billing/plans'
 import { asService } from '../db/rls'
 import { errorFields, log } from '../log'
 import { probeRuntime, type RuntimeStatus } from '../runtime/probe'
@@ -77,13 +79,18 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
     return { agent, watch, probe, d, repaired: false, notified: false }
   })
   // A repair restarts the runtime: only for agents still meant to run (the owner may have stopped or deleted one
-  // since the lease was taken). The others are left out of the record; their lease is released below.
+  // since the lease was taken) whose owner has paid access now (a lapsed owner's runtime is stopped by the sweep's
+  // reconciliation, never repaired). The others are left out of the record; their lease is released below.
   const repairable = outcomes.filter((o) => o.d.repair)
   if (repairable.length) {
-    const still = await asService(deps.db, 'watchdog', (tx) =>
-      tx.select({ id: agents.id }).from(agents).where(and(inArray(agents.id, repairable.map((o) => o.agent.id)), inArray(agents.status, WATCHED))),
+    const still = await asService(deps.db, 'accessReconciliation', (tx) =>
+      tx
+        .select({ id: agents.id, owner: PLAN_RECORD_COLUMNS })
+        .from(agents)
+        .innerJoin(users, eq(users.id, agents.userId))
+        .where(and(inArray(agents.id, repairable.map((o) => o.agent.id)), inArray(agents.status, WATCHED))),
     )
-    const watched = new Set(still.map((r) => r.id))
+    const watched = new Set(still.filter((r) => hasPaidAccess(r.owner, deps.config, now)).map((r) => r.id))
     const gone = new Set(repairable.filter((o) => !watched.has(o.agent.id)))
     if (gone.size) {
       log.info('watchdog.repair_skipped', { agents: gone.size })

@@ -46,7 +46,8 @@ export interface WatchdogDeps {
   readonly mail: Mailer
   /** Where the instance's cached probe lives (lib/agents/instance.ts), dropped around a repair. */
   readonly kv: Services['kv']
-  readonly runtimes: Pick<RuntimeProvider, 'repair'>
+  /** `repair` for unhealthy runtimes; `stop` for the runtimes of agents suspended by the reconciliation. */
+  readonly runtimes: Pick<RuntimeProvider, 'repair' | 'stop'>
   /** The clock every rule reads (epoch ms); tests control it. */
   now(): number
 }

@@ -1,9 +1,10 @@
 import { and, eq, gt, inArray, isNull, lte, or } from 'drizzle-orm'
 import { asService } from '../db/rls'
-import { log } from '../log'
+import { errorFields, log } from '../log'
 import { continuationId, runOf } from '../queue/continuation'
 import { agents, agentWatchdog } from '../../schema'
 import { checkAgents } from './batch'
+import { reconcileAccess } from './reconcile'
 import { flow, mapLimit, MAX_BATCH, WATCHDOG_PATH, WATCHDOG_PERIOD_MS, WATCHED, type WatchdogDeps } from './deps'
 import { watchdogSettings } from './rules'
 
@@ -20,6 +21,8 @@ import { watchdogSettings } from './rules'
 const BATCHES_PER_PAGE = 20
 
 export interface SweepResult {
+  /** Agents suspended by this sweep's reconciliation of paid access (its first page only). */
+  suspended: number
   /** Agents found due a check. */
   due: number
   /** Batch messages published. */
@@ -28,17 +31,33 @@ export interface SweepResult {
   more: boolean
 }
 
-/** One delivery to `WATCHDOG_PATH`: a batch when it names agents, else a sweep (from `cursor` when given). */
-export async function runWatchdog(deps: WatchdogDeps, body: { agentIds?: string[]; cursor?: string; run?: string }) {
+/**
+ * One delivery to `WATCHDOG_PATH`: a batch when it names agents; the reconciliation of paid access for the users a
+ * payment event concerns when it names users (lib/watchdog/reconcile.ts); else a sweep (from `cursor` when given).
+ */
+export async function runWatchdog(deps: WatchdogDeps, body: { agentIds?: string[]; userIds?: string[]; cursor?: string; run?: string }) {
   if (body.agentIds) return { kind: 'batch' as const, ...(await checkAgents(deps, body.agentIds)) }
+  if (body.userIds) return { kind: 'reconcile' as const, ...(await reconcileAccess(deps, { userIds: body.userIds })) }
   return { kind: 'sweep' as const, ...(await sweep(deps, body.cursor, body.run)) }
 }
 
 /**
- * Pages the agents due a check (no watchdog row yet, or its next check passed; not leased) and publishes them. `run`
- * is the sweep's start (the cron delivery's period), carried by its continuations, which it deduplicates.
+ * Reconciles paid access first (the run's first page: every cron period, so a lapse stops its runtimes within one
+ * watchdog interval), then pages the agents due a check (no watchdog row yet, or its next check passed; not leased)
+ * and publishes them. `run` is the sweep's start (the cron delivery's period), carried by its continuations, which
+ * it deduplicates.
  */
 export async function sweep(deps: WatchdogDeps, cursor?: string, run = runOf(deps.now(), WATCHDOG_PERIOD_MS)): Promise<SweepResult> {
+  // A reconciliation that fails must not stop the health checks: it is retried by the next sweep.
+  const suspended = cursor
+    ? 0
+    : await reconcileAccess(deps).then(
+        (r) => r.suspended,
+        (e) => {
+          log.error('watchdog.reconcile_failed', errorFields(e))
+          return 0
+        },
+      )
   const s = watchdogSettings(deps.config)
   const now = new Date(deps.now())
   const page = s.batchSize * BATCHES_PER_PAGE
@@ -66,8 +85,8 @@ export async function sweep(deps: WatchdogDeps, cursor?: string, run = runOf(dep
     const next = ids[ids.length - 1]
     await deps.queue.publish(WATCHDOG_PATH, { cursor: next, run }, { deduplicationId: continuationId(WATCHDOG_PATH, run, next) })
   }
-  log.info('watchdog.sweep', { due: ids.length, batches: batches.length, more })
-  return { due: ids.length, batches: batches.length, more }
+  log.info('watchdog.sweep', { suspended, due: ids.length, batches: batches.length, more })
+  return { suspended, due: ids.length, batches: batches.length, more }
 }
 
 const chunk = <T>(items: T[], size: number) => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size))

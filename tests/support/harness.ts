@@ -18,7 +18,19 @@ export interface SeededUser {
 
 export interface HarnessOptions {
   env?: Record<string, string | undefined>
+  /**
+   * Every seeded user (alice, bob, admin, and `seedUser`'s unless it says otherwise) is on this plan with an active
+   * subscription: for families whose tests use agents, which needs paid access at each use. Without it seeded users
+   * have no paid access (no plan, no trial).
+   */
+  plan?: string
 }
+
+/**
+ * The plan of `HarnessOptions.plan` for families whose tests use agents but are not about plans: paid access at each
+ * use, and 10 agents of room.
+ */
+export const PAYING = 'label'
 
 export const ADMIN_EMAIL = 'admin@example.com'
 export const PASSWORD = 'correct horse battery staple'
@@ -30,6 +42,7 @@ export const BROWSER = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/1
  * and an admin already signed in. Requests go through `app.request()`; the client IP is `CF-Connecting-IP`.
  */
 export async function createHarness(opts: HarnessOptions = {}) {
+  const harnessOpts = opts
   const stores = await openTestStores()
   // Each harness gets its own limiter namespace so parallel files never share counters on real Redis.
   const ns = crypto.randomUUID().slice(0, 8)
@@ -55,11 +68,18 @@ export async function createHarness(opts: HarnessOptions = {}) {
   const backendApp = createBackendApp(node.provider)
 
   const db = stores.database.db
-  /** A user with password `PASSWORD`, a live session and a verified email (`{verified: false}` for one that is not). */
-  async function seedUser(name: string, email: string, opts: { verified?: boolean } = {}): Promise<SeededUser> {
+  /**
+   * A user with password `PASSWORD`, a live session and a verified email (`{verified: false}` for one that is not), on
+   * the harness's `plan` (`{plan: null}` for none, or another plan).
+   */
+  async function seedUser(name: string, email: string, opts: { verified?: boolean; plan?: string | null } = {}): Promise<SeededUser> {
     const passwordHash = await hashSecret(PASSWORD, 4)
     const emailVerifiedAt = opts.verified === false ? null : new Date()
-    const [user] = await db.insert(users).values({ email: email.toLowerCase(), name, passwordHash, emailVerifiedAt }).returning()
+    const plan = opts.plan === undefined ? (harnessOpts.plan ?? null) : opts.plan
+    const [user] = await db
+      .insert(users)
+      .values({ email: email.toLowerCase(), name, passwordHash, emailVerifiedAt, ...(plan ? { plan, subscriptionStatus: 'active' } : {}) })
+      .returning()
     const token = newSessionToken()
     await db.insert(sessions).values({ tokenHash: await hashSessionToken(token), userId: user.id, expiresAt: new Date(Date.now() + SESSION_TTL_MS) })
     return { id: user.id, email, name, token, cookie: `${SESSION_COOKIE}=${token}` }

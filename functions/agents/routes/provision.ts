@@ -2,7 +2,8 @@ import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { createMiddleware } from 'hono/factory'
 import { agentJson } from '../../../lib/agents/lifecycle'
-import { assertProvisioningOpen, defaultAgentName, provisionAgent, provisioningPlan, planRecord } from '../../../lib/agents/provision'
+import { assertProvisioningOpen, defaultAgentName, provisionAgent, provisioningPlan } from '../../../lib/agents/provision'
+import { planRecord } from '../../../lib/auth/plan'
 import { provisionSession } from '../../../lib/auth/provision-session'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
@@ -36,7 +37,7 @@ const provisionGate = createMiddleware<AppEnv>(async (c, next) => {
     // The synthetic admin session (no user row) cannot own an agent: agents belong to accounts.
     throw new ApiError(403, 'Sign in with an account to provision', { code: 'FORBIDDEN' })
   }
-  c.set('plan', provisioningPlan(await planRecord(c.var.services.db, user.id), user.isAdmin))
+  c.set('plan', provisioningPlan(await planRecord(c.var.services.db, user.id), c.var.services.config))
   await next()
 })
 
@@ -52,7 +53,8 @@ export const route = createRoute(
       description:
         'Order of checks: the session (401); the rate limit; the kill switch `PROVISIONING_KILL_SWITCH` (503); ' +
         '`PROVISIONING_ENABLED` unset (500, as the backend health says: provisioning disabled → 500); a paid plan ' +
-        '(active or past due) or a live trial, unless an admin (403 `Active subscription required`); the body; the plan’s ' +
+        '(active or past due), or the live trial of an account with a verified real mailbox (a wallet or Farcaster ' +
+        'address is not one), unless an admin (403 `Active subscription required`); the body; the plan’s ' +
         'agent count (solo 1, collective 3, label 10, network unlimited; atomic: of two concurrent creates at the limit ' +
         'one wins). The agent runs under the caller’s plan (a trial’s is solo; an admin’s network, without a count limit). ' +
         'The record is made first, then the runtime through the provider; a provider failure keeps the record in status ' +

@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { findOwnAgent, TOKEN_UNREADABLE_DOC } from '../../../lib/agents/access'
 import { agentJson, runLifecycle } from '../../../lib/agents/lifecycle'
+import { PAID_ACCESS_RULE, PLAN_REQUIRED_DOC } from '../../../lib/auth/plan'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
@@ -37,13 +38,15 @@ export const route = agentRoute({
     "after is `starting` and its stored image the new one. `image` must be a tag or digest of the platform's runtime " +
     'repository (the repository of `RUNTIME_IMAGE`): an owner picks a version, never an image of their own, which would ' +
     "run their code in the platform's project (400 otherwise). " +
-    'A provider failure other than a conflict leaves status `error`.',
+    'A provider failure other than a conflict leaves status `error`. Needs the caller’s paid access at the moment of use ' +
+    `(${PAID_ACCESS_RULE}); a \`suspended\` agent must be started first.`,
   request: { params: AgentIdParams, body: jsonBody(Body) },
   responses: {
     200: ok(AgentSchema, 'The agent as stored afterwards'),
     400: errorResponse('`image` is not an image reference or too long, or `Image must be a version of <repository>` (`VALIDATION`); or invalid JSON (`INVALID_JSON`)'),
+    402: errorResponse(PLAN_REQUIRED_DOC),
     404: errorResponse(`${NOT_FOUND}; or the provider has no runtime for it (\`NOT_FOUND\`)`),
-    409: errorResponse(`The agent is a template (\`INVALID_TRANSITION\`); the provider refused the operation (\`CONFLICT\`); or ${TOKEN_UNREADABLE_DOC}`),
+    409: errorResponse(`The agent is a template or \`suspended\` (\`INVALID_TRANSITION\`); the provider refused the operation (\`CONFLICT\`); or ${TOKEN_UNREADABLE_DOC}`),
     502: errorResponse(PROVIDER_DOWN),
   },
 })

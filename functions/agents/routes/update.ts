@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi'
-import { planRecord } from '../../../lib/agents/provision'
+import { planRecord } from '../../../lib/auth/plan'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import { findOwnAgent } from '../../../lib/agents/access'

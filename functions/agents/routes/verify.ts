@@ -1,6 +1,7 @@
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import { findOwnAgent } from '../../../lib/agents/access'
+import { PLAN_RECORD_COLUMNS } from '../../../lib/auth/plan'
 import { hasPaidAccess } from '../../../lib/billing/plans'
 import { readAsUser } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
@@ -35,10 +36,8 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   if (agent.verification === 'human_verified') return c.json(verificationJson(agent), 200)
   const me = c.var.user
   if (!me.isAdmin) {
-    const [owner] = await readAsUser(c, (tx) =>
-      tx.select({ emailVerifiedAt: users.emailVerifiedAt, plan: users.plan, subscriptionStatus: users.subscriptionStatus, trialEndsAt: users.trialEndsAt }).from(users).where(eq(users.id, me.id)),
-    )
-    if (!owner?.emailVerifiedAt || !hasPaidAccess(owner)) {
+    const [owner] = await readAsUser(c, (tx) => tx.select(PLAN_RECORD_COLUMNS).from(users).where(eq(users.id, me.id)))
+    if (!owner?.emailVerifiedAt || !hasPaidAccess(owner, c.var.services.config)) {
       throw new ApiError(403, 'Verification needs a verified email and paid access', { code: 'FORBIDDEN' })
     }
   }

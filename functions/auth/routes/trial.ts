@@ -23,6 +23,10 @@ export const route = signedInRoute({
   operationId: 'getTrial',
   tags: ['Account'],
   summary: "The signed-in user's 7-day trial",
+  description:
+    'The trial’s dates, for every account: `active` says its 7 days are running. It gives paid access (the solo plan’s ' +
+    'limits) only to an account with a verified real mailbox: a confirmed email or Google’s; the derived address of a ' +
+    'wallet or Farcaster account is not one, so such an account needs a plan to use agents.',
   responses: { 200: ok(TrialSchema) },
 })
 

@@ -6,6 +6,7 @@ import { createMiddleware } from 'hono/factory'
 import { agentJson } from '../../../lib/agents/lifecycle'
 import { assertProvisioningOpen, defaultAgentName, provisionAgent, provisioningPlan } from '../../../lib/agents/provision'
 import { API_KEY_PREFIX } from '../../../lib/auth/api-keys'
+import { PLAN_RECORD_COLUMNS } from '../../../lib/auth/plan'
 import { isAdmin } from '../../../lib/auth/session'
 import { bearerToken, requireSharedKey } from '../../../lib/auth/shared-key'
 import type { AppEnv } from '../../../lib/context'
@@ -61,8 +62,8 @@ export const route = createRoute(
       description:
         'Caller: the shared key (`Authorization: Bearer <INTERNAL_API_KEY>`, then `userId` in the body names the user), a ' +
         'user API key (`Bearer sk_...`) or signed identity headers (the identity is the user). The same checks and ' +
-        'provisioning as the web `POST /api/provision`: kill switch 503, provisioning disabled 500, a paid plan or live ' +
-        'trial unless the user is an admin (403 `Active subscription required`), the plan’s agent count (429 `AGENT_LIMIT`), ' +
+        'provisioning as the web `POST /api/provision`: kill switch 503, provisioning disabled 500, paid access (a paid plan, ' +
+        'or the live trial of an account with a verified real mailbox) unless the user is an admin (403 `Active subscription required`), the plan’s agent count (429 `AGENT_LIMIT`), ' +
         'a provider failure 502 with the agent kept in status `error`. Never the gateway token.',
       // Both of the spec's limits: every backend /api route's, then this route's 5/min (whose headers it answers with).
       middleware: [rateLimit(limits.deployments), deploymentCaller],
@@ -88,7 +89,7 @@ export const route = createRoute(
 async function findUser(c: Context<AppEnv>, userId: string) {
   const [row] = await asService(c.var.services.db, 'identityLookup', (tx) =>
     tx
-      .select({ id: users.id, email: users.email, emailVerifiedAt: users.emailVerifiedAt, plan: users.plan, subscriptionStatus: users.subscriptionStatus, trialEndsAt: users.trialEndsAt })
+      .select({ id: users.id, ...PLAN_RECORD_COLUMNS })
       .from(users)
       .where(eq(users.id, userId))
       .limit(1),
@@ -107,7 +108,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const admin = isAdmin(c, user)
   const agent = await provisionAgent(services, {
     userId: user.id,
-    plan: provisioningPlan(user, admin),
+    plan: provisioningPlan(user, services.config),
     name: body.name ?? defaultAgentName(),
     aiProvider: body.aiProvider ?? null,
     config: body.config,

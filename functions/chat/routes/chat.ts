@@ -2,6 +2,8 @@ import { createRoute } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import { isGatewayTokenUnreadable, openGatewayToken } from '../../../lib/agents/access'
+import { SUSPENDED, suspendedAgent } from '../../../lib/agents/suspension'
+import { PAID_ACCESS_RULE, PLAN_REQUIRED_DOC } from '../../../lib/auth/plan'
 import { findChatAgent } from '../../../lib/chat/agent'
 import { CHAT_QUEUE_PATH, CHAT_RETRIES, releaseJobTicket } from '../../../lib/chat/jobs'
 import { admitTicket, chatWeight, LONG_MESSAGE_CHARS } from '../../../lib/chat/workload'
@@ -27,9 +29,10 @@ export const route = createRoute(
       tags: ['Gateway'],
       summary: 'Queue a chat message for the caller’s agent',
       description:
-        'Order of checks: the per-IP limit; the session; the body; the agent; its gateway token; the workload gate. ' +
+        'Order of checks: the per-IP limit; the session; the body; paid access at the moment of use (' + PAID_ACCESS_RULE + '); ' +
+        'the agent (a `suspended` one, whose runtime is stopped, is 409 until it is started again); its gateway token; the workload gate. ' +
         'The agent: among the caller’s agents that are not templates and have a provisioned runtime (a runtime service ' +
-        'id or URL), a `running` one first, then the most recently created. The workload gate holds a ticket for the job ' +
+        'id or URL), a `running` one first and a `suspended` one last, then the most recently created. The workload gate holds a ticket for the job ' +
         'until it ends (or `CHAT_TICKET_TTL_SEC`, default 300 s): at most `CHAT_USER_SLOTS` (4) slots per user and ' +
         '`CHAT_GLOBAL_SLOTS` (200) platform-wide at once, and at most `CHAT_USER_PER_MINUTE` (20) and `CHAT_GLOBAL_PER_MINUTE` ' +
         `(2000) slots spent per calendar minute; a message over ${LONG_MESSAGE_CHARS} characters takes 2 slots, others 1. ` +
@@ -40,7 +43,9 @@ export const route = createRoute(
       responses: {
         202: ok(ChatQueuedSchema, 'Queued'),
         400: errorResponse('`Message required` (missing, not a string or blank), or over 32 000 characters (`VALIDATION`); malformed JSON (`INVALID_JSON`)'),
+        402: errorResponse(PLAN_REQUIRED_DOC),
         404: errorResponse('`User not found` (`USER_NOT_FOUND`); `No agent found`: no agent but templates; `No OpenClaw instance found`: no agent with a provisioned runtime (`NOT_FOUND`)'),
+        409: errorResponse('`Agent suspended: start it again` (`INVALID_TRANSITION`): the chosen agent is `suspended`'),
         429: errorResponse(
           'The workload gate (`WORKLOAD_LIMIT`): `Too many chats in progress` (the caller’s slots), `Chat limit reached for this minute`, or `The platform is busy` (platform-wide slots or minute); `retryAfterSeconds` (also `Retry-After`) says when a slot frees or the minute ends, `reason` which limit',
         ),
@@ -58,7 +63,8 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   const { message } = c.req.valid('json')
   const { services } = c.var
   const userId = c.var.user.id
-  const agent = await findChatAgent(services, userId)
+  const agent = await findChatAgent(services, userId, { paid: true })
+  if (agent.status === SUSPENDED) throw suspendedAgent()
   await assertGatewayToken(services, agent)
 
   const job = { id: crypto.randomUUID(), userId, agentId: agent.id, message, weight: chatWeight(message) }

@@ -24,7 +24,11 @@ export const route = createRoute({
     'message); `WATCHDOG_STARTUP_FAILURE_THRESHOLD` consecutive failures ask the runtime provider for a repair, at ' +
     'most `WATCHDOG_MAX_REPAIR_ATTEMPTS` times; `WATCHDOG_CRASH_LOOP_THRESHOLD` crashes within ' +
     '`WATCHDOG_CRASH_LOOP_WINDOW` mark the agent `crash_loop`: no more repairs, its owner mailed once. Every ' +
-    'transition is recorded with its reason. The watchdog has no endpoint of its own for users.',
+    'transition is recorded with its reason. Each sweep first reconciles paid access: the agents of users whose paid ' +
+    'access ended (the trial over, the subscription canceled) have their runtimes stopped through the provider and ' +
+    'are marked `suspended` (nothing deleted), as are the newest beyond a plan’s agent count; `{userIds}` (published ' +
+    'by a payment event) reconciles those users at once. Suspended agents are never repaired, nor is an agent whose ' +
+    'owner has no paid access. The watchdog has no endpoint of its own for users.',
   middleware: [requireQueueSignature] as const,
   request: { body: jsonBody(WatchdogMessage) },
   responses: {

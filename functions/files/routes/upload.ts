@@ -1,5 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi'
-import { STORAGE_QUOTA_BYTES, UNPAID_QUOTA_BYTES } from '../../../lib/files/quota'
+import { PAID_ACCESS_RULE, PLAN_REQUIRED_DOC } from '../../../lib/auth/plan'
+import { STORAGE_QUOTA_BYTES } from '../../../lib/files/quota'
 import { MAX_FILENAME_LENGTH } from '../../../lib/files/names'
 import { receiveUpload } from '../../../lib/files/upload'
 import { errorResponse, ok } from '../../../lib/http/openapi'
@@ -22,9 +23,10 @@ export const route = signedInRoute({
     'A `multipart/form-data` body with `agentId` (one of the caller’s agents) and then `file`: the body is read as a ' +
     'stream and the file goes to storage as it arrives, so `agentId` must come before `file` (append it first to the ' +
     '`FormData`). Other fields (up to 64 KiB each) are ignored.\n\n' +
-    `**Storage quota.** The caller’s files (stored and uploading) may hold: ${quotas}; admins network’s; ` +
-    `without paid access (no plan bought or the subscription lapsed, and no live trial; the trial runs on solo) ` +
-    `${UNPAID_QUOTA_BYTES / 1024 ** 2} MiB. The 1 MB limit of other bodies does not apply here: the quota does. ` +
+    `**Paid access.** Uploading is a use: it needs paid access at the moment of use (${PAID_ACCESS_RULE}), checked before ` +
+    'the body is read: 402 otherwise. Files kept from before a lapse can still be listed, downloaded and deleted.\n\n' +
+    `**Storage quota.** The caller’s files (stored and uploading) may hold: ${quotas}; admins network’s; the trial runs ` +
+    'on solo. The 1 MB limit of other bodies does not apply here: the quota does. ' +
     'What comes before the file’s data (`agentId`, other fields, part headers) may take 64 KiB. A `Content-Length` that ' +
     'cannot fit, even less those 64 KiB, is refused (413) before the body is read. At the `file` part the bytes are ' +
     'reserved atomically: what is left of `Content-Length` (without one, all the caller’s remaining quota, until the ' +
@@ -65,6 +67,7 @@ export const route = signedInRoute({
         'not closed within its `Content-Length`, over 64 KiB before the file, or another field over 64 KiB ' +
         '(`MALFORMED_MULTIPART`)',
     ),
+    402: errorResponse(PLAN_REQUIRED_DOC),
     404: errorResponse('`Agent not found`: `agentId` is not one of the caller’s agents (`NOT_FOUND`)'),
     413: errorResponse('`Storage limit exceeded`: the upload does not fit the caller’s quota; `plan`, `limitBytes` and `usedBytes` (`STORAGE_LIMIT`)'),
     500: errorResponse('Unexpected failure, or storage failed (`INTERNAL`); nothing was kept'),

@@ -1,6 +1,6 @@
 import { createRoute, type RouteHandler } from '@hono/zod-openapi'
 import { findInstanceAgent, INSTANCE_PROBE_TTL_MS, noInstance, probeInstance } from '../../../lib/agents/instance'
-import { planRecord } from '../../../lib/agents/provision'
+import { planRecord } from '../../../lib/auth/plan'
 import type { SignedInEnv } from '../../../lib/context'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'

@@ -3,6 +3,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import { TOKEN_UNREADABLE_DOC } from '../../../lib/agents/access'
 import { noInstance } from '../../../lib/agents/instance'
 import { runLifecycle } from '../../../lib/agents/lifecycle'
+import { PAID_ACCESS_RULE, PLAN_REQUIRED_DOC } from '../../../lib/auth/plan'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limitedRoute } from '../../../lib/http/rate-limit'
@@ -37,13 +38,15 @@ export const route = signedInRoute(
     summary: 'Repair, update or reset the memory of one of the caller’s runtimes',
     description:
       'Counts against the same 30 per minute per user as `/api/instance/*`. `repair` and `update` record the agent `starting`; `reset-memory` changes no status. ' +
-      '`repair` of an agent whose stored gateway token this server cannot open (or that has none) redeploys it with a new token.',
+      '`repair` of an agent whose stored gateway token this server cannot open (or that has none) redeploys it with a new token. ' +
+      `Each needs paid access at the moment of use (${PAID_ACCESS_RULE}); a \`suspended\` agent must be started first.`,
     request: { body: jsonBody(MaintenanceBody) },
     responses: {
       200: ok(LifecycleResultSchema),
       400: errorResponse('Unknown or missing `action` (`INVALID_ACTION`); a malformed `agentId` (`VALIDATION`); or invalid JSON'),
+      402: errorResponse(PLAN_REQUIRED_DOC),
       404: errorResponse('`Agent not found` (not the caller’s); `No instance found. Please deploy first.`; or the provider has no such runtime (`NOT_FOUND`)'),
-      409: errorResponse(`The runtime is busy with another operation (\`CONFLICT\`); or, for \`update\` and \`reset-memory\`, ${TOKEN_UNREADABLE_DOC} (\`repair\` re-keys it)`),
+      409: errorResponse(`The runtime is busy with another operation (\`CONFLICT\`); the agent is \`suspended\` (\`INVALID_TRANSITION\`); or, for \`update\` and \`reset-memory\`, ${TOKEN_UNREADABLE_DOC} (\`repair\` re-keys it)`),
       502: errorResponse('The runtime provider or the runtime failed (`PROVIDER_UNAVAILABLE`)'),
     },
   }),

@@ -1,4 +1,4 @@
-import { planRecord } from '../../../lib/agents/provision'
+import { planRecord } from '../../../lib/auth/plan'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { and, desc, eq, sql } from 'drizzle-orm'
 import { agentGateway, openGatewayToken } from '../../../lib/agents/access'

@@ -1,4 +1,5 @@
 import type { RouteHandler } from '@hono/zod-openapi'
+import { PAID_ACCESS_RULE, PLAN_REQUIRED_DOC, requirePaidAccess } from '../../../lib/auth/plan'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
@@ -29,7 +30,9 @@ export const route = skillRoute(limits.skillInstall, {
     '`agentId` is one of the caller’s agents: its id, its runtime’s service id, or the caller’s instance id (their user ' +
     'id), which names their instance agent (the agent record made when the managed runtime was provisioned); when the ' +
     'caller has no such record, the backing agent `Managed OpenClaw Runtime` (model `openclaw`, status `running`) is ' +
-    'upserted, once however many installs race. The skill is scanned again (the platform’s own are ' +
+    'made, once however many installs race, and it counts against the plan’s agents like any other (429 `AGENT_LIMIT` ' +
+    `when the plan is full). Installing needs paid access at the moment of use (${PAID_ACCESS_RULE}): 402 otherwise, ` +
+    'checked first. The skill is scanned again (the platform’s own are ' +
     '`trusted`); a blocked one is refused. Always 200 on success (spec state table): a new installation is stored ' +
     'enabled; installing an enabled one again changes nothing (`alreadyInstalled: true`); a disabled one is enabled ' +
     'again (`message` `Skill re-enabled`). Concurrent installs of one skill store one installation and all succeed: ' +
@@ -46,7 +49,9 @@ export const route = skillRoute(limits.skillInstall, {
         `with \`scan\` (\`SKILL_BLOCKED\`); or the agent already holds ${MAX_SKILLS_PER_AGENT} skills (\`SKILL_LIMIT\`, with \`limit\`)`,
       content: { 'application/json': { schema: BlockedSchema } },
     },
+    402: errorResponse(PLAN_REQUIRED_DOC),
     404: errorResponse('`Agent not found`: not one of the caller’s agents by any of its ids; or `Skill not found` (`NOT_FOUND`)'),
+    429: errorResponse('Making the backing agent: the plan’s agent count is reached (`AGENT_LIMIT`, with `limit` and `plan`)'),
     500: {
       description: '`install_failed`: the installation could not be stored, nothing changed (`INSTALL_FAILED`, with `message`)',
       content: { 'application/json': { schema: ExactErrorSchema } },
@@ -57,7 +62,9 @@ export const route = skillRoute(limits.skillInstall, {
 export const handler: RouteHandler<typeof route> = async (c) => {
   const { skillId, agentId } = c.req.valid('json')
   const { services } = c.var
-  const agent = await requireTargetAgent(services.db, c.var.user.id, agentId, { backing: true })
+  // A use of the agent (and maybe the making of one): paid access first, before any other work.
+  const { plan } = await requirePaidAccess(services, c.var.user.id)
+  const agent = await requireTargetAgent(services.db, c.var.user.id, agentId, { backingPlan: plan })
   const skill = await findSkill(services.db, skillId)
   const scan = isPlatformSkill(skill.id) ? TRUSTED_SCAN : scanSkill(skill)
   if (!scan.installAllowed) throw skillBlocked({ ...scan })

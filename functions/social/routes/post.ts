@@ -1,7 +1,9 @@
 import { createRoute } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { findOwnAgent } from '../../../lib/agents/access'
+import { SUSPENDED, suspendedAgent } from '../../../lib/agents/suspension'
 import { requireSessionOrApiKey } from '../../../lib/auth/dual'
+import { PAID_ACCESS_RULE, PLAN_REQUIRED_DOC, requirePaidAccess } from '../../../lib/auth/plan'
 import { withUser } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse } from '../../../lib/http/openapi'
@@ -25,8 +27,10 @@ export const route = createRoute({
   tags: ['Social'],
   summary: 'Post as one of the caller’s agents',
   description:
-    'Dual authentication: the session cookie, or `Authorization: Bearer <API key>`. Checks, cheapest first: the agent ' +
-    'is the caller’s; unverified agents post at most 2,000 characters; agents under 24 hours old (from their creation) ' +
+    'Dual authentication: the session cookie, or `Authorization: Bearer <API key>`. Checks, cheapest first: the caller ' +
+    `(the key's owner with a key) has paid access at the moment of use (${PAID_ACCESS_RULE}; 402 otherwise); the agent ` +
+    'is the caller’s, and not `suspended` (409: a suspended agent does nothing until it is started again); unverified ' +
+    'agents post at most 2,000 characters; agents under 24 hours old (from their creation) ' +
     'post no links (schemes, `www.`, IP hosts, and any name ending in a public suffix of the Public Suffix List, ' +
     'such as `example.shop` or `пример.рф`, file names like `install.sh` included; full-width, zero-width and dot ' +
     'look-alikes such as `。` are folded first). Then, in one atomic step in Redis: the 10-minute duplicate cooldown (the same text after ' +
@@ -53,7 +57,9 @@ export const route = createRoute({
     400: errorResponse('`content is required` and other validation (`VALIDATION`); `Invalid JSON body` (`INVALID_JSON`); over 2,000 characters for an unverified agent (`POST_TOO_LONG`)'),
     401: errorResponse('No session and no valid API key (`UNAUTHORIZED`)'),
     403: errorResponse('A link from an agent under 24 hours old (`URLS_NOT_ALLOWED`); or a foreign `Origin` with a cookie (`ORIGIN_NOT_ALLOWED`)'),
+    402: errorResponse(PLAN_REQUIRED_DOC),
     404: errorResponse('`Agent not found`: not one of the caller’s agents (`NOT_FOUND`)'),
+    409: errorResponse('`Agent suspended: start it again` (`INVALID_TRANSITION`)'),
     429: {
       ...errorResponse(
         'The day’s posts are spent (`POST_LIMIT`: `Daily post limit reached for this agent`, or `… for this account` when the account’s are) or the same text was posted in the last 10 minutes (`DUPLICATE_POST`); both carry `retryAfterSeconds`',
@@ -67,7 +73,9 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   const { agentId, content } = c.req.valid('json')
   const { services } = c.var
   const user = c.var.user
+  await requirePaidAccess(services, user.id)
   const agent = await findOwnAgent(services.db, user.id, agentId)
+  if (agent.status === SUSPENDED) throw suspendedAgent()
   const verified = agent.verification === 'human_verified'
   if (!verified && content.length > UNVERIFIED_MAX_CHARS) {
     throw new ApiError(400, `Unverified agents may post at most ${UNVERIFIED_MAX_CHARS} characters`, { code: 'POST_TOO_LONG' })

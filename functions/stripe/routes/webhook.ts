@@ -58,12 +58,14 @@ export const route = createRoute({
     'A completed checkout by its `metadata.kind`: `plan` sets the plan, status `active`, customer and subscription ' +
     'and queues the runtime deploy (in the same transaction); `credits` (paid) grants the pack once per payment; ' +
     '`expert-setup` is logged. Subscription and invoice events move the status (Stripe\'s trialing/active → ' +
-    '`active`, past_due/unpaid → `past_due`, canceled/incomplete_expired → `canceled`, incomplete/paused → ' +
+    '`active`, past_due → `past_due`, canceled/unpaid/incomplete_expired → `canceled` (paid access ends), incomplete/paused → ' +
     '`inactive`; `invoice.paid` → `active`, `invoice.payment_failed` → `past_due`, subscription deleted → ' +
     '`canceled`), the plan (subscription `metadata.plan`, else its price) and the period end, for the user whose ' +
     'Stripe customer it is (else `metadata.userId`). Events apply in Stripe\'s order: one older than the newest ' +
     'applied to the user is recorded as `stale` and changes nothing. An unknown user, another subscription than ' +
-    "the user's current one, or another event type: 200, recorded, no effect.",
+    "the user's current one, or another event type: 200, recorded, no effect. A change that may take paid access " +
+    'away or lower the plan’s agent count (a status that does not pay, a plan with fewer agents) asks the watchdog, once ' +
+    'committed, to reconcile the user at once: their runtimes stopped and agents suspended, or the newest beyond the plan.',
   middleware: [verifyStripeSignature] as const,
   request: {
     headers: z.object({ 'stripe-signature': z.string().max(4096).optional().openapi({ description: '`t=<unix>,v1=<hex HMAC>`' }) }),

@@ -1,4 +1,6 @@
+import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { agents } from '../../../schema'
 import { insertApiKey } from '../../auth/helpers'
 import type { Harness } from '../../support/harness'
 import { call } from '../../support/requests'
@@ -96,6 +98,20 @@ describe('the queue receiver', () => {
     expect(await res.json()).toEqual({ ok: true, jobId, status: 'succeeded', delivered: false })
     expect(runtime.hits.get('/api/gateway/chat')).toBe(1)
     expect(await jobRow(h, jobId)).toEqual(before)
+  })
+
+  it('a job whose agent was suspended since it was queued fails without calling the runtime, and a new chat is 409', async () => {
+    const { user, agent, runtime } = await chatUser(h)
+    const job = await seedJob(h, user, agent, { message: 'too late' })
+    await h.db.update(agents).set({ status: 'suspended' }).where(eq(agents.id, agent.id))
+    const res = await deliver(h, job.id)
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ ok: true, jobId: job.id, status: 'failed', delivered: false })
+    expect(await jobRow(h, job.id)).toMatchObject({ status: 'failed', error: 'Agent suspended' })
+    expect(runtime.hits.get('/api/gateway/chat')).toBeUndefined()
+    const refused = await chat(h, user, { message: 'anyone?' })
+    expect(refused.status).toBe(409)
+    expect(await refused.json()).toEqual({ error: 'Agent suspended: start it again', code: 'INVALID_TRANSITION' })
   })
 
   it('below the last attempt a failure answers 502 and leaves the job queued with its error; the last marks it failed', async () => {

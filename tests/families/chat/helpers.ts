@@ -7,7 +7,7 @@ import { defineScript } from '../../../lib/kv/script'
 import { signDelivery } from '../../../lib/queue/sign'
 import { agents, chatJobs, type Agent } from '../../../schema'
 import { startFakeRuntime, type FakeAnswer, type FakeRuntime } from '../../support/fake-runtime'
-import { createHarness, type Harness, type SeededUser } from '../../support/harness'
+import { createHarness, type Harness, PAYING, type SeededUser } from '../../support/harness'
 import { call, freshIp } from '../../support/requests'
 import { seedAgent } from '../instance/helpers'
 
@@ -19,7 +19,7 @@ export const CHAT_URL = `http://127.0.0.1:8787${CHAT_QUEUE_PATH}`
  * workload gate's keys are this harness's own (parallel files share one Redis in the integration project).
  */
 export const chatHarness = (env: Record<string, string> = {}) =>
-  createHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY, CHAT_GATE_NAMESPACE: `t-${crypto.randomUUID().slice(0, 8)}`, ...env } })
+  createHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY, CHAT_GATE_NAMESPACE: `t-${crypto.randomUUID().slice(0, 8)}`, ...env }, plan: PAYING })
 
 /** The in-process queue the harness's web app publishes to (deliveries reach the same app, signed). */
 export const localQueue = (h: Harness) => h.services.queue as LocalQueue

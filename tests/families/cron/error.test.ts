@@ -15,7 +15,8 @@ import { BROKEN, deliver, engine, QUEUE_KEY, seedAgent, transitions, watchRow } 
 let h: Harness
 let broken: FakeRuntime
 beforeAll(async () => {
-  h = await createHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY } })
+  // Owners on the unlimited plan: the reconciliation of paid access leaves their agents to the health checks.
+  h = await createHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY }, plan: 'network' })
   broken = await startFakeRuntime(BROKEN)
 })
 afterAll(async () => {

@@ -12,7 +12,8 @@ const HEARTBEAT_URL = 'http://127.0.0.1:8787/api/cron/heartbeat'
 
 let h: Harness
 beforeAll(async () => {
-  h = await createHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY, QSTASH_NEXT_SIGNING_KEY: QUEUE_KEY } })
+  // Owners on the unlimited plan: the reconciliation of paid access leaves their agents to the health checks.
+  h = await createHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY, QSTASH_NEXT_SIGNING_KEY: QUEUE_KEY }, plan: 'network' })
 })
 afterAll(() => h.close())
 

@@ -57,12 +57,14 @@ export function testClock(start = Date.parse('2026-03-02T10:00:00Z')) {
 
 /**
  * The watchdog on the harness's stores with the test's clock and a recording queue; `runtimes` stands in for the
- * provider when the agents' runtimes are fake servers no provider knows.
+ * provider when the agents' runtimes are fake servers no provider knows (what it leaves out is the harness's).
  */
-export function engine(h: Harness, opts: { runtimes?: Pick<RuntimeProvider, 'repair'> } = {}) {
-  const clock = testClock()
+export function engine(h: Harness, opts: { runtimes?: Partial<Pick<RuntimeProvider, 'repair' | 'stop'>>; start?: number } = {}) {
+  const clock = testClock(opts.start)
   const queue = recordingQueue()
-  const deps: WatchdogDeps = watchdogDeps(h.services, { now: clock.now, queue, ...(opts.runtimes ? { runtimes: opts.runtimes } : {}) })
+  const own = h.services.runtimes
+  const runtimes = opts.runtimes ? { repair: own.repair.bind(own), stop: own.stop.bind(own), ...opts.runtimes } : undefined
+  const deps: WatchdogDeps = watchdogDeps(h.services, { now: clock.now, queue, ...(runtimes ? { runtimes } : {}) })
   return {
     clock,
     queue,

@@ -7,7 +7,8 @@ import { BROKEN, deliver, engine, QUEUE_KEY, seedAgent, transitions, watchRow, W
 let h: Harness
 let down: FakeRuntime
 beforeAll(async () => {
-  h = await createHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY } })
+  // Owners on the unlimited plan: the reconciliation of paid access leaves their agents to the health checks.
+  h = await createHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY }, plan: 'network' })
   down = await startFakeRuntime(BROKEN)
 })
 afterAll(async () => {

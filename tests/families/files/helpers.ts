@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { files, storageUsage } from '../../../schema'
-import { BROWSER, createHarness, type Harness, type SeededUser } from '../../support/harness'
+import { BROWSER, createHarness, type Harness, PAYING, type SeededUser } from '../../support/harness'
 import { S3rver, type S3rverServer } from '../../support/s3rver'
 
 /** Every files suite runs on both stores: the local file store and S3 (s3rver), with the same tests. */
@@ -74,7 +74,7 @@ export async function filesHarness(
       S3_SECRET_ACCESS_KEY: 'S3RVER',
     }
   }
-  const h = await createHarness({ env: { ...storeEnv, ...env } })
+  const h = await createHarness({ env: { ...storeEnv, ...env }, plan: PAYING })
   return Object.assign(h, {
     kind,
     storeDir,

@@ -1,7 +1,8 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { STALE_PENDING_MS } from '../../../lib/files/records'
-import { STORAGE_QUOTA_BYTES, storageQuota, UNPAID_QUOTA_BYTES } from '../../../lib/files/quota'
+import { accessPlan } from '../../../lib/billing/plans'
+import { STORAGE_QUOTA_BYTES, storageQuota } from '../../../lib/files/quota'
 import { MAX_BYTES_BEFORE_FILE } from '../../../lib/files/upload'
 import { files } from '../../../schema'
 import { setPlan } from '../../auth/helpers'
@@ -28,24 +29,29 @@ const GiB = 1024 ** 3
 const day = 24 * 60 * 60 * 1000
 
 describe('storageQuota: bytes per plan', () => {
-  const record = (plan: string | null, subscriptionStatus = 'active', trialEndsAt: Date | null = null) => ({ plan, subscriptionStatus, trialEndsAt })
+  const config = { ADMIN_EMAILS: ['admin@example.com'], serviceDomain: 'localhost' }
+  const record = (plan: string | null, subscriptionStatus = 'active', trialEndsAt: Date | null = null, email = 'someone@example.com') =>
+    ({ plan, subscriptionStatus, trialEndsAt, email, emailVerifiedAt: new Date() })
+  const quotaOf = (r: ReturnType<typeof record>) => {
+    const plan = accessPlan(r, config)
+    return plan && storageQuota(plan)
+  }
 
   it('solo 1 GiB, collective 5 GiB, label 20 GiB, network 100 GiB while paid (active or past due)', () => {
     expect(STORAGE_QUOTA_BYTES).toEqual({ solo: GiB, collective: 5 * GiB, label: 20 * GiB, network: 100 * GiB })
     for (const plan of ['solo', 'collective', 'label', 'network'] as const) {
-      expect(storageQuota(record(plan), false)).toEqual({ plan, limitBytes: STORAGE_QUOTA_BYTES[plan] })
-      expect(storageQuota(record(plan, 'past_due'), false)).toEqual({ plan, limitBytes: STORAGE_QUOTA_BYTES[plan] })
+      expect(quotaOf(record(plan))).toEqual({ plan, limitBytes: STORAGE_QUOTA_BYTES[plan] })
+      expect(quotaOf(record(plan, 'past_due'))).toEqual({ plan, limitBytes: STORAGE_QUOTA_BYTES[plan] })
     }
-    expect(storageQuota(record('pro'), false)).toEqual({ plan: 'collective', limitBytes: 5 * GiB }) // a legacy name
+    expect(quotaOf(record('pro'))).toEqual({ plan: 'collective', limitBytes: 5 * GiB }) // a legacy name
   })
 
-  it('the trial runs on solo; without paid access 100 MiB (under solo’s); admins get network’s', () => {
-    expect(storageQuota(record(null, 'inactive', new Date(Date.now() + day)), false)).toEqual({ plan: 'solo', limitBytes: GiB })
+  it('the trial runs on solo; without paid access there is no quota (uploads are 402); admins get network’s', () => {
+    expect(quotaOf(record(null, 'inactive', new Date(Date.now() + day)))).toEqual({ plan: 'solo', limitBytes: GiB })
     for (const r of [record(null, 'inactive'), record('label', 'canceled'), record('free'), record(null, 'inactive', new Date(Date.now() - day))]) {
-      expect(storageQuota(r, false)).toEqual({ plan: null, limitBytes: 100 * 1024 * 1024 })
+      expect(quotaOf(r)).toBeNull()
     }
-    expect(UNPAID_QUOTA_BYTES).toBeLessThan(STORAGE_QUOTA_BYTES.solo)
-    expect(storageQuota(record(null, 'inactive'), true)).toEqual({ plan: 'network', limitBytes: 100 * GiB })
+    expect(quotaOf(record(null, 'inactive', null, 'admin@example.com'))).toEqual({ plan: 'network', limitBytes: 100 * GiB })
   })
 })
 
@@ -59,7 +65,7 @@ describe.each(STORES)('files on the %s store: the storage quota', (kind) => {
 
   /** A fresh user with an agent, on `plan` (null: no paid access). */
   async function fresh(plan: 'solo' | 'collective' | null) {
-    const user = await h.seedUser(`Q${++n}`, `quota-${n}-${crypto.randomUUID()}@example.com`)
+    const user = await h.seedUser(`Q${++n}`, `quota-${n}-${crypto.randomUUID()}@example.com`, { plan: null })
     if (plan) await setPlan(h.db, user.id, plan, `sub_${n}`)
     const agent = (await seedAgent(h, user)).id
     return { user, agent }
@@ -87,13 +93,25 @@ describe.each(STORES)('files on the %s store: the storage quota', (kind) => {
     return { stream, state }
   }
 
-  it('a Content-Length past the quota → 413 {plan, limitBytes, usedBytes} before the body is read', async () => {
+  it('without paid access (no plan, the trial over) → 402 before the body is read; nothing stored or counted', async () => {
     const { user, agent } = await fresh(null)
+    await setPlan(h.db, user.id, null, null, { trialEndsAt: new Date(Date.now() - 1000) })
+    const { stream, state } = counted(multipart([{ name: 'agentId', value: agent }, { name: 'file', filename: 'a.bin', data: binary(200_000) }]))
+    const res = await send(h, stream, { user })
+    expect(res.status).toBe(402)
+    expect(await res.json()).toEqual({ error: 'Paid plan required', code: 'PLAN_REQUIRED' })
+    expect(state.pulled).toBeLessThanOrEqual(16 * 1024) // at most what the client had already queued
+    expect(await recordsOf(h, user.id)).toEqual([])
+    expect(await usageOf(h, user.id)).toBe(0)
+  })
+
+  it('a Content-Length past the quota → 413 {plan, limitBytes, usedBytes} before the body is read', async () => {
+    const { user, agent } = await fresh('solo')
     const head = multipart([{ name: 'agentId', value: agent }, { name: 'file', filename: 'huge.bin', data: binary(1024) }])
     const { stream, state } = counted(head)
-    const res = await send(h, stream, { user, headers: { 'content-length': String(UNPAID_QUOTA_BYTES + MAX_BYTES_BEFORE_FILE + 1000) } })
+    const res = await send(h, stream, { user, headers: { 'content-length': String(GiB + MAX_BYTES_BEFORE_FILE + 1000) } })
     expect(res.status).toBe(413)
-    expect(await res.json()).toEqual({ error: 'Storage limit exceeded', code: 'STORAGE_LIMIT', plan: null, limitBytes: UNPAID_QUOTA_BYTES, usedBytes: 0 })
+    expect(await res.json()).toEqual({ error: 'Storage limit exceeded', code: 'STORAGE_LIMIT', plan: 'solo', limitBytes: GiB, usedBytes: 0 })
     expect(state.pulled).toBeLessThanOrEqual(16 * 1024) // at most what the client had already queued
     expect(await recordsOf(h, user.id)).toEqual([])
     expect(await usageOf(h, user.id)).toBe(0)
@@ -144,8 +162,8 @@ describe.each(STORES)('files on the %s store: the storage quota', (kind) => {
   })
 
   it('a streamed body (no Content-Length) is refused once it passes the quota, not read to its end; nothing kept', async () => {
-    const { user, agent } = await fresh(null)
-    await fillTo(user, agent, UNPAID_QUOTA_BYTES - 100_000)
+    const { user, agent } = await fresh('solo')
+    await fillTo(user, agent, GiB - 100_000)
     const body = multipart([{ name: 'agentId', value: agent }, { name: 'file', filename: 'stream.bin', data: binary(1_000_000) }])
     const { stream, state } = counted(body)
     const res = await send(h, stream, { user })
@@ -154,11 +172,11 @@ describe.each(STORES)('files on the %s store: the storage quota', (kind) => {
     expect(state.pulled).toBeLessThan(400_000)
     expect((await recordsOf(h, user.id)).map((r) => r.filename)).toEqual(['base'])
     expect(await objectsOf(h, user.id)).toEqual([])
-    expect(await usageOf(h, user.id)).toBe(UNPAID_QUOTA_BYTES - 100_000)
+    expect(await usageOf(h, user.id)).toBe(GiB - 100_000)
     // The same file within the quota, streamed: stored at its exact size.
     const small = multipart([{ name: 'agentId', value: agent }, { name: 'file', filename: 'fits.bin', data: binary(99_000) }])
     expect((await send(h, small, { user, stream: true })).status).toBe(201)
-    expect(await usageOf(h, user.id)).toBe(UNPAID_QUOTA_BYTES - 1_000)
+    expect(await usageOf(h, user.id)).toBe(GiB - 1_000)
   })
 
   it('an upload that died with its process (pending for over a day) is swept by the next one: record, object and bytes', async () => {

@@ -1,13 +1,15 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { readUsage } from '../../../lib/billing/usage'
-import { chainPayments } from '../../../schema'
+import { chainPayments, users } from '../../../schema'
 import { anvilAvailable } from '../../support/anvil'
 import { createHarness, type Harness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { startPaymentChain, type PaymentChain } from '../../support/payment-chain'
 import { startStripeServer, stripeEnv, type StripeServer } from '../../support/stripe-server'
 import { AUDIO, challengeOf, gateway, payChallenge, pluginsEnv, setPlan, startPluginServer, type PluginServer } from './helpers'
+
+const DAY = 24 * 60 * 60 * 1000
 
 let h: Harness
 let plugins: PluginServer
@@ -166,6 +168,37 @@ describe('gateway: the 402 challenge', () => {
     expect(follow.headers.get('location')).toMatch(/^https:\/\/checkout\.stripe\.com\/c\/pay\/cs_test_/)
     expect(stripe.sessions).toHaveLength(1)
     expect(stripe.sessions[0]).toMatchObject({ mode: 'subscription', client_reference_id: bob.id })
+  })
+})
+
+describe('gateway: the card plan needs paid access at the moment of use', () => {
+  afterEach(() => vi.useRealTimers())
+
+  it('the trial pays while it runs (verified real mailbox, solo allowance); once it ends the call is 402 and spends nothing', async () => {
+    const start = Date.now()
+    const tess = await h.seedUser('Tess', `tess-${crypto.randomUUID().slice(0, 8)}@example.com`)
+    await h.db.update(users).set({ trialStartedAt: new Date(start), trialEndsAt: new Date(start + 7 * DAY) }).where(eq(users.id, tess.id))
+    const first = await gateway(h, { user: tess, body: { plugin: 'agent', prompt: 'hi' }, headers: { accept: 'application/json' } })
+    expect(first.status).toBe(200)
+    expect(await first.json()).toEqual({ plugin: 'agent', received: { prompt: 'hi' } })
+    expect((await readUsage(h.services.kv, tess.id, 'solo')).used).toBe(1)
+
+    vi.useFakeTimers({ toFake: ['Date'] })
+    vi.setSystemTime(start + 7 * DAY + 60_000)
+    const res = await gateway(h, { user: tess })
+    expect(res.status).toBe(402)
+    expect((await challengeOf(res)).body).toMatchObject({ message: expect.stringContaining('no paid plan'), stripe: { checkoutUrl: 'http://localhost:3000/api/stripe/checkout?plan=solo' } })
+    expect((await readUsage(h.services.kv, tess.id, 'solo')).used).toBe(0) // nothing spent on the day after the trial
+  })
+
+  it('a live trial without a verified real mailbox pays nothing: an unverified email, or a wallet’s derived address', async () => {
+    const unverified = await h.seedUser('Una', `una-${crypto.randomUUID().slice(0, 8)}@example.com`, { verified: false })
+    const wallet = await h.seedUser('Wal', `0x${crypto.randomUUID().replace(/-/g, '').padEnd(40, '0')}@wallet.localhost`)
+    for (const user of [unverified, wallet]) {
+      await h.db.update(users).set({ trialStartedAt: new Date(), trialEndsAt: new Date(Date.now() + 7 * DAY) }).where(eq(users.id, user.id))
+      expect((await gateway(h, { user })).status).toBe(402)
+      expect((await readUsage(h.services.kv, user.id, 'solo')).used).toBe(0)
+    }
   })
 })
 

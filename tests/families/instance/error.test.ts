@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { setPlan } from '../../auth/helpers'
-import { createHarness, type Harness } from '../../support/harness'
+import { createHarness, type Harness, PAYING } from '../../support/harness'
 import { call } from '../../support/requests'
 import { closeFakes, fake, PROBES, seedAgent } from './helpers'
 
 let h: Harness
 let paused: Harness
 beforeAll(async () => {
-  h = await createHarness()
+  h = await createHarness({ plan: PAYING })
   paused = await createHarness({ env: { PROVISIONING_ENABLED: '1', PROVISIONING_KILL_SWITCH: '1' } })
 })
 afterAll(async () => {

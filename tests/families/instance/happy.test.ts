@@ -4,13 +4,13 @@ import { provisionAgent } from '../../../lib/agents/provision'
 import { probeRuntime } from '../../../lib/runtime/probe'
 import { agents } from '../../../schema'
 import { setPlan } from '../../auth/helpers'
-import { createHarness, type Harness } from '../../support/harness'
+import { createHarness, type Harness, PAYING } from '../../support/harness'
 import { call } from '../../support/requests'
 import { closeFakes, fake, PROBES, seedAgent } from './helpers'
 
 let h: Harness
 beforeAll(async () => {
-  h = await createHarness({ env: { PROVISIONING_ENABLED: '1' } })
+  h = await createHarness({ env: { PROVISIONING_ENABLED: '1' }, plan: PAYING })
 })
 afterAll(async () => {
   await closeFakes()
@@ -67,7 +67,7 @@ describe('instance: state from the probe', () => {
 
   for (const status of ['healthy', 'starting', 'stopped', 'setup', 'unknown', 'unreachable'] as const) {
     it(`a runtime probed ${status} reads ${status}`, async () => {
-      const u = await h.seedUser(status, `${status}-${crypto.randomUUID()}@example.com`)
+      const u = await h.seedUser(status, `${status}-${crypto.randomUUID()}@example.com`, { plan: null })
       const f = await fake(PROBES[status])
       await seedAgent(h, u, { runtimeUrl: f.url })
       const res = await call(h, 'GET', `/api/instance/${u.id}`, { user: u })
@@ -83,7 +83,7 @@ describe('instance: state from the probe', () => {
   }
 
   it('plan reads free when neither the agent nor the user has one; a template is never the instance', async () => {
-    const u = await h.seedUser('Free', `free-${crypto.randomUUID()}@example.com`)
+    const u = await h.seedUser('Free', `free-${crypto.randomUUID()}@example.com`, { plan: null })
     const f = await fake(PROBES.running)
     await seedAgent(h, u, { runtimeUrl: f.url, plan: null })
     await seedAgent(h, u, { status: 'template', plan: 'label' })

@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { skillInstallations, skillRatings, skills } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
+import { createHarness, type Harness, PAYING } from '../../support/harness'
 import { call } from '../../support/requests'
 import { createSkill, freshUser, install, json, liveAgent, stopRuntimes, uniqueName } from './helpers'
 
@@ -9,7 +9,7 @@ import { createSkill, freshUser, install, json, liveAgent, stopRuntimes, uniqueN
 // the requests' transactions truly overlap.
 let h: Harness
 beforeAll(async () => {
-  h = await createHarness()
+  h = await createHarness({ plan: PAYING })
 })
 afterAll(async () => {
   await stopRuntimes()

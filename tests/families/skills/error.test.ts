@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MAX_SKILLS_PER_AGENT } from '../../../lib/skills/install'
 import { skillInstallations, skills } from '../../../schema'
 import { withServices } from '../agents/helpers'
-import { createHarness, type Harness } from '../../support/harness'
+import { createHarness, type Harness, PAYING } from '../../support/harness'
 import { call, withinOneWindow } from '../../support/requests'
 import { seedAgent } from '../instance/helpers'
 import {
@@ -22,7 +22,7 @@ import {
 
 let h: Harness
 beforeAll(async () => {
-  h = await createHarness()
+  h = await createHarness({ plan: PAYING })
 })
 afterAll(() => h.close())
 
@@ -179,8 +179,8 @@ describe('skills: install errors', () => {
     const u = await freshUser(h)
     const { skill } = await createSkill(h, u)
     const agent = await seedAgent(h, u)
-    // the route's transactions: the agent, the skill, then the installation (this one fails)
-    await withServices(h, failingTransaction(h, 3), async () => {
+    // the route's transactions: the paid-access check, the agent, the skill, then the installation (this one fails)
+    await withServices(h, failingTransaction(h, 4), async () => {
       expect(await json(install(h, u, { skillId: skill.id, agentId: agent.id }), 500)).toEqual({
         error: 'install_failed',
         code: 'INSTALL_FAILED',

@@ -1,15 +1,33 @@
+import { inArray } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHarness, type Harness } from '../../support/harness'
+import { socialPosts } from '../../../schema'
+import { insertApiKey } from '../../auth/helpers'
+import { createHarness, type Harness, PAYING } from '../../support/harness'
 import { call } from '../../support/requests'
 import { post, seedPoster, text } from './helpers'
 
 let h: Harness
 beforeAll(async () => {
-  h = await createHarness()
+  h = await createHarness({ plan: PAYING })
 })
 afterAll(() => h.close())
 
 describe('social posts: errors', () => {
+  it('without paid access (an API key’s owner too) → 402 PLAN_REQUIRED; a suspended agent → 409; nothing posted', async () => {
+    const lapsed = await h.seedUser('Lapsed', `lapsed-${crypto.randomUUID().slice(0, 8)}@example.com`, { plan: null })
+    const agent = await seedPoster(h, lapsed)
+    const { key } = await insertApiKey(h.db, lapsed.id)
+    for (const res of [await post(h, lapsed, { agentId: agent.id, content: text() }), await post(h, undefined, { agentId: agent.id, content: text() }, { authorization: `Bearer ${key}` })]) {
+      expect(res.status).toBe(402)
+      expect(await res.json()).toEqual({ error: 'Paid plan required', code: 'PLAN_REQUIRED' })
+    }
+    const suspended = await seedPoster(h, h.users.bob, { status: 'suspended' })
+    const res = await post(h, h.users.bob, { agentId: suspended.id, content: text() })
+    expect(res.status).toBe(409)
+    expect(await res.json()).toEqual({ error: 'Agent suspended: start it again', code: 'INVALID_TRANSITION' })
+    expect(await h.db.select().from(socialPosts).where(inArray(socialPosts.agentId, [agent.id, suspended.id]))).toEqual([])
+  })
+
   it('the sixth post of the day is 429 POST_LIMIT with retryAfterSeconds until the UTC day ends', async () => {
     const agent = await seedPoster(h, h.users.alice)
     for (let i = 0; i < 5; i++) expect((await post(h, h.users.alice, { agentId: agent.id, content: text() })).status).toBe(201)

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHarness, type Harness } from '../../support/harness'
+import { createHarness, type Harness, PAYING } from '../../support/harness'
 import { startUpstashRestServer, type UpstashRestServer } from '../../support/upstash-rest-server'
 import { post, seedPoster, text } from './helpers'
 
@@ -12,7 +12,7 @@ describe.skipIf(!redisUrl)(`social posts counted in the KV_REST_API_* database${
   let server: UpstashRestServer
   beforeAll(async () => {
     server = await startUpstashRestServer({ redisUrl: redisUrl!, db: 4 })
-    h = await createHarness({ env: { KV_REST_API_URL: server.url, KV_REST_API_TOKEN: server.token } })
+    h = await createHarness({ env: { KV_REST_API_URL: server.url, KV_REST_API_TOKEN: server.token }, plan: PAYING })
   })
   afterAll(async () => {
     await h?.close()

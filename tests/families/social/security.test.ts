@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { insertApiKey } from '../../auth/helpers'
-import { createHarness, type Harness } from '../../support/harness'
+import { createHarness, type Harness, PAYING } from '../../support/harness'
 import { post, seedPoster, text } from './helpers'
 
 let h: Harness
 beforeAll(async () => {
-  h = await createHarness()
+  h = await createHarness({ plan: PAYING })
 })
 afterAll(() => h.close())
 

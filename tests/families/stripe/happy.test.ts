@@ -184,7 +184,7 @@ describe('stripe: subscription and invoice events', () => {
     const session = await paidCheckout(t, hal, 'solo')
     const sub = t.stripe.subscriptions.get(session.subscription!)!
     const cases = [
-      ['trialing', 'active'], ['active', 'active'], ['past_due', 'past_due'], ['unpaid', 'past_due'], ['paused', 'inactive'],
+      ['trialing', 'active'], ['active', 'active'], ['past_due', 'past_due'], ['unpaid', 'canceled'], ['paused', 'inactive'],
       ['incomplete', 'inactive'], ['incomplete_expired', 'canceled'], ['canceled', 'canceled'],
     ] as const
     let at = now()
