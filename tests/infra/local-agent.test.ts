@@ -4,6 +4,7 @@ import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { startServer } from '../../infra/server'
+import { mailedToken } from '../support/local-mail'
 
 /**
  * What a user of `npm start` does with an agent, through the API of the real server: sign up, sign in, provision
@@ -54,11 +55,16 @@ const waitFor = async (what: () => Promise<boolean>, ms = 10_000) => {
 describe('npm start: an agent on this machine, through the API', () => {
   it('provision → running → debug → chat → logs → stop/start → delete', async () => {
     const email = `local-${crypto.randomUUID().slice(0, 8)}@example.com`
+    const printed: string[] = []
+    const info = vi.spyOn(console, 'info').mockImplementation((line) => void printed.push(String(line)))
     expect((await api('POST', '/api/register', { email, password: 'correct horse battery staple', name: 'Local' })).status).toBe(201)
+    info.mockRestore()
     const csrf = await json(await api('GET', '/api/auth/csrf'))
     const login = await api('POST', '/api/auth/login', { email, password: 'correct horse battery staple' }, { 'x-csrf-token': csrf.header })
     expect(login.status).toBe(200)
     cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ')
+    // The link the local outbox printed proves the mailbox, which the trial's paid access needs.
+    expect((await api('POST', '/api/auth/verify-email', { token: mailedToken(printed.join('\n'), email) })).status).toBe(200)
 
     // A new account is on its 7-day trial: it may provision one agent.
     const provisioned = await api('POST', '/api/provision', { name: 'my-agent' })

@@ -4,6 +4,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { mailedToken } from '../support/local-mail'
 
 /**
  * Finding 12: a restart of `npm start` with no secret configured used to seal agents' gateway tokens under a key
@@ -91,6 +92,8 @@ describe('npm start with no secret configured: a restart loses nothing', () => {
       const login = await api('POST', '/api/auth/login', { email, password: 'correct horse battery staple' }, { 'x-csrf-token': csrfHeader })
       expect(login.status).toBe(200)
       cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ')
+      // The trial is paid access once the mailbox is proven: the link the local outbox printed.
+      expect((await api('POST', '/api/auth/verify-email', { token: mailedToken(server.output(), email) })).status).toBe(200)
 
       // A trial user at their plan's limit (solo: one agent).
       const provisioned = await api('POST', '/api/provision', { name: 'survivor' })
