@@ -2,7 +2,7 @@
 // call timed on its own; prints p50/p99/max per call in µs, the slowest commands, and what the classifier adds to
 // a Worker bundle. `npx tsx bench/classify.ts` alone, or part of `npm run bench`. Asserts nothing.
 import { bundleFunction } from '../infra/bundle'
-import { classifyToolCall } from '../lib/hooks/classify'
+import { classifyToolCall } from '../functions/permissions/hooks/classify'
 import { corpus } from '../tests/hooks/corpus'
 
 const ROUNDS = Number(process.env.CLASSIFY_ROUNDS ?? 50)
@@ -31,7 +31,7 @@ export async function classifyBench() {
 
   const trivial = await bundleFunction({ contents: 'export default { fetch: () => new Response("ok") }' }, { minify: true })
   const withClassifier = await bundleFunction(
-    { contents: `import { classifyToolCall } from './lib/hooks/classify'; export default { fetch: async (r) => Response.json(classifyToolCall('bash', await r.json())) }` },
+    { contents: `import { classifyToolCall } from './functions/permissions/hooks/classify'; export default { fetch: async (r) => Response.json(classifyToolCall('bash', await r.json())) }` },
     { minify: true },
   )
   console.log(`  bundle cost in a Worker (classifier + unbash, minified): ${((withClassifier.gzipBytes - trivial.gzipBytes) / 1024).toFixed(1)} KB gz (${(withClassifier.bytes / 1024).toFixed(0)} KB raw)`)

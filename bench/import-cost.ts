@@ -12,7 +12,7 @@ const imports: Array<{ name: string; source: string }> = [
   { name: '@upstash/redis + ratelimit', source: `import { Redis } from '@upstash/redis/cloudflare'; import { Ratelimit } from '@upstash/ratelimit'; export default { fetch: () => new Response(String(typeof Redis + typeof Ratelimit)) }` },
   { name: 'viem (as lib/chain imports it)', source: `import { createClient, http, getAddress } from 'viem'; import { verifyMessage, readContract } from 'viem/actions'; import { base } from 'viem/chains'; export default { fetch: () => new Response(String(typeof createClient + typeof http + typeof verifyMessage + typeof readContract + base.id + typeof getAddress)) }` },
   { name: '@simplewebauthn/server', source: `import { verifyRegistrationResponse, verifyAuthenticationResponse } from '@simplewebauthn/server'; export default { fetch: () => new Response(String(typeof verifyRegistrationResponse + typeof verifyAuthenticationResponse)) }` },
-  { name: 'tool-call classifier (unbash)', source: `import { classifyToolCall } from './lib/hooks/classify'; export default { fetch: () => Response.json(classifyToolCall('bash', { command: 'ls' })) }` },
+  { name: 'tool-call classifier (unbash)', source: `import { classifyToolCall } from './functions/permissions/hooks/classify'; export default { fetch: () => Response.json(classifyToolCall('bash', { command: 'ls' })) }` },
   { name: 'jose', source: `import { jwtVerify, createRemoteJWKSet } from 'jose'; export default { fetch: () => new Response(String(typeof jwtVerify + typeof createRemoteJWKSet)) }` },
 ]
 

@@ -1,7 +1,7 @@
 import { type ServerType, serve, upgradeWebSocket } from '@hono/node-server'
 import { WebSocketServer } from 'ws'
 import type { Services } from '../lib/context'
-import { permissionHub } from '../lib/permissions/hub'
+import { permissionHub } from '../functions/permissions/hub'
 
 /** The largest frame a client may send; `ws` closes a socket that sends more (1009), that socket alone. */
 const MAX_FRAME_BYTES = 64 * 1024

@@ -22,7 +22,7 @@ const limitBody = bodyLimit({
 const BODYLESS = new Set(['GET', 'HEAD', 'OPTIONS'])
 /**
  * Routes that read their body as a stream under their own cap instead of the shared 1 MB: uploads to
- * `POST /api/files`, capped by the caller's storage quota (lib/files/upload.ts). Matched as the router matches
+ * `POST /api/files`, capped by the caller's storage quota (functions/files/upload.ts). Matched as the router matches
  * (`strict: false`: a trailing slash names the same route).
  */
 const OWN_BODY_LIMIT = new Set(['POST /api/files'])

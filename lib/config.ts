@@ -61,7 +61,7 @@ export const configSchema = z.object({
   WATCHDOG_PARALLEL_BATCHES: z.coerce.number().int().min(1).max(100).default(4),
   WATCHDOG_BATCH_SIZE: z.coerce.number().int().min(1).max(500).default(100),
   WATCHDOG_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(25),
-  // the chat workload gate (lib/chat/workload.ts): concurrent slots per user and platform-wide, held by tickets that
+  // the chat workload gate (functions/chat/workload.ts): concurrent slots per user and platform-wide, held by tickets that
   // expire after CHAT_TICKET_TTL_SEC; slots spent per calendar minute (a message over 800 characters weighs 2).
   // At least 2 each, so a long message can always be admitted. The namespace prefixes the gate's kv keys.
   CHAT_USER_SLOTS: z.coerce.number().int().min(2).max(10_000).default(4),
@@ -135,7 +135,7 @@ export const configSchema = z.object({
   // every Mux call gives up after this long (the live view then falls back to the session records)
   MUX_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(8000),
   RADIO_STATION_TOKEN: z.string().optional(),
-  // The paid plugin gateway (lib/gateway/plugins.ts): JSON merged over the default plugins, e.g.
+  // The paid plugin gateway (functions/gateway/plugins.ts): JSON merged over the default plugins, e.g.
   // `{"agent":{"url":"https://…","price":"0.02","auth":true}}`; checked by the gateway (and at `npm start`), so a bad
   // value makes the gateway answer 500 MISCONFIGURED with what is wrong, never the other routes fail.
   GATEWAY_PLUGINS: z.string().optional(),

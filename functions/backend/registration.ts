@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi'
 import { eq, sql } from 'drizzle-orm'
 import type { Context } from 'hono'
-import { isVerifiedAdminEmail } from '../../lib/auth/admin'
+import { isVerifiedAdminEmail } from './admin'
 import type { AppEnv } from '../../lib/context'
 import { withUser } from '../../lib/db/rls'
 import { ApiError } from '../../lib/http/errors'

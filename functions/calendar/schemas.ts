@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi'
-import { EVENT_LIMITS, MAX_EVENTS } from '../../lib/calendar/google'
-import { SLOT_COUNT } from '../../lib/calendar/slots'
+import { EVENT_LIMITS, MAX_EVENTS } from './google'
+import { SLOT_COUNT } from './slots'
 
 /** `start`/`end` of an event: `dateTime` (ISO 8601 with offset) for timed events, `date` (YYYY-MM-DD) for all-day ones. */
 export const EventTimeSchema = z

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi'
-import { JOB_STATUSES } from '../../lib/chat/jobs'
-import { LISTED_CRON_JOBS, LISTED_SESSIONS } from '../../lib/chat/status'
-import { LONG_MESSAGE_CHARS } from '../../lib/chat/workload'
+import { JOB_STATUSES } from './jobs'
+import { LISTED_CRON_JOBS, LISTED_SESSIONS } from './status'
+import { LONG_MESSAGE_CHARS } from './workload'
 import { countField } from '../../lib/http/fields'
 import { MAX_CHAT_TEXT } from '../../lib/runtime/provider'
 

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi'
-import { RUN_PATTERN } from '../../lib/queue/continuation'
+import { RUN_PATTERN } from './continuation'
 import { MAX_BATCH } from '../../lib/watchdog/deps'
 
 /** A count in an answer: a sweep page or a batch, far under these bounds. */

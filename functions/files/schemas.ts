@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi'
 import { MAX_FILENAME_LENGTH } from '../../lib/files/names'
-import { STORAGE_QUOTA_BYTES } from '../../lib/files/quota'
+import { STORAGE_QUOTA_BYTES } from './quota'
 import { MAX_LISTED_FILES } from '../../lib/files/records'
 
 const id = (description: string) => z.string().max(255).openapi({ description })

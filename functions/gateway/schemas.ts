@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi'
 import { ERROR_CODES } from '../../lib/http/error-codes'
-import { PAYMENT_METHODS } from '../../lib/gateway/payment'
-import { PLUGIN_IDS } from '../../lib/gateway/plugins'
+import { PAYMENT_METHODS } from './payment'
+import { PLUGIN_IDS } from './plugins'
 
 export const GatewayHeaders = z.object({
   'x-plugin-id': z

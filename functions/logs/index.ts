@@ -1,5 +1,5 @@
 import { createWorker } from '../../lib/app'
-import { LogTailObject } from '../../lib/logs/durable'
+import { LogTailObject } from './durable'
 import { neonStore } from '../../lib/services/stores/neon'
 import { railwayStore } from '../../lib/services/stores/railway'
 import { upstashStore } from '../../lib/services/stores/upstash'

@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNull, or } from 'drizzle-orm'
 import type { Db } from '../../lib/db/client'
 import { asService } from '../../lib/db/rls'
-import { sameIssuer } from '../../lib/oidc'
+import { sameIssuer } from './oidc'
 import { accounts, securityEvents, users } from '../../schema'
 import { deleteSessions, type EndedSession } from '../../lib/auth/session-bound'
 

@@ -4,7 +4,7 @@ import { assertBaseChain, BASE_CHAIN_ID, baseClient } from '../../lib/chain'
 import type { AppEnv } from '../../lib/context'
 import { ApiError } from '../../lib/http/errors'
 import { errorFields, log } from '../../lib/log'
-import type { PaymentSettings } from '../../lib/payments/config'
+import type { PaymentSettings } from './config'
 import { TransferError, verifyTransfer, type TransferRefusal, type VerifiedTransfer } from '../../lib/payments/transfer'
 
 /** Why a deposit is refused (402 `DEPOSIT_INVALID`, `reason`), in the client's words. */

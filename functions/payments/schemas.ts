@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi'
 import { formatUnits, getAddress } from 'viem'
 import { walletProofFields } from '../../lib/http/fields'
-import type { PaymentSettings } from '../../lib/payments/config'
+import type { PaymentSettings } from './config'
 import type { PaymentSession } from '../../lib/payments/sessions'
 import { VOUCHER_DOMAIN, VOUCHER_HEADER } from '../../lib/payments/voucher'
 

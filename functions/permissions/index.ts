@@ -1,5 +1,5 @@
 import { createWorker } from '../../lib/app'
-import { PermissionSocketObject } from '../../lib/permissions/durable'
+import { PermissionSocketObject } from './durable'
 import { neonStore } from '../../lib/services/stores/neon'
 import { upstashStore } from '../../lib/services/stores/upstash'
 import { app } from './app'

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi'
-import { MAX_LISTED_REQUESTS, MAX_STORED_TOOL_INPUT_CHARS } from '../../lib/permissions/requests'
+import { MAX_LISTED_REQUESTS, MAX_STORED_TOOL_INPUT_CHARS } from './requests'
 
 /** How deep `toolInput` may nest: tool arguments are shallow; this keeps every walk over it (and Postgres) cheap. */
 export const MAX_TOOL_INPUT_DEPTH = 32

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi'
 import { walletProofFields } from '../../lib/http/fields'
-import { MAX_SESSION_SEC } from '../../lib/radio/sessions'
+import { MAX_SESSION_SEC } from './sessions'
 
 const iso = (description: string) => z.string().max(64).openapi({ format: 'date-time', description })
 const url = (description: string) => z.string().max(2048).openapi({ format: 'uri', description })

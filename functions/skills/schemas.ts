@@ -1,8 +1,8 @@
 import { z } from '@hono/zod-openapi'
 import { ErrorSchema } from '../../lib/http/openapi'
-import { MAX_FEATURED } from '../../lib/skills/queries'
-import { RISK_LEVELS, TRUST_TIERS } from '../../lib/skills/scan-object'
-import { CATEGORIES } from '../../lib/skills/catalog'
+import { MAX_FEATURED } from './queries'
+import { RISK_LEVELS, TRUST_TIERS } from './scan/object'
+import { CATEGORIES } from './catalog'
 import { SKILL_MANIFEST_SCHEMA } from '../../lib/skills/manifest'
 
 /** Spec 2 "Limits": skill fields. */

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../lib/context'
 import { ApiError } from '../../lib/http/errors'
-import { CDP_NOT_AVAILABLE, CDP_NOT_CONFIGURED, cdpSettings } from '../../lib/wallet/cdp'
+import { CDP_NOT_AVAILABLE, CDP_NOT_CONFIGURED, cdpSettings } from './cdp'
 
 /**
  * What creating a managed wallet answers today (`POST /api/wallet` `create`, `POST /api/wallet/create`, `POST

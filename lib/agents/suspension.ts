@@ -9,7 +9,7 @@ import { assertBelowAgentLimit, lockUserAgents } from './provision'
 
 /**
  * An agent whose owner's paid access ended (or whose plan allows fewer agents than the owner runs): its runtime was
- * stopped by the watchdog's reconciliation (lib/watchdog/reconcile.ts) and nothing was deleted. Only `start` brings
+ * stopped by the watchdog's reconciliation (functions/cron/watchdog/reconcile.ts) and nothing was deleted. Only `start` brings
  * it back, once the owner has paid access again and their plan has room for it (`resumeAgent`).
  */
 export const SUSPENDED = 'suspended'

@@ -17,7 +17,7 @@ export interface BaseOptions {
  * Chain 8453: an EIP-4361 message for this service (checkBaseMessage) signed by any kind of wallet. EOA
  * signatures are recovered offline; anything else (ERC-1271 deployed, ERC-6492 counterfactual) is checked with
  * an `eth_call` on Base. (Its ERC-6492 and secp256k1 code weighs ~34 KB gzipped: radio, near its bundle budget
- * and open to deployed smart wallets only, checks ERC-1271 alone, lib/radio/access.ts.)
+ * and open to deployed smart wallets only, checks ERC-1271 alone, functions/radio/access.ts.)
  */
 export async function verifyBase(c: Context<AppEnv>, claim: WalletClaim, opts: BaseOptions = {}) {
   await checkBaseMessage(c, claim, opts.purpose)

@@ -22,7 +22,7 @@ export const PLAN_NAMES = Object.keys(PLANS) as [PlanName, ...PlanName[]]
 /** Names the spec's billing responses map onto today's plans. */
 export const LEGACY_PLANS: Record<string, PlanName> = { starter: 'solo', pro: 'collective', scale: 'label' }
 
-/** Subscription statuses the spec names; Stripe's others are mapped onto these (lib/billing/subscription.ts). */
+/** Subscription statuses the spec names; Stripe's others are mapped onto these (functions/stripe/subscription.ts). */
 export const SUBSCRIPTION_STATUSES = ['active', 'inactive', 'past_due', 'canceled'] as const
 export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number]
 

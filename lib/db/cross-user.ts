@@ -42,7 +42,7 @@ export const CROSS_USER_PURPOSES = {
   localRestart:
     "The local server's start (infra/local-restart.ts): find every user's agents on local runtimes still recorded as starting or running (their processes ended with the previous server), so each can be recorded stopped as its owner",
   skillReview: "An admin's review of a skill (users cannot update skills): its stored scan becomes `verified`, with the reviewer and the time",
-  // Paid access over time (lib/watchdog/reconcile.ts, lib/watchdog/batch.ts).
+  // Paid access over time (functions/cron/watchdog/reconcile.ts, functions/cron/watchdog/batch.ts).
   accessReconciliation:
     "The watchdog's reconciliation of paid access: rank every user's agents that hold a plan's place with their owner's plan, subscription, trial and mailbox fields to find those whose owner's paid access ended or which are past the plan's count, stop their runtimes and mark them suspended with the transition; and read a degraded agent's owner's access before a repair",
 } as const

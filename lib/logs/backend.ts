@@ -71,7 +71,7 @@ export function localBackend(services: Services): LogTailBackend {
   }
 }
 
-/** One Durable Object per user owns that user's tails and streams (lib/logs/durable.ts); each call forwards to it. */
+/** One Durable Object per user owns that user's tails and streams (functions/logs/durable.ts); each call forwards to it. */
 export function durableBackend(ns: DurableNamespaceLike): LogTailBackend {
   const call = async (userId: string, agentId: string, op: 'stream' | 'history' | 'stop' | 'status', init: RequestInit = {}) => {
     const stub = ns.get(ns.idFromName(userId))

@@ -213,7 +213,7 @@ const registries = new WeakMap<object, LogTailRegistry>()
 /**
  * The in-process registry for a runtime provider (Node: the server's one provider, so one registry per server
  * and per test harness). State keyed by the provider object, not a module-global connection: on Workers the
- * provider is per request, which is why Workers use the Durable Object instead (lib/logs/durable.ts).
+ * provider is per request, which is why Workers use the Durable Object instead (functions/logs/durable.ts).
  */
 export function logTails(runtimes: RuntimeProvider): LogTailRegistry {
   let registry = registries.get(runtimes)

@@ -11,7 +11,7 @@ import type { WatchdogSettings } from './rules'
 export const WATCHDOG_PATH = '/api/cron/watchdog'
 /** The production and local schedule (QStash cron syntax): every 2 minutes, the spec's check interval. */
 export const WATCHDOG_CRON = '*/2 * * * *'
-/** The cron's period: a sweep's run (lib/queue/continuation.ts) is the period it started in. */
+/** The cron's period: a sweep's run (functions/cron/continuation.ts) is the period it started in. */
 export const WATCHDOG_PERIOD_MS = 2 * 60_000
 /** Agents one batch message may name (the receiver's bound; WATCHDOG_BATCH_SIZE is at most this). */
 export const MAX_BATCH = 500

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPlatformApp, createRouter } from '../../lib/app'
-import { requireAdminIdentity } from '../../lib/auth/admin'
+import { requireAdminIdentity } from '../../functions/backend/admin'
 import { identityHeaders, signIdentity } from '../../lib/auth/identity'
 import type { Services } from '../../lib/context'
 import { hmacSha256Hex } from '../../lib/crypto'

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPlatformApp, createRouter } from '../../lib/app'
-import { provisionSession } from '../../lib/auth/provision-session'
+import { provisionSession } from '../../functions/agents/provision-session'
 import { ADMIN_EMAIL, BROWSER, createHarness, type Harness } from '../support/harness'
 
 let h: Harness

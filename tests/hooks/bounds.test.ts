@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { classifyToolCall } from '../../lib/hooks/classify'
+import { classifyToolCall } from '../../functions/permissions/hooks/classify'
 
 // Inputs built to make a parser or a classifier slow or huge, each just under the 10 000-character bound.
 const fit = (unit: string, head = '', tail = '') => head + unit.repeat(Math.floor((9_900 - head.length - tail.length) / unit.length)) + tail

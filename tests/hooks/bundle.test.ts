@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { bundleFunction } from '../../infra/bundle'
 
 // The classifier (and unbash under it) bundles the way Wrangler builds a Worker and classifies inside workerd.
-const ENTRY = `import { classifyToolCall } from './lib/hooks/classify'
+const ENTRY = `import { classifyToolCall } from './functions/permissions/hooks/classify'
 export default { fetch: async (req) => Response.json(classifyToolCall('bash', await req.json())) }`
 
 const open: Miniflare[] = []

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { classifyToolCall } from '../../lib/hooks/classify'
+import { classifyToolCall } from '../../functions/permissions/hooks/classify'
 import { corpus } from './corpus'
 
 describe('shell corpus', () => {

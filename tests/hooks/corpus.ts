@@ -2,7 +2,7 @@
 // commands a careful platform stops, and the ways people try to hide the latter (quoting, wrappers, nested
 // shells, encodings, substitutions, variables, functions…). Used by tests/hooks/classify.test.ts (every entry
 // must match) and bench/classify.ts.
-import type { ToolTier } from '../../lib/hooks/classify'
+import type { ToolTier } from '../../functions/permissions/hooks/classify'
 
 export interface CorpusEntry {
   command: string

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { parse } from 'unbash'
-import { arithmeticRisk, subscriptRisk, textRisk } from '../../lib/hooks/arithmetic'
-import { mayBeOption, options, parseOptions } from '../../lib/hooks/commands/options'
-import { awkEffect, sedScriptIsPlain } from '../../lib/hooks/commands/text'
-import { literalArg, unknownArg, Verdict, type Arg, type Invocation, type Scope } from '../../lib/hooks/scope'
-import { broadPath, globSecret, resolvePath, secretPart, sensitiveWritePart } from '../../lib/hooks/paths'
-import { braceAlternatives } from '../../lib/hooks/words'
+import { arithmeticRisk, subscriptRisk, textRisk } from '../../functions/permissions/hooks/arithmetic'
+import { mayBeOption, options, parseOptions } from '../../functions/permissions/hooks/commands/options'
+import { awkEffect, sedScriptIsPlain } from '../../functions/permissions/hooks/commands/text'
+import { literalArg, unknownArg, Verdict, type Arg, type Invocation, type Scope } from '../../functions/permissions/hooks/scope'
+import { broadPath, globSecret, resolvePath, secretPart, sensitiveWritePart } from '../../functions/permissions/hooks/paths'
+import { braceAlternatives } from '../../functions/permissions/hooks/words'
 
 describe('paths', () => {
   it('resolves like the kernel: dots, repeated slashes, the working directory, homes', () => {

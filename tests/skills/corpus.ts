@@ -1,5 +1,5 @@
-import type { ScanInput } from '../../lib/skills/scan'
-import type { Scan } from '../../lib/skills/scan-object'
+import type { ScanInput } from '../../functions/skills/scan/index'
+import type { Scan } from '../../functions/skills/scan/object'
 
 /**
  * Skills with the scan each must get: clean code and the traps a text matcher falls into (`regex.exec`, "eval" in a
@@ -23,7 +23,7 @@ const token = (prefix: string, n: number) => prefix + Array.from({ length: n }, 
 
 export const CORPUS: CorpusEntry[] = [
   // ── review, low: nothing found. An https source on a public host never raises the tier (only an admin's review
-  //    does: lib/skills/queries.ts reviewSkill), so these clean skills with one are `review` like those without ─
+  //    does: functions/skills/queries.ts reviewSkill), so these clean skills with one are `review` like those without ─
   { id: 'fetch-json', tier: 'review', risk: 'low', sourceUrl: SRC, code: "export async function run(q) {\n  const r = await fetch('https://api.example.com/search?q=' + encodeURIComponent(q))\n  return r.json()\n}" },
   { id: 'typescript', tier: 'review', risk: 'low', sourceUrl: SRC, code: 'interface Input { city: string }\nexport async function run(input: Input): Promise<string> {\n  const r = await fetch(`https://wttr.in/${encodeURIComponent(input.city)}?format=3`)\n  return (await r.text()) as string\n}' },
   { id: 'ts-generics-enum', tier: 'review', risk: 'low', sourceUrl: SRC, code: 'enum Unit { C = "c", F = "f" }\nexport function pick<T extends { id: string }>(xs: T[], id: string): T | undefined {\n  return xs.find((x) => x.id === id)!\n}\nexport const unit: Unit = Unit.C' },

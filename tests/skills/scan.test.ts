@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { scanSkill } from '../../lib/skills/scan'
+import { scanSkill } from '../../functions/skills/scan/index'
 import { CORPUS } from './corpus'
 
 describe('the skill scanner on its corpus', () => {

@@ -4,8 +4,8 @@ import type { Services } from '../../lib/context'
 import { MemoryKv } from '../../lib/kv/memory'
 import type { Kv } from '../../lib/kv/types'
 import { UpstashKv } from '../../lib/kv/upstash'
-import { checkPost, socialLimiter } from '../../lib/social/limiter'
-import { containsUrl, normalisePost, postFingerprint } from '../../lib/social/text'
+import { checkPost, socialLimiter } from '../../functions/social/limiter'
+import { containsUrl, normalisePost, postFingerprint } from '../../functions/social/text'
 import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server'
 
 const redisUrl = process.env.TEST_REDIS_URL

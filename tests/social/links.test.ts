@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { containsUrl } from '../../lib/social/text'
+import { containsUrl } from '../../functions/social/text'
 
 /** Finding 10: links slipped past the under-24-hours rule through TLDs outside a fixed list and dots that are not `.`. */
 describe('links in a post: the Public Suffix List and every dot look-alike', () => {

@@ -12,7 +12,7 @@ import { S3rver, type S3rverServer } from '../support/s3rver'
  * same drizzle code the Node suites run on Postgres through the Neon driver.
  */
 const WORKER = `
-import { boundaryOf, MultipartReader } from './lib/files/multipart'
+import { boundaryOf, MultipartReader } from './functions/files/multipart'
 import { S3Storage } from './lib/storage/s3'
 export default {
   async fetch(request, env) {

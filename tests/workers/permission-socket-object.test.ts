@@ -2,7 +2,7 @@ import { Miniflare } from 'miniflare'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bundleFunction } from '../../infra/bundle'
 import type { DurableNamespaceLike } from '../../lib/logs/backend'
-import { SOCKET_ID_HEADER, SOCKET_OBJECT_ORIGIN, SOCKET_SESSION_HEADER, SOCKET_USER_HEADER } from '../../lib/permissions/durable'
+import { SOCKET_ID_HEADER, SOCKET_OBJECT_ORIGIN, SOCKET_SESSION_HEADER, SOCKET_USER_HEADER } from '../../functions/permissions/durable'
 
 // The permissions Worker's Durable Object in workerd, as deployed (its bundle, the PERMISSION_SOCKETS binding of
 // wrangler.toml), called two ways: directly through its namespace, and through a Worker that runs the route's
@@ -11,9 +11,9 @@ import { SOCKET_ID_HEADER, SOCKET_OBJECT_ORIGIN, SOCKET_SESSION_HEADER, SOCKET_U
 const FORWARDER = `
 import { createPlatformApp } from './lib/app'
 import { managedServices } from './lib/services/managed'
-import { notifyDashboards, permissionSockets } from './lib/permissions/sockets'
+import { notifyDashboards, permissionSockets } from './functions/permissions/sockets'
 import { afterSessionsEnded } from './lib/auth/session-bound'
-export { PermissionSocketObject } from './lib/permissions/durable'
+export { PermissionSocketObject } from './functions/permissions/durable'
 
 const pending = (userId) => [1, 2].map((n) => ({ type: 'permission_request', requestId: userId + '-pending-' + n, agentId: 'a', toolName: 't', toolInput: {}, reason: 'r', createdAt: '2026-01-01T00:00:00.000Z' }))
 const app = createPlatformApp(managedServices({}))

@@ -3,7 +3,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import { findOwnAgent } from '../../../lib/agents/access'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { agentRoute } from '../route'
-import { AgentConfigSchema, AgentIdParams, NOT_FOUND } from '../schemas'
+import { AgentConfigSchema, AgentIdParams, NOT_FOUND } from '../../../lib/agents/schemas'
 
 export const AgentConfigAnswer = z.object({ agentId: z.string().max(255), config: AgentConfigSchema }).openapi('AgentConfigAnswer')
 

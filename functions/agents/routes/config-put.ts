@@ -7,7 +7,7 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { agents } from '../../../schema'
 import { agentRoute } from '../route'
-import { AgentConfigSchema, AgentIdParams, NOT_FOUND } from '../schemas'
+import { AgentConfigSchema, AgentIdParams, NOT_FOUND } from '../../../lib/agents/schemas'
 import { AgentConfigAnswer } from './config-get'
 
 const Body = z.object({ config: AgentConfigSchema }, { error: 'Request body must be a JSON object' }).strict().openapi('PutAgentConfig')

@@ -4,7 +4,7 @@ import { findOwnAgent } from '../../../lib/agents/access'
 import { deleteAgent } from '../../../lib/agents/lifecycle'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { agentRoute } from '../route'
-import { AgentIdParams, NOT_FOUND } from '../schemas'
+import { AgentIdParams, NOT_FOUND } from '../../../lib/agents/schemas'
 
 export const route = agentRoute({
   method: 'delete',

@@ -6,7 +6,7 @@ import { requireSharedKey } from '../../../lib/auth/shared-key'
 import type { AppEnv } from '../../../lib/context'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { agents } from '../../../schema'
-import { AgentListSchema, MAX_LISTED_AGENTS } from '../schemas'
+import { AgentListSchema, MAX_LISTED_AGENTS } from '../../../lib/agents/schemas'
 
 export const route = createRoute({
   method: 'get',

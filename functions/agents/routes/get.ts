@@ -3,7 +3,7 @@ import { findOwnAgent } from '../../../lib/agents/access'
 import { agentJson } from '../../../lib/agents/lifecycle'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { agentRoute } from '../route'
-import { AgentIdParams, AgentSchema, NOT_FOUND } from '../schemas'
+import { AgentIdParams, AgentSchema, NOT_FOUND } from '../../../lib/agents/schemas'
 
 export const route = agentRoute({
   method: 'get',

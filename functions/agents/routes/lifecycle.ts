@@ -4,7 +4,7 @@ import { agentJson, type LifecycleAction, runLifecycle } from '../../../lib/agen
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { agentRoute } from '../route'
 import { PAID_ACCESS_RULE, PLAN_REQUIRED_DOC } from '../../../lib/auth/plan'
-import { AgentIdParams, AgentSchema, NOT_FOUND, PROVIDER_DOWN } from '../schemas'
+import { AgentIdParams, AgentSchema, NOT_FOUND, PROVIDER_DOWN } from '../../../lib/agents/schemas'
 
 // update has its own route (an image in the body); factory-reset is the instance's (`POST /api/instance/{userId}/factory-reset`).
 type Action = Exclude<LifecycleAction, 'update' | 'factory-reset'>

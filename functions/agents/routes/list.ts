@@ -5,7 +5,7 @@ import { readAsUser } from '../../../lib/db/rls'
 import { ok } from '../../../lib/http/openapi'
 import { agents } from '../../../schema'
 import { agentRoute } from '../route'
-import { AgentListSchema, MAX_LISTED_AGENTS } from '../schemas'
+import { AgentListSchema, MAX_LISTED_AGENTS } from '../../../lib/agents/schemas'
 
 export const route = agentRoute({
   method: 'get',

@@ -4,7 +4,7 @@ import { agentGateway, findOwnAgent, isGatewayTokenUnreadable } from '../../../l
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { RuntimeProviderError } from '../../../lib/runtime/provider'
 import { agentRoute } from '../route'
-import { AgentIdParams, NOT_FOUND } from '../schemas'
+import { AgentIdParams, NOT_FOUND } from '../../../lib/agents/schemas'
 
 const MAX_SESSIONS = 200
 

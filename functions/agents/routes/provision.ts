@@ -4,14 +4,14 @@ import { createMiddleware } from 'hono/factory'
 import { agentJson } from '../../../lib/agents/lifecycle'
 import { assertProvisioningOpen, defaultAgentName, provisionAgent, provisioningPlan } from '../../../lib/agents/provision'
 import { planRecord } from '../../../lib/auth/plan'
-import { provisionSession } from '../../../lib/auth/provision-session'
+import { provisionSession } from '../provision-session'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { enforceRateLimit, limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
-import { AgentConfigSchema, AgentNameField, AgentSchema, AiProviderField } from '../schemas'
+import { AgentConfigSchema, AgentNameField, AgentSchema, AiProviderField } from '../../../lib/agents/schemas'
 
 const Body = z
   .object(

@@ -5,7 +5,7 @@ import { recordStatus } from '../../../lib/agents/provision'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { type ProbeResult, PROBE_PATHS, probeRuntime, RUNTIME_STATUSES } from '../../../lib/runtime/probe'
 import { agentRoute } from '../route'
-import { AgentIdParams, NOT_FOUND } from '../schemas'
+import { AgentIdParams, NOT_FOUND } from '../../../lib/agents/schemas'
 
 // A probe's `lastSeenAt` is written at most this often for an agent already `running` (a dashboard polls stats).
 const LAST_SEEN_EVERY_MS = 60_000

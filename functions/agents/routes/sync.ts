@@ -8,7 +8,7 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { log } from '../../../lib/log'
 import { RuntimeProviderError, type SyncPayload } from '../../../lib/runtime/provider'
 import { agentRoute } from '../route'
-import { AgentIdParams, NOT_FOUND, PROVIDER_DOWN } from '../schemas'
+import { AgentIdParams, NOT_FOUND, PROVIDER_DOWN } from '../../../lib/agents/schemas'
 
 const count = () => z.number().int().min(0).max(10_000).openapi({ format: 'int32' })
 

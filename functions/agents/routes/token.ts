@@ -3,7 +3,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import { findOwnAgent, openGatewayToken, TOKEN_UNREADABLE_DOC } from '../../../lib/agents/access'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { agentRoute } from '../route'
-import { AgentIdParams, NOT_FOUND } from '../schemas'
+import { AgentIdParams, NOT_FOUND } from '../../../lib/agents/schemas'
 
 export const route = agentRoute({
   method: 'get',

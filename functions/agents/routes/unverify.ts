@@ -3,7 +3,7 @@ import { findOwnAgent } from '../../../lib/agents/access'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { log } from '../../../lib/log'
 import { agentRoute } from '../route'
-import { AgentIdParams, NOT_FOUND } from '../schemas'
+import { AgentIdParams, NOT_FOUND } from '../../../lib/agents/schemas'
 import { setVerification, VerificationSchema, verificationJson } from '../verification'
 
 export const route = agentRoute({

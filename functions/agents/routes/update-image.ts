@@ -7,7 +7,7 @@ import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { agentRoute } from '../route'
-import { AgentIdParams, AgentSchema, NOT_FOUND, PROVIDER_DOWN } from '../schemas'
+import { AgentIdParams, AgentSchema, NOT_FOUND, PROVIDER_DOWN } from '../../../lib/agents/schemas'
 
 // An OCI reference: [registry/]repository[:tag][@digest], lower-case repository path.
 const IMAGE = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]{1,5})?(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/

@@ -11,7 +11,7 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { agents } from '../../../schema'
 import { agentRoute } from '../route'
-import { AgentConfigSchema, AgentIdParams, AgentNameField, AgentSchema, AiProviderField, NOT_FOUND, PlanField } from '../schemas'
+import { AgentConfigSchema, AgentIdParams, AgentNameField, AgentSchema, AiProviderField, NOT_FOUND, PlanField } from '../../../lib/agents/schemas'
 
 const Body = z
   .object(

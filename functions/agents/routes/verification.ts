@@ -2,7 +2,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import { findOwnAgent } from '../../../lib/agents/access'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { agentRoute } from '../route'
-import { AgentIdParams, NOT_FOUND } from '../schemas'
+import { AgentIdParams, NOT_FOUND } from '../../../lib/agents/schemas'
 import { VerificationSchema, verificationJson } from '../verification'
 
 export const route = agentRoute({

@@ -9,7 +9,7 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { log } from '../../../lib/log'
 import { agentRoute } from '../route'
 import { users } from '../../../schema'
-import { AgentIdParams, NOT_FOUND } from '../schemas'
+import { AgentIdParams, NOT_FOUND } from '../../../lib/agents/schemas'
 import { setVerification, VerificationSchema, verificationJson } from '../verification'
 
 export const route = agentRoute({

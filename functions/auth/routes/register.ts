@@ -2,10 +2,10 @@ import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import { isDerivedEmail, isUniqueViolation, newUserValues } from '../../../lib/auth/accounts'
-import { rejectScriptedAgents, verifyTurnstile } from '../../../lib/auth/bot'
-import { createVerificationToken, verificationMail, VERIFY_TTL_HOURS } from '../../../lib/auth/email-verification'
+import { rejectScriptedAgents, verifyTurnstile } from '../bot'
+import { createVerificationToken, verificationMail, VERIFY_TTL_HOURS } from '../email-verification'
 import { hashSecret } from '../../../lib/auth/password'
-import { REFERRAL_CREDITS, REFERRAL_DAILY_CAP } from '../../../lib/auth/referrals'
+import { REFERRAL_CREDITS, REFERRAL_DAILY_CAP } from '../referrals'
 import type { AppEnv } from '../../../lib/context'
 import type { Db } from '../../../lib/db/client'
 import { asService } from '../../../lib/db/rls'
@@ -85,7 +85,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { user, token } = await asService(db, 'signIn', async (tx) => {
     const referrerId = body.referralCode ? await findReferrer(tx, body.referralCode) : null
     const [created] = await tx.insert(users).values(values).returning({ id: users.id, email: users.email, name: users.name })
-    // Recorded, not credited: credits wait for the new account's email verification (lib/auth/referrals.ts).
+    // Recorded, not credited: credits wait for the new account's email verification (functions/auth/referrals.ts).
     if (referrerId) await tx.insert(referrals).values({ referrerId, referredId: created.id, credits: REFERRAL_CREDITS })
     // After the insert: a duplicate email is 409 before any invite is claimed; a failed claim rolls the user back.
     if (body.token) await redeemInvite(tx, body.token, values.email, created.id)

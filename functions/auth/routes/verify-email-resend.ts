@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
-import { createVerificationToken, verificationMail, VERIFY_TTL_HOURS } from '../../../lib/auth/email-verification'
+import { createVerificationToken, verificationMail, VERIFY_TTL_HOURS } from '../email-verification'
 import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'

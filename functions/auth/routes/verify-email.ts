@@ -1,8 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { redeemVerification, VERIFY_TTL_HOURS } from '../../../lib/auth/email-verification'
+import { redeemVerification, VERIFY_TTL_HOURS } from '../email-verification'
 import { mailTokenHash } from '../../../lib/auth/mail-token'
-import { REFERRAL_CREDITS, REFERRAL_DAILY_CAP } from '../../../lib/auth/referrals'
+import { REFERRAL_CREDITS, REFERRAL_DAILY_CAP } from '../referrals'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
@@ -50,7 +50,7 @@ export const route = createRoute(limitedRoute(limits.verifyEmail, {
   },
 }))
 
-// Runs before anyone is signed in: the token is looked up by its hash as the service (lib/auth/email-verification.ts).
+// Runs before anyone is signed in: the token is looked up by its hash as the service (functions/auth/email-verification.ts).
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const tokenHash = await mailTokenHash(c.req.valid('json').token)
   // The session this browser holds, if any: kept when it is a session of the account being verified.

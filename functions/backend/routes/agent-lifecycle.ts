@@ -8,7 +8,7 @@ import type { AppEnv } from '../../../lib/context'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limitedRoute } from '../../../lib/http/rate-limit'
-import { AgentSchema } from '../../agents/schemas'
+import { AgentSchema } from '../../../lib/agents/schemas'
 
 type Action = (typeof BACKEND_LIFECYCLE_ACTIONS)[number]
 

@@ -16,7 +16,7 @@ import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { describeLimit, limitedRoute, rateLimit } from '../../../lib/http/rate-limit'
 import { users } from '../../../schema'
-import { AgentConfigSchema, AgentNameField, AgentSchema, AiProviderField } from '../../agents/schemas'
+import { AgentConfigSchema, AgentNameField, AgentSchema, AiProviderField } from '../../../lib/agents/schemas'
 import { identityOrKeyDocs, resolveCaller } from '../identity-or-key'
 
 const Body = z

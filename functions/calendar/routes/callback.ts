@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import { completeConnection, ConnectFailure, DASHBOARD_CALENDAR } from '../../../lib/calendar/oauth'
+import { completeConnection, ConnectFailure, DASHBOARD_CALENDAR } from '../oauth'
 import type { AppEnv } from '../../../lib/context'
 import { errorFields, log } from '../../../lib/log'
 

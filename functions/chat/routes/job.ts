@@ -1,6 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
-import { jobNotFound, jobView } from '../../../lib/chat/jobs'
+import { jobNotFound, jobView } from '../jobs'
 import { readAsUser } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'

@@ -1,6 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi'
-import { findChatAgent } from '../../../lib/chat/agent'
-import { gatewayStatus } from '../../../lib/chat/status'
+import { findChatAgent } from '../agent'
+import { gatewayStatus } from '../status'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
 import { GatewayStatusSchema } from '../schemas'

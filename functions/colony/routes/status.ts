@@ -1,6 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi'
-import { askSoulHosts, type HostAttempt, soulHosts } from '../../../lib/colony/soul-host'
-import { colonyTree, soulState } from '../../../lib/colony/tree'
+import { askSoulHosts, type HostAttempt, soulHosts } from '../soul-host'
+import { colonyTree, soulState } from '../tree'
 import { ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
 import { log } from '../../../lib/log'

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
-import { HEARTBEAT_PATH, syncHeartbeats } from '../../../lib/heartbeat/sync'
+import { HEARTBEAT_PATH, syncHeartbeats } from '../heartbeat-sync'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { requireQueueSignature } from '../../../lib/queue/receiver'

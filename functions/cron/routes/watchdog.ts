@@ -5,7 +5,7 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { requireQueueSignature } from '../../../lib/queue/receiver'
 import { watchdogDeps, WATCHDOG_PATH } from '../../../lib/watchdog/deps'
-import { runWatchdog } from '../../../lib/watchdog/sweep'
+import { runWatchdog } from '../watchdog/sweep'
 import { WatchdogMessage, WatchdogResult } from '../schemas'
 
 export const route = createRoute({

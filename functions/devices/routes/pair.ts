@@ -5,7 +5,7 @@ import { asUser } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
 import { devices } from '../../../schema'
-import { blankJsonBodyIsEmptyObject } from '../body'
+import { blankJsonBodyIsEmptyObject } from '../../../lib/http/optional-body'
 import { deviceNameField } from '../schemas'
 
 export const DEFAULT_PAIRED_NAME = 'My iPhone'

@@ -1,5 +1,5 @@
 import type { RouteHandler } from '@hono/zod-openapi'
-import { fileNotFound } from '../../../lib/files/download'
+import { fileNotFound } from '../download'
 import { markFileDeleting } from '../../../lib/files/records'
 import { purgeDeleting, storageUnavailable } from '../../../lib/files/objects'
 import { errorResponse, ok } from '../../../lib/http/openapi'

@@ -1,6 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi'
-import { downloadFile } from '../../../lib/files/download'
-import { STORAGE_QUOTA_BYTES } from '../../../lib/files/quota'
+import { downloadFile } from '../download'
+import { STORAGE_QUOTA_BYTES } from '../quota'
 import { listStored } from '../../../lib/files/records'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'

@@ -6,7 +6,7 @@ import { ACCOUNT_DISABLED, LINK_REFUSED, signInWithIdentity } from '../../../lib
 import type { AppEnv } from '../../../lib/context'
 import { timingSafeEqual } from '../../../lib/crypto'
 import { ApiError } from '../../../lib/http/errors'
-import { issuerVariants, OidcUnavailableError, verifyProviderJwt, type Discovery } from '../../../lib/oidc'
+import { issuerVariants, OidcUnavailableError, verifyProviderJwt, type Discovery } from '../oidc'
 import { googleClient, googleDiscovery, loginRedirect, providerError, SignInFailure } from '../google'
 import { consumeState, type PendingSignIn } from '../state'
 import { errorFields, log } from '../../../lib/log'

@@ -1,6 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi'
 import { ok } from '../../../lib/http/openapi'
-import { MAX_LISTED_REQUESTS, pendingRequests, requestJson } from '../../../lib/permissions/requests'
+import { MAX_LISTED_REQUESTS, pendingRequests, requestJson } from '../requests'
 import { permissionsRoute } from '../route'
 import { PermissionList } from '../schemas'
 

@@ -3,10 +3,10 @@ import { SESSION_ENDED_CLOSE_CODE, SESSION_ENDED_REASON, SESSION_RECHECK_MS } fr
 import { assertTrustedOrigin, presentedSession } from '../../../lib/auth/session'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse } from '../../../lib/http/openapi'
-import { SESSION_ENDED } from '../../../lib/permissions/decide'
-import { MAX_CLIENT_MESSAGE_CHARS, requestMessage } from '../../../lib/permissions/messages'
-import { MAX_LISTED_REQUESTS, pendingRequests } from '../../../lib/permissions/requests'
-import { permissionSockets } from '../../../lib/permissions/sockets'
+import { SESSION_ENDED } from '../decide'
+import { MAX_CLIENT_MESSAGE_CHARS, requestMessage } from '../messages'
+import { MAX_LISTED_REQUESTS, pendingRequests } from '../requests'
+import { permissionSockets } from '../sockets'
 import { permissionsRoute } from '../route'
 
 export const route = permissionsRoute({

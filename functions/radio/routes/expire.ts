@@ -6,9 +6,9 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { log } from '../../../lib/log'
 import { requireQueueSignature } from '../../../lib/queue/receiver'
-import { expireSessions, RADIO_EXPIRE_PATH, RADIO_SWEEP_CRON } from '../../../lib/radio/expire'
-import { MuxError, muxClient } from '../../../lib/radio/mux'
-import { MAX_SESSION_SEC } from '../../../lib/radio/sessions'
+import { expireSessions, RADIO_EXPIRE_PATH, RADIO_SWEEP_CRON } from '../expire'
+import { MuxError, muxClient } from '../mux'
+import { MAX_SESSION_SEC } from '../sessions'
 import { ExpireMessage, ExpireResultSchema } from '../schemas'
 
 export const route = createRoute({

@@ -4,7 +4,7 @@ import type { AppEnv } from '../../../lib/context'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limitedRoute } from '../../../lib/http/rate-limit'
-import { LIVE_CACHE_MS, liveView } from '../../../lib/radio/live'
+import { LIVE_CACHE_MS, liveView } from '../live'
 import { LiveViewSchema } from '../schemas'
 
 export const route = createRoute(

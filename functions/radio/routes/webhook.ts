@@ -5,8 +5,8 @@ import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { errorFields, log } from '../../../lib/log'
-import { HANDLED_EVENTS, type MuxEvent, processMuxEvent } from '../../../lib/radio/webhook'
-import { MUX_WEBHOOK_TOLERANCE_SEC, verifyMuxSignature } from '../../../lib/radio/webhook-signature'
+import { HANDLED_EVENTS, type MuxEvent, processMuxEvent } from '../webhook'
+import { MUX_WEBHOOK_TOLERANCE_SEC, verifyMuxSignature } from '../webhook-signature'
 import { MuxEventSchema, WebhookAckSchema } from '../schemas'
 
 type WebhookEnv = AppEnv & { Variables: { muxEvent: MuxEvent } }

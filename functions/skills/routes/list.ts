@@ -2,7 +2,7 @@ import { createRoute, type RouteHandler } from '@hono/zod-openapi'
 import { readSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
 import { errorResponse, ok } from '../../../lib/http/openapi'
-import { catalogFor } from '../../../lib/skills/listing'
+import { catalogFor } from '../listing'
 import { CatalogQuery, CatalogSchema } from '../schemas'
 
 export const route = createRoute({

@@ -2,7 +2,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
-import { rateSkill } from '../../../lib/skills/queries'
+import { rateSkill } from '../queries'
 import { skillRoute } from '../route'
 import { RatingBody, RatingResultSchema, SkillIdParams } from '../schemas'
 

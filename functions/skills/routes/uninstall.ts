@@ -3,7 +3,7 @@ import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { log } from '../../../lib/log'
-import { deploySkills, requireTargetAgent, uninstallSkill } from '../../../lib/skills/install'
+import { deploySkills, requireTargetAgent, uninstallSkill } from '../install'
 import { skillRoute } from '../route'
 import { InstallBody, UninstallResultSchema } from '../schemas'
 

@@ -6,8 +6,8 @@ import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
-import { reviewSkill } from '../../../lib/skills/queries'
-import { scanSkill } from '../../../lib/skills/scan'
+import { reviewSkill } from '../queries'
+import { scanSkill } from '../scan/index'
 import { BlockedSchema, ScanSchema, VerifyBody } from '../schemas'
 
 export const route = createRoute(

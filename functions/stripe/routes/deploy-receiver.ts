@@ -1,6 +1,6 @@
 import { createRoute } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
-import { SUBSCRIPTION_DEPLOY_PATH } from '../../../lib/billing/subscription'
+import { SUBSCRIPTION_DEPLOY_PATH } from '../subscription'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'

@@ -8,7 +8,7 @@ import { limitedRoute } from '../../../lib/http/rate-limit'
 import { signedInRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
 import { readAsUser } from '../../../lib/db/rls'
-import { managedWalletQuery } from '../../../lib/wallet/owned'
+import { managedWalletQuery } from '../owned'
 import { refuseManagedWalletCreation } from '../create-wallet'
 import { SeedMetadataSchema, WalletActionBody, CreatedWalletSchema } from '../schemas'
 

@@ -8,8 +8,8 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limitedRoute } from '../../../lib/http/rate-limit'
 import { signedInRoute } from '../../../lib/http/routes'
 import { errorFields, log } from '../../../lib/log'
-import { CHAIN_NAME } from '../../../lib/wallet/balances'
-import { walletSourcesQuery } from '../../../lib/wallet/owned'
+import { CHAIN_NAME } from '../balances'
+import { walletSourcesQuery } from '../owned'
 import { WalletAddressSchema } from '../schemas'
 
 export const route = signedInRoute(

@@ -4,7 +4,7 @@ import { limits } from '../../../lib/http/limits'
 import { ok } from '../../../lib/http/openapi'
 import { limitedRoute } from '../../../lib/http/rate-limit'
 import { signedInRoute } from '../../../lib/http/routes'
-import { CDP_SUPPORTED_CHAINS, cdpSettings } from '../../../lib/wallet/cdp'
+import { CDP_SUPPORTED_CHAINS, cdpSettings } from '../cdp'
 import { CdpStatusSchema } from '../schemas'
 
 export const route = signedInRoute(

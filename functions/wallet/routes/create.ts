@@ -6,7 +6,7 @@ import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limitedRoute } from '../../../lib/http/rate-limit'
 import { signedInRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
-import { managedWalletQuery } from '../../../lib/wallet/owned'
+import { managedWalletQuery } from '../owned'
 import { refuseManagedWalletCreation } from '../create-wallet'
 import { CreatedWalletSchema, CreateWalletBody } from '../schemas'
 

@@ -8,9 +8,9 @@ import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limitedRoute } from '../../../lib/http/rate-limit'
 import { log, errorFields } from '../../../lib/log'
-import { CHAIN_NAME, explorerAddressUrl, readWalletAssets } from '../../../lib/wallet/balances'
-import { AGENTIC_WALLET_FEATURES, cdpSettings } from '../../../lib/wallet/cdp'
-import { managedWalletQuery } from '../../../lib/wallet/owned'
+import { CHAIN_NAME, explorerAddressUrl, readWalletAssets } from '../balances'
+import { AGENTIC_WALLET_FEATURES, cdpSettings } from '../cdp'
+import { managedWalletQuery } from '../owned'
 import { addressField, AgenticWalletSchema, ManagedWalletSchema, NoWalletSchema, WalletBalancesSchema } from '../schemas'
 
 const Query = z.object({

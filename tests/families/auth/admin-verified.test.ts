@@ -1,6 +1,6 @@
 import { desc, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { requireAdminIdentity } from '../../../lib/auth/admin'
+import { requireAdminIdentity } from '../../../functions/backend/admin'
 import { signedIdentityHeaders } from '../../../lib/auth/identity'
 import { createPlatformApp, createRouter } from '../../../lib/app'
 import { installations, mailOutbox, users } from '../../../schema'

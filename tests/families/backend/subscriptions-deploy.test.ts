@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DEPLOY_TIERS } from '../../../lib/billing/tiers'
+import { DEPLOY_TIERS } from '../../../functions/backend/tiers'
 import { subscriptionDeployments, users } from '../../../schema'
 import { createHarness, type Harness } from '../../support/harness'
 import { backendCall } from '../../support/requests'

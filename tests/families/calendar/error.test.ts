@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Config } from '../../../lib/config'
 import { seal } from '../../../lib/secret-box'
 import { calendarConnections } from '../../../schema'
-import { CALENDAR_SCOPES } from '../../../lib/calendar/google'
+import { CALENDAR_SCOPES } from '../../../functions/calendar/google'
 import { createHarness, type Harness } from '../../support/harness'
 import {
   authorize,

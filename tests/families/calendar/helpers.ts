@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { expect } from 'vitest'
-import { CALENDAR_SCOPES } from '../../../lib/calendar/google'
+import { CALENDAR_SCOPES } from '../../../functions/calendar/google'
 import { calendarConnections } from '../../../schema'
 import { startCalendarServer, type CalendarServer } from '../../support/calendar-server'
 import { createHarness, type Harness, type SeededUser } from '../../support/harness'

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { pkceChallenge, pkceVerifier, signState, STATE_TTL_MS } from '../../../lib/calendar/state'
+import { pkceChallenge, pkceVerifier, signState, STATE_TTL_MS } from '../../../functions/calendar/state'
 import { withUser } from '../../../lib/db/rls'
 import { calendarConnections } from '../../../schema'
 import { BROWSER } from '../../support/harness'

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { admitTicket, releaseTicket, type Ticket } from '../../../lib/chat/workload'
+import { admitTicket, releaseTicket, type Ticket } from '../../../functions/chat/workload'
 import type { Config } from '../../../lib/config'
 import { ApiError } from '../../../lib/http/errors'
 import type { Harness } from '../../support/harness'

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { askSoulHosts } from '../../../lib/colony/soul-host'
+import { askSoulHosts } from '../../../functions/colony/soul-host'
 import { parseConfig } from '../../../lib/config'
 import { createHarness, type Harness } from '../../support/harness'
 import { call } from '../../support/requests'

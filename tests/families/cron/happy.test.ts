@@ -8,7 +8,7 @@ import { agents } from '../../../schema'
 import { HEALTHY, startFakeRuntime, type FakeRuntime } from '../../support/fake-runtime'
 import { createHarness, type Harness } from '../../support/harness'
 import { watchdogDeps } from '../../../lib/watchdog/deps'
-import { sweep } from '../../../lib/watchdog/sweep'
+import { sweep } from '../../../functions/cron/watchdog/sweep'
 import { BROKEN, crashMails, deliver, engine, localQueue, QUEUE_KEY, recordingQueue, seedAgent, testClock, transitions, watchRow } from './helpers'
 
 const healthy = { '/healthz': HEALTHY.healthz, '/readyz': HEALTHY.readyz, '/api/status': HEALTHY.status() }

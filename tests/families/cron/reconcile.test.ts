@@ -1,7 +1,7 @@
 import { and, asc, eq } from 'drizzle-orm'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { provisionAgent } from '../../../lib/agents/provision'
-import { reconcileAccess } from '../../../lib/watchdog/reconcile'
+import { reconcileAccess } from '../../../functions/cron/watchdog/reconcile'
 import type { RuntimeTarget } from '../../../lib/runtime/provider'
 import { agentEvents, agents, users, type Agent } from '../../../schema'
 import { setPlan } from '../../auth/helpers'
@@ -13,7 +13,7 @@ import { answers } from '../agents/helpers'
 import { BROKEN, engine, localQueue, QUEUE_KEY, seedAgent, transitions, watchRow } from './helpers'
 
 /**
- * Paid access over time, reconciled (lib/watchdog/reconcile.ts): the watchdog's sweep (and a payment event, at
+ * Paid access over time, reconciled (functions/cron/watchdog/reconcile.ts): the watchdog's sweep (and a payment event, at
  * once) stops the runtimes of users whose paid access ended and marks their agents `suspended`, deleting nothing;
  * a plan with fewer agents suspends the newest beyond it; paying again lets `start` resume them. The watchdog's
  * clock is the test's; the API's is moved with fake timers (Date only).

@@ -1,6 +1,6 @@
 import { fc, it as prop } from '@fast-check/vitest'
 import { describe, expect, it } from 'vitest'
-import { boundaryOf, closingDelimiterBytes, MultipartError, MultipartReader } from '../../../lib/files/multipart'
+import { boundaryOf, closingDelimiterBytes, MultipartError, MultipartReader } from '../../../functions/files/multipart'
 
 /** The streaming multipart reader on its own: any chunking of a body gives the same parts. */
 const enc = new TextEncoder()

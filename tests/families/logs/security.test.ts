@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Agent } from '../../../schema'
 import { durableBackend, type DurableNamespaceLike, LOG_TAILS_BINDING, TARGET_HEADER } from '../../../lib/logs/backend'
-import { LogTailObject } from '../../../lib/logs/durable'
+import { LogTailObject } from '../../../functions/logs/durable'
 import { logTails } from '../../../lib/logs/tail'
 import { createHarness, type Harness } from '../../support/harness'
 import { call } from '../../support/requests'

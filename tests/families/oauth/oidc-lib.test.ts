@@ -9,7 +9,7 @@ import {
   JWKS_REFETCH_COOLDOWN_MS,
   OidcUnavailableError,
   verifyProviderJwt,
-} from '../../../lib/oidc'
+} from '../../../functions/oauth/oidc'
 import { startOidcServer, type OidcServer } from '../../support/oidc-server'
 
 let oidc: OidcServer

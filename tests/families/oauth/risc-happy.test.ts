@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { jwksCacheKey } from '../../../lib/oidc'
+import { jwksCacheKey } from '../../../functions/oauth/oidc'
 import { accounts, securityEvents, sessions } from '../../../schema'
 import { createHarness, type Harness, type SeededUser } from '../../support/harness'
 import { startOidcServer, type OidcServer } from '../../support/oidc-server'

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import { base64url, generateKeyPair, importJWK, SignJWT } from 'jose'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
-import { JWKS_REFETCH_COOLDOWN_MS } from '../../../lib/oidc'
+import { JWKS_REFETCH_COOLDOWN_MS } from '../../../functions/oauth/oidc'
 import { signDelivery } from '../../../lib/queue/sign'
 import { accounts, securityEvents, sessions } from '../../../schema'
 import { createHarness, type Harness } from '../../support/harness'

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { classifyToolCall } from '../../../lib/hooks/classify'
-import { MAX_STORED_TOOL_INPUT_CHARS } from '../../../lib/permissions/requests'
+import { classifyToolCall } from '../../../functions/permissions/hooks/classify'
+import { MAX_STORED_TOOL_INPUT_CHARS } from '../../../functions/permissions/requests'
 import { permissionRequests } from '../../../schema'
 import type { Harness } from '../../support/harness'
 import { call } from '../../support/requests'

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { hashSessionToken, newSessionToken, SESSION_COOKIE } from '../../../lib/auth/session'
-import { permissionHub } from '../../../lib/permissions/hub'
+import { permissionHub } from '../../../functions/permissions/hub'
 import { accounts, sessions } from '../../../schema'
 import { PASSWORD, type Harness, type SeededUser } from '../../support/harness'
 import { startOidcServer, type OidcServer } from '../../support/oidc-server'

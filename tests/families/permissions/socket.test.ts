@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { permissionHub } from '../../../lib/permissions/hub'
+import { permissionHub } from '../../../functions/permissions/hub'
 import type { Harness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { dangerousCall, type Dashboard, hook, listen, openDashboard, permissionsHarness, poll, quietFor, storedRequest } from './helpers'

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { readDjToken } from '../../../lib/radio/token'
+import { readDjToken } from '../../../functions/radio/token'
 import { anvilAvailable } from '../../support/anvil'
 import { HOLDING, radioWorld, type Created, type RadioWorld } from './helpers'
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import type { SiweMessage } from 'viem/siwe'
-import { issueDjToken } from '../../../lib/radio/token'
+import { issueDjToken } from '../../../functions/radio/token'
 import { anvilAvailable } from '../../support/anvil'
 import { muxSignature } from '../../support/mux-server'
 import { walletProof } from '../../support/wallet-proof'

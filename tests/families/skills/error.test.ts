@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MAX_SKILLS_PER_AGENT } from '../../../lib/skills/install'
+import { MAX_SKILLS_PER_AGENT } from '../../../functions/skills/install'
 import { skillInstallations, skills } from '../../../schema'
 import { withServices } from '../agents/helpers'
 import { createHarness, type Harness, PAYING } from '../../support/harness'

@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { PLATFORM_SKILLS } from '../../../lib/skills/catalog'
+import { PLATFORM_SKILLS } from '../../../functions/skills/catalog'
 import { agents, skillInstallations, skills } from '../../../schema'
 import { createHarness, type Harness, PAYING, type SeededUser } from '../../support/harness'
 import { call } from '../../support/requests'

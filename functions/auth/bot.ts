@@ -1,0 +1,33 @@
+import type { Context } from 'hono'
+import { createMiddleware } from 'hono/factory'
+import type { AppEnv } from '../../lib/context'
+import { ApiError } from '../../lib/http/errors'
+
+// Scripted HTTP clients and crawlers: a browser sign-up never sends these.
+const SCRIPTED_AGENT =
+  /^(curl|wget|python-requests|python-urllib|python-httpx|aiohttp|go-http-client|java|okhttp|axios|node-fetch|undici|got|httpie|libwww-perl|lwp|php|ruby|scrapy|postmanruntime|insomnia|powershell|http\.rb)\b|bot\b|crawler|spider|headlesschrome/i
+
+export const isScriptedUserAgent = (ua: string | undefined) => !ua?.trim() || SCRIPTED_AGENT.test(ua.trim())
+
+/** Bot detection, first part: an empty or scripted user agent is refused before the body is read. */
+export const rejectScriptedAgents = createMiddleware<AppEnv>(async (c, next) => {
+  if (isScriptedUserAgent(c.req.header('user-agent'))) throw new ApiError(403, 'Bot detected', { code: 'BOT_DETECTED' })
+  await next()
+})
+
+/**
+ * Bot detection, second part: when `TURNSTILE_SECRET_KEY` is set, a Turnstile token (`cf-turnstile-response`
+ * body field or header) must verify with Cloudflare's siteverify (`TURNSTILE_VERIFY_URL`).
+ */
+export async function verifyTurnstile(c: Context<AppEnv>, bodyToken: string | undefined) {
+  const { config, clientIp } = c.var.services
+  if (!config.TURNSTILE_SECRET_KEY) return
+  const token = bodyToken ?? c.req.header('cf-turnstile-response')
+  if (!token) throw new ApiError(403, 'Bot verification required', { code: 'BOT_DETECTED' })
+  const form = new URLSearchParams({ secret: config.TURNSTILE_SECRET_KEY, response: token, remoteip: clientIp(c) })
+  const res = await fetch(config.TURNSTILE_VERIFY_URL, { method: 'POST', body: form, signal: AbortSignal.timeout(5000) }).catch(
+    () => null,
+  )
+  const outcome = res?.ok ? ((await res.json().catch(() => null)) as { success?: boolean } | null) : null
+  if (!outcome?.success) throw new ApiError(403, 'Bot verification failed', { code: 'BOT_DETECTED' })
+}
