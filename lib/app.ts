@@ -15,7 +15,7 @@ export const MAX_BODY_BYTES = 1024 * 1024
 const limitBody = bodyLimit({
   maxSize: MAX_BODY_BYTES,
   onError: () => {
-    throw new ApiError(413, 'Payload too large', { code: 'PAYLOAD_TOO_LARGE' })
+    throw new ApiError('PAYLOAD_TOO_LARGE')
   },
 })
 // Touching a GET's body makes @hono/node-server build a full Request: half the throughput (bench/).

@@ -41,10 +41,10 @@ export async function redeemInvite(tx: Db, token: string, email: string, userId:
     .returning({ code: invites.code })
   if (claimed) return
   const [row] = await tx.select({ email: invites.email, status: inviteStatus }).from(invites).where(eq(invites.code, token))
-  if (!row) throw new ApiError(400, 'Invalid invite token', { code: 'INVALID_INVITE' })
-  if (row.status === 'used') throw new ApiError(410, 'Invite already used', { code: 'INVITE_USED' })
-  if (row.status === 'expired') throw new ApiError(410, 'Invite expired', { code: 'INVITE_EXPIRED' })
-  if (row.email && row.email.toLowerCase() !== email) throw new ApiError(403, 'Invite is for another email', { code: 'INVITE_EMAIL_MISMATCH' })
+  if (!row) throw new ApiError('INVALID_INVITE')
+  if (row.status === 'used') throw new ApiError('INVITE_USED')
+  if (row.status === 'expired') throw new ApiError('INVITE_EXPIRED')
+  if (row.email && row.email.toLowerCase() !== email) throw new ApiError('INVITE_EMAIL_MISMATCH')
   // Only an invite committed after the update's snapshot lands here: as good as unknown to this sign-up.
-  throw new ApiError(400, 'Invalid invite token', { code: 'INVALID_INVITE' })
+  throw new ApiError('INVALID_INVITE')
 }

@@ -28,7 +28,7 @@ async function loadKeys(config: Config): Promise<Map<string, CryptoKey>> {
   for (const entry of (config.ENCRYPTION_KEYS ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
     const at = entry.indexOf(':')
     const raw = at > 0 ? unb64(entry.slice(at + 1)) : new Uint8Array()
-    if (raw.length !== 32) throw new ApiError(500, 'Server misconfigured', { code: 'MISCONFIGURED' })
+    if (raw.length !== 32) throw new ApiError('MISCONFIGURED')
     keys.set(entry.slice(0, at), await crypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt']))
   }
   if (config.sessionSecret) {
@@ -55,7 +55,7 @@ function keyring(config: Config) {
   return ring
 }
 
-const notConfigured = () => new ApiError(503, 'Encryption not configured', { code: 'NOT_CONFIGURED' })
+const notConfigured = () => new ApiError('NOT_CONFIGURED', 'Encryption not configured')
 
 /** Seals `plaintext` for `owner` and `purpose` (e.g. `byok`, `calendar:refresh`) under the current key. */
 export async function seal(config: Config, plaintext: string, owner: string, purpose: string): Promise<Sealed> {

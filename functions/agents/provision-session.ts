@@ -14,12 +14,12 @@ export type ProvisionUser = SessionUser & { synthetic?: true }
  */
 export async function provisionSession(c: Context<AppEnv>): Promise<ProvisionUser> {
   const user = await readSession(c)
-  if (!user) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
+  if (!user) throw new ApiError('UNAUTHORIZED')
   assertTrustedOrigin(c)
   if (!user.id && user.isAdmin) {
     return { id: `admin:${user.email.toLowerCase()}`, email: user.email, name: user.email, isAdmin: true, synthetic: true }
   }
-  if (!user.id) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
+  if (!user.id) throw new ApiError('UNAUTHORIZED')
   const { id, email, name, isAdmin } = user
   return { id, email, name, isAdmin }
 }

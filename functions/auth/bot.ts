@@ -11,7 +11,7 @@ export const isScriptedUserAgent = (ua: string | undefined) => !ua?.trim() || SC
 
 /** Bot detection, first part: an empty or scripted user agent is refused before the body is read. */
 export const rejectScriptedAgents = createMiddleware<AppEnv>(async (c, next) => {
-  if (isScriptedUserAgent(c.req.header('user-agent'))) throw new ApiError(403, 'Bot detected', { code: 'BOT_DETECTED' })
+  if (isScriptedUserAgent(c.req.header('user-agent'))) throw new ApiError('BOT_DETECTED')
   await next()
 })
 
@@ -23,11 +23,11 @@ export async function verifyTurnstile(c: Context<AppEnv>, bodyToken: string | un
   const { config, clientIp } = c.var.services
   if (!config.TURNSTILE_SECRET_KEY) return
   const token = bodyToken ?? c.req.header('cf-turnstile-response')
-  if (!token) throw new ApiError(403, 'Bot verification required', { code: 'BOT_DETECTED' })
+  if (!token) throw new ApiError('BOT_DETECTED', 'Bot verification required')
   const form = new URLSearchParams({ secret: config.TURNSTILE_SECRET_KEY, response: token, remoteip: clientIp(c) })
   const res = await fetch(config.TURNSTILE_VERIFY_URL, { method: 'POST', body: form, signal: AbortSignal.timeout(5000) }).catch(
     () => null,
   )
   const outcome = res?.ok ? ((await res.json().catch(() => null)) as { success?: boolean } | null) : null
-  if (!outcome?.success) throw new ApiError(403, 'Bot verification failed', { code: 'BOT_DETECTED' })
+  if (!outcome?.success) throw new ApiError('BOT_DETECTED', 'Bot verification failed')
 }

@@ -28,6 +28,6 @@ export async function isVerifiedAdminEmail(c: Context<AppEnv>, email: string | u
  */
 export const requireAdminIdentity = createMiddleware<AppEnv>(async (c, next) => {
   const identity = c.var.identity ?? (await verifyIdentity(c))
-  if (!(await isVerifiedAdminEmail(c, identity.email))) throw new ApiError(403, 'Admin access required', { code: 'ADMIN_REQUIRED' })
+  if (!(await isVerifiedAdminEmail(c, identity.email))) throw new ApiError('ADMIN_REQUIRED')
   await next()
 })

@@ -19,7 +19,7 @@ export async function resolveCaller(c: Context<AppEnv>): Promise<Identity> {
   const token = bearerToken(c.req.header('authorization'))
   if (!token?.startsWith(API_KEY_PREFIX)) return verifyIdentity(c)
   const found = await findApiKey(c.var.services.reader, token)
-  if (!found) throw new ApiError(401, 'Invalid API key', { code: 'INVALID_API_KEY' })
+  if (!found) throw new ApiError('INVALID_API_KEY')
   const identity: Identity = { userId: found.user.id, email: found.user.email, role: 'user' }
   c.set('identity', identity)
   c.set('apiKeyId', found.key.id)

@@ -59,12 +59,12 @@ export async function registerInstallation(
   input: { userId: string; mode: InstallationMode; gatewayToken?: string },
 ) {
   const caller = c.var.identity!
-  if (input.userId !== caller.userId && !(await isVerifiedAdminEmail(c, caller.email))) throw new ApiError(403, 'Forbidden', { code: 'FORBIDDEN' })
+  if (input.userId !== caller.userId && !(await isVerifiedAdminEmail(c, caller.email))) throw new ApiError('FORBIDDEN')
   const { userId, mode, gatewayToken } = input
   await withUser(c.var.services.db, userId, async (tx) => {
     // The users policy lets app_user see exactly its own row: present iff the user exists.
     const [user] = await tx.select({ id: users.id }).from(users).where(eq(users.id, userId))
-    if (!user) throw new ApiError(404, 'User not found', { code: 'USER_NOT_FOUND' })
+    if (!user) throw new ApiError('USER_NOT_FOUND')
     await tx
       .insert(installations)
       // Times come from the database clock (column defaults, now()), the one every read compares against.

@@ -40,7 +40,7 @@ const EXPIRY_MARGIN_MS = 60 * 1000
 async function sealTokens(config: Config, userId: string, tokens: Tokens) {
   const access = await seal(config, tokens.accessToken, userId, ACCESS)
   const refresh = tokens.refreshToken ? await seal(config, tokens.refreshToken, userId, REFRESH) : null
-  if (refresh && refresh.keyId !== access.keyId) throw new ApiError(500, 'Server misconfigured', { code: 'MISCONFIGURED' })
+  if (refresh && refresh.keyId !== access.keyId) throw new ApiError('MISCONFIGURED')
   return {
     keyId: access.keyId,
     accessToken: access.sealed,

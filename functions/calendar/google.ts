@@ -16,10 +16,10 @@ export const CALENDAR_SCOPES = ['https://www.googleapis.com/auth/calendar.events
 export const MAX_EVENTS = 250
 const TIMEOUT_MS = 10_000
 
-export const calendarNotConnected = () => new ApiError(401, 'Calendar not connected', { code: 'NOT_CONNECTED' })
-export const calendarUnavailable = () => new ApiError(500, 'Calendar provider unavailable', { code: 'PROVIDER_UNAVAILABLE' })
-export const calendarNotConfigured = () => new ApiError(503, 'Calendar not configured', { code: 'NOT_CONFIGURED' })
-export const eventNotFound = () => new ApiError(404, 'Event not found', { code: 'NOT_FOUND' })
+export const calendarNotConnected = () => new ApiError('NOT_CONNECTED')
+export const calendarUnavailable = () => new ApiError('PROVIDER_UNAVAILABLE', 'Calendar provider unavailable')
+export const calendarNotConfigured = () => new ApiError('NOT_CONFIGURED', 'Calendar not configured')
+export const eventNotFound = () => new ApiError('NOT_FOUND', 'Event not found')
 
 /** The token endpoint said the refresh token is dead (`invalid_grant`: revoked, expired or never ours). */
 export class GrantRevoked extends Error {

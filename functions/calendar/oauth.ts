@@ -32,7 +32,7 @@ export function calendarCallbackUrl(c: AppContext) {
 /**
  * Google's consent screen for `userId`'s calendar: offline access (a refresh token), `prompt=consent` (so one is
  * sent even on a second connect), PKCE S256, and a signed state naming the user. 503 when Google is not
- * configured; 500 `PROVIDER_UNAVAILABLE` when its discovery document cannot be had.
+ * configured; 503 `PROVIDER_UNAVAILABLE` when its discovery document cannot be had.
  */
 export async function authorizationUrl(c: AppContext, userId: string) {
   const { kv, config } = c.var.services

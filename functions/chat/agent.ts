@@ -21,12 +21,12 @@ export async function findChatAgent(services: Pick<Services, 'reader' | 'config'
       .leftJoin(agents, and(eq(agents.userId, users.id), ne(agents.status, 'template')))
       .where(eq(users.id, userId)),
   )
-  if (rows.length === 0) throw new ApiError(404, 'User not found', { code: 'USER_NOT_FOUND' })
+  if (rows.length === 0) throw new ApiError('USER_NOT_FOUND')
   if (opts.paid) assertPaidAccess(rows[0].owner, services.config)
   const mine = rows.flatMap((r) => (r.agent ? [r.agent] : []))
-  if (mine.length === 0) throw new ApiError(404, 'No agent found', { code: 'NOT_FOUND' })
+  if (mine.length === 0) throw new ApiError('NOT_FOUND', 'No agent found')
   const provisioned = mine.filter((a) => a.runtimeServiceId || a.runtimeUrl)
-  if (provisioned.length === 0) throw new ApiError(404, 'No OpenClaw instance found', { code: 'NOT_FOUND' })
+  if (provisioned.length === 0) throw new ApiError('NOT_FOUND', 'No OpenClaw instance found')
   return provisioned.sort(preferred)[0]
 }
 

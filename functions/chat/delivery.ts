@@ -59,7 +59,7 @@ export async function deliverChatJob(services: DeliveryServices, jobId: string, 
     await asService(services.db, 'chatDelivery', (tx) =>
       tx.update(chatJobs).set({ status: 'queued', error, updatedAt: new Date() }).where(and(eq(chatJobs.id, jobId), eq(chatJobs.status, 'running'))),
     )
-    throw new ApiError(502, 'Runtime unavailable', { code: 'PROVIDER_UNAVAILABLE' })
+    throw new ApiError('RUNTIME_UNAVAILABLE', 'Runtime unavailable')
   }
   await finish(services, job, { status: 'succeeded', result, error: null })
   log.info('chat.delivered', fields)

@@ -34,7 +34,7 @@ export const jobView = (job: ChatJob) => ({
 })
 
 /** Another user's job is invisible under RLS: the same 404 as one that does not exist. */
-export const jobNotFound = () => new ApiError(404, 'Job not found', { code: 'NOT_FOUND' })
+export const jobNotFound = () => new ApiError('NOT_FOUND', 'Job not found')
 
 /** The workload ticket a job holds. */
 export const ticketOf = (job: Pick<ChatJob, 'id' | 'userId' | 'weight'>): Ticket => ({ userId: job.userId, jobId: job.id, weight: job.weight })

@@ -186,11 +186,7 @@ export async function admitTicket(kv: Kv, config: Config, ticket: Ticket): Promi
   if (admitted === 1) return
   const retryAfterSeconds = Math.max(1, Math.ceil(Number(retryMs) / 1000))
   const refusal = reason as GateRefusal
-  throw new ApiError(429, REFUSALS[refusal] ?? 'Too many chats in progress', {
-    code: 'WORKLOAD_LIMIT',
-    extra: { retryAfterSeconds, reason: refusal },
-    headers: { 'Retry-After': String(retryAfterSeconds) },
-  })
+  throw new ApiError('WORKLOAD_LIMIT', { message: REFUSALS[refusal] ?? 'Too many chats in progress', extra: { retryAfterSeconds, reason: refusal }, headers: { 'Retry-After': String(retryAfterSeconds) } })
 }
 
 /** Gives the ticket's slots back (its job ended); a ticket already expired or released changes nothing. */

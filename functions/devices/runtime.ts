@@ -9,4 +9,4 @@ export const RUNTIME_LIST_TIMEOUT_MS = 10_000
 export const RUNTIME_ACTION_TIMEOUT_MS = 15_000
 
 /** Until agents exist, every caller has none. */
-export const noAgent = () => new ApiError(404, 'No agent found', { code: 'NOT_FOUND' })
+export const noAgent = () => new ApiError('NOT_FOUND', 'No agent found')

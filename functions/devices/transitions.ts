@@ -15,4 +15,4 @@ export const TRANSITIONS: Record<DeviceAction, { from: DeviceStatus; to: DeviceS
 }
 
 // Someone else's device answers exactly like an unknown one, so ids reveal nothing.
-export const deviceNotFound = () => new ApiError(404, 'Device not found', { code: 'NOT_FOUND' })
+export const deviceNotFound = () => new ApiError('NOT_FOUND', 'Device not found')

@@ -26,7 +26,7 @@ export const ADDRESS_PROOF_TEMPLATE =
   '{domain} asks you to prove that you hold this address for Farcaster sign-in.\\n\\nAddress: {checksummed address}\\n' +
   'FID: {fid}\\nToken: {lower-case hex SHA-256 of the ID token}'
 
-const unproven = () => new ApiError(403, 'Address ownership not proven', { code: 'ADDRESS_NOT_PROVEN' })
+const unproven = () => new ApiError('ADDRESS_NOT_PROVEN')
 
 /**
  * 403 `ADDRESS_NOT_PROVEN` unless `signature` is `address`'s signature of the proof message: an EOA
@@ -45,7 +45,7 @@ export async function assertAddressProof(config: Config, p: { address: string; f
     await assertBaseChain(client, config.BASE_RPC_URL)
   } catch (e) {
     log.error('farcaster.address_proof_chain_unusable', { requestId, ...errorFields(e) })
-    throw new ApiError(502, 'Chain unavailable', { code: 'CHAIN_UNAVAILABLE' })
+    throw new ApiError('CHAIN_UNAVAILABLE')
   }
   throw unproven()
 }

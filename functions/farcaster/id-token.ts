@@ -47,7 +47,7 @@ async function verifyWithKeySet(token: string, url: string, options: JWTVerifyOp
   }
 }
 
-const invalid = () => new ApiError(401, 'Invalid Farcaster token', { code: 'INVALID_TOKEN' })
+const invalid = () => new ApiError('INVALID_TOKEN', 'Invalid Farcaster token')
 
 /**
  * The JWS header's `alg` must be one we verify with, checked before the key set is fetched: `none`, HS256
@@ -89,7 +89,7 @@ export async function verifyFarcasterToken(config: Config, token: string, reques
   } catch (e) {
     if (e instanceof errors.JOSEError && !ISSUER_FAULTS.has(e.code)) throw invalid()
     log.error('farcaster.key_set_unavailable', { requestId, ...errorFields(e) })
-    throw new ApiError(502, 'Farcaster issuer unavailable', { code: 'PROVIDER_UNAVAILABLE' })
+    throw new ApiError('PROVIDER_UNAVAILABLE', 'Farcaster issuer unavailable')
   }
   if ((claims.iat as number) > Date.now() / 1000 + CLOCK_TOLERANCE_SEC) throw invalid()
   const fid = fidOf(claims.sub)

@@ -28,7 +28,7 @@ let devSecret: string | undefined
 export function sessionTokenSecret(config: Config) {
   const secret = config.FARCASTER_SESSION_SECRET ?? config.NEXTAUTH_SECRET
   if (secret) return secret
-  if (config.NODE_ENV === 'production') throw new ApiError(500, 'Farcaster session secret not configured', { code: 'MISCONFIGURED' })
+  if (config.NODE_ENV === 'production') throw new ApiError('MISCONFIGURED', 'Farcaster session secret not configured')
   if (!devSecret) {
     devSecret = base64url.encode(crypto.getRandomValues(new Uint8Array(32)))
     log.warn('farcaster.dev_session_secret', { note: 'FARCASTER_SESSION_SECRET and NEXTAUTH_SECRET unset: random per-process secret' })

@@ -26,7 +26,7 @@ export function gateSettings(config: Config): GateSettings | null {
   const minBalance = config.TOKEN_GATE_MIN_BALANCE.trim()
   if (!isAddress(contract, { strict: false }) || !DECIMAL_RE.test(minBalance)) {
     log.error('farcaster.token_gate_misconfigured', { note: 'TOKEN_GATE_CONTRACT must be an address and TOKEN_GATE_MIN_BALANCE a decimal number' })
-    throw new ApiError(503, 'Token gating not configured', { code: 'NOT_CONFIGURED' })
+    throw new ApiError('NOT_CONFIGURED', 'Token gating not configured')
   }
   const rpcUrl = config.BASE_RPC_URL
   return { contractAddress: getAddress(contract), minBalance, rpcUrl, rpcEndpoint: publicRpcEndpoint(rpcUrl) }
@@ -34,7 +34,7 @@ export function gateSettings(config: Config): GateSettings | null {
 
 export function requireGate(config: Config) {
   const gate = gateSettings(config)
-  if (!gate) throw new ApiError(503, 'Token gating not configured', { code: 'NOT_CONFIGURED' })
+  if (!gate) throw new ApiError('NOT_CONFIGURED', 'Token gating not configured')
   return gate
 }
 
@@ -65,7 +65,7 @@ export async function checkHolding(gate: GateSettings, address: string, requestI
     ])
   } catch (e) {
     log.error('farcaster.token_gate_chain_read_failed', { requestId, ...errorFields(e) })
-    throw new ApiError(502, 'Chain unavailable', { code: 'CHAIN_UNAVAILABLE' })
+    throw new ApiError('CHAIN_UNAVAILABLE')
   }
   const min = parseUnits(gate.minBalance, decimals)
   return {

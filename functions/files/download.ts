@@ -4,8 +4,8 @@ import { log } from '../../lib/log'
 import { attachmentDisposition, isInUserPrefix, isPathLikeId } from '../../lib/files/names'
 import { findStored, removeStored } from '../../lib/files/records'
 
-export const fileNotFound = () => new ApiError(404, 'File not found', { code: 'NOT_FOUND' })
-const outsideUploads = () => new ApiError(403, 'Path outside upload directory', { code: 'PATH_OUTSIDE_UPLOADS' })
+export const fileNotFound = () => new ApiError('NOT_FOUND', 'File not found')
+const outsideUploads = () => new ApiError('PATH_OUTSIDE_UPLOADS')
 
 /**
  * One of the caller's stored files, streamed from storage with its type, an attachment disposition and its real

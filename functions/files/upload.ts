@@ -21,12 +21,12 @@ const MAX_AGENT_ID_BYTES = 256
 const MAX_OTHER_FIELD_BYTES = 64 * 1024
 
 export const storageLimitExceeded = (quota: StorageQuota, usedBytes: number) =>
-  new ApiError(413, 'Storage limit exceeded', { code: 'STORAGE_LIMIT', extra: { plan: quota.plan, limitBytes: quota.limitBytes, usedBytes } })
+  new ApiError('STORAGE_LIMIT', { extra: { plan: quota.plan, limitBytes: quota.limitBytes, usedBytes } })
 
 const fieldError = (path: 'agentId' | 'file', message: string) =>
-  new ApiError(400, message, { code: 'VALIDATION', extra: { issues: [{ path, message }] } })
+  new ApiError('VALIDATION', { message: message, extra: { issues: [{ path, message }] } })
 
-const malformed = (message: string) => new ApiError(400, message, { code: 'MALFORMED_MULTIPART' })
+const malformed = (message: string) => new ApiError('MALFORMED_MULTIPART', message)
 
 interface Written {
   id: string
@@ -90,7 +90,7 @@ export async function receiveUpload(services: Services, user: SessionUser, reque
     if (agentId === null) throw fieldError('agentId', 'agentId is required')
     if (!written) throw fieldError('file', 'file is required')
     const stored = await markStored(services.db, user.id, written.id, written.size)
-    if (!stored) throw new ApiError(404, 'Agent not found', { code: 'NOT_FOUND' }) // deleted (with its records) meanwhile
+    if (!stored) throw new ApiError('NOT_FOUND', 'Agent not found') // deleted (with its records) meanwhile
     log.info('files.uploaded', { fileId: stored.id, agentId, size: stored.size })
     return stored
   } catch (e) {

@@ -9,7 +9,6 @@ import { giveBackUnits, spendUnits } from '../../lib/billing/usage'
 import type { Config } from '../../lib/config'
 import type { AppEnv, Services, SessionUser } from '../../lib/context'
 import { ApiError } from '../../lib/http/errors'
-import { PaymentRefused } from '../../lib/gateway/errors'
 import type { Plugin } from './plugins'
 
 /**
@@ -37,11 +36,14 @@ export interface AllowanceCharge {
   release(): Promise<void>
 }
 
+/** Paid access whose allowance for today is spent: the route answers 402 `payment_required` saying so. */
+export const ALLOWANCE_SPENT = `Today's usage allowance is spent (it returns at midnight UTC): pay this call with MPP or a payment session`
+
 /**
  * Spends the call's units from `user`'s allowance when the user has paid access at the moment of use (`accessPlan`:
- * a paid plan's, the trial's solo with a verified real mailbox, an admin's network); null without paid access. A spent allowance is `PaymentRefused`.
+ * a paid plan's, the trial's solo with a verified real mailbox, an admin's network); null without paid access, `'spent'` when today's allowance is.
  */
-export async function spendAllowance(services: Services, user: SessionUser, plugin: Plugin): Promise<AllowanceCharge | null> {
+export async function spendAllowance(services: Services, user: SessionUser, plugin: Plugin): Promise<AllowanceCharge | 'spent' | null> {
   const [record] = await services.reader.asUser(user.id, (db) => db.select(PLAN_RECORD_COLUMNS).from(users).where(eq(users.id, user.id)).limit(1))
   const plan = record ? accessPlan(record, services.config) : null
   if (!plan) return null
@@ -50,9 +52,7 @@ export async function spendAllowance(services: Services, user: SessionUser, plug
   try {
     await spendUnits(services.kv, user.id, plan, units, { now: spentAt })
   } catch (e) {
-    if (e instanceof ApiError && e.code === 'USAGE_LIMIT') {
-      throw new PaymentRefused(`Today's usage allowance is spent (it returns at midnight UTC): pay this call with MPP or a payment session`)
-    }
+    if (e instanceof ApiError && e.code === 'USAGE_LIMIT') return 'spent'
     throw e
   }
   return { units, release: () => giveBackUnits(services.kv, user.id, units, spentAt) }

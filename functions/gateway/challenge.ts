@@ -1,7 +1,7 @@
 import type { Context } from 'hono'
 import type { AppEnv, SessionUser } from '../../lib/context'
 import { checkoutUrl } from './card'
-import { gatewayError } from '../../lib/gateway/errors'
+import { ApiError } from '../../lib/http/errors'
 import { issueChallenge } from './mpp'
 import type { Plugin } from './plugins'
 
@@ -14,11 +14,9 @@ export async function paymentRequired(c: Context<AppEnv>, plugin: Plugin, caller
   const { services } = c.var
   const mpp = await issueChallenge(services, plugin, new URL(c.req.url).host)
   const url = checkoutUrl(services.config, caller, paid, plugin)
-  throw gatewayError(
-    402,
-    'payment_required',
+  throw new ApiError('PAYMENT_REQUIRED', {
     message,
-    { mpp: mpp.offer, stripe: { checkoutUrl: url, amount: plugin.price, currency: 'usd' } },
-    mpp.header ? { 'WWW-Authenticate': mpp.header } : undefined,
-  )
+    extra: { mpp: mpp.offer, stripe: { checkoutUrl: url, amount: plugin.price, currency: 'usd' } },
+    ...(mpp.header && { headers: { 'WWW-Authenticate': mpp.header } }),
+  })
 }

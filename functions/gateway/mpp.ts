@@ -11,7 +11,6 @@ import { ApiError } from '../../lib/http/errors'
 import type { Kv } from '../../lib/kv/types'
 import { errorFields, log } from '../../lib/log'
 import { TransferError, verifyTransfer } from '../../lib/payments/transfer'
-import { PaymentRefused } from '../../lib/gateway/errors'
 import type { Plugin } from './plugins'
 
 /**
@@ -228,8 +227,8 @@ export interface MppPayment {
 }
 
 /**
- * Accepts the credential in `authorization` as payment for one call of `plugin`, or throws `PaymentRefused`
- * saying why (malformed, MPP not configured, a challenge whose id is not the HMAC of its fields, another plugin's
+ * Accepts the credential in `authorization` as payment for one call of `plugin`, or answers `{refused}` saying
+ * why (malformed, MPP not configured, a challenge whose id is not the HMAC of its fields, another plugin's
  * or a lower price's challenge, an unknown or used nonce, and each on-chain refusal: not mined, reverted, wrong
  * token, wrong recipient, underpaid, memo not `keccak256(id ‖ secret)`, already used). In order: the challenge's
  * HMAC and terms are checked (nothing is read or used for a forged one), the nonce is taken from kv (so two
@@ -238,16 +237,26 @@ export interface MppPayment {
  * up: its nonce is put back for the rest of its life, so a corrected or newly mined payment can be presented
  * against it. The chain not answering is 503 `CHAIN_UNAVAILABLE`, with the nonce put back too.
  */
-export async function acceptCredential(services: Pick<Services, 'config' | 'kv' | 'reader'>, plugin: Plugin, authorization: string): Promise<MppPayment> {
+/** A credential that does not pay for the call: the route answers 402 `payment_required` with why and a fresh challenge. */
+export interface MppRefusal {
+  refused: string
+}
+const refused = (why: string): MppRefusal => ({ refused: why })
+
+export async function acceptCredential(
+  services: Pick<Services, 'config' | 'kv' | 'reader'>,
+  plugin: Plugin,
+  authorization: string,
+): Promise<MppPayment | MppRefusal> {
   const { config, kv, reader } = services
   const terms = paymentTerms(config)
-  if (!terms) throw new PaymentRefused('MPP payments are not configured on this server')
+  if (!terms) return refused('MPP payments are not configured on this server')
   const credential = decodeCredential(authorization)
   if (!credential) {
-    throw new PaymentRefused('The payment credential is malformed: expected base64url JSON {challenge: {id, request, expires}, payload: {hash, secret}}')
+    return refused('The payment credential is malformed: expected base64url JSON {challenge: {id, request, expires}, payload: {hash, secret}}')
   }
   const challenge = await challengeTerms(terms.secret, credential)
-  if (!challenge) throw new PaymentRefused('The challenge was not issued by this server, or its fields were changed')
+  if (!challenge) return refused('The challenge was not issued by this server, or its fields were changed')
 
   // A challenge pays for its own plugin at no less than today's price (a plugin priced up since is refused).
   const price = priceUnits(config, plugin.price)
@@ -258,11 +267,11 @@ export async function acceptCredential(services: Pick<Services, 'config' | 'kv' 
     challenge.chainId === BASE_CHAIN_ID &&
     sameAddress(challenge.token, terms.token) &&
     sameAddress(challenge.recipient, terms.recipient)
-  if (!forThisCall) throw new PaymentRefused('The challenge was issued for another plugin or price')
+  if (!forThisCall) return refused('The challenge was issued for another plugin or price')
 
   const { nonce } = challenge
   const stored = await kv.take<StoredChallenge>(nonceKey(nonce))
-  if (!stored || stored.expiresAt <= Date.now()) throw new PaymentRefused('The challenge is unknown, expired or already used')
+  if (!stored || stored.expiresAt <= Date.now()) return refused('The challenge is unknown, expired or already used')
   const putBack = (minTtlMs = 0) => restoreChallenge(kv, nonce, stored, minTtlMs)
 
   let transfer
@@ -275,10 +284,10 @@ export async function acceptCredential(services: Pick<Services, 'config' | 'kv' 
     await putBack()
     if (e instanceof TransferError && e.reason !== 'unavailable') {
       log.info('gateway.mpp_refused', { pluginId: plugin.id, reason: e.reason })
-      throw new PaymentRefused(`Payment refused: ${e.message}`)
+      return refused(`Payment refused: ${e.message}`)
     }
     log.warn('gateway.chain_unavailable', { pluginId: plugin.id, ...errorFields(e) })
-    throw new ApiError(503, 'Payment verification unavailable: the chain did not answer', { code: 'CHAIN_UNAVAILABLE', headers: { 'Retry-After': '5' } })
+    throw new ApiError('CHAIN_UNAVAILABLE', { message: 'Payment verification unavailable: the chain did not answer', headers: { 'Retry-After': '5' } })
   }
 
   const recorded = await reader
@@ -304,7 +313,7 @@ export async function acceptCredential(services: Pick<Services, 'config' | 'kv' 
     })
   if (recorded.length === 0) {
     await putBack()
-    throw new PaymentRefused('Payment refused: this transaction has already paid for a call')
+    return refused('Payment refused: this transaction has already paid for a call')
   }
   log.info('gateway.mpp_accepted', { pluginId: plugin.id, amount: transfer.amount.toString() })
   return {

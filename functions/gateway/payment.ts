@@ -2,9 +2,8 @@ import type { Context } from 'hono'
 import { parseUnits } from 'viem'
 import type { AppEnv, SessionUser } from '../../lib/context'
 import { chargeSession } from '../../lib/payments/session-charge'
-import { spendAllowance } from './card'
+import { ALLOWANCE_SPENT, spendAllowance } from './card'
 import { paymentRequired } from './challenge'
-import { PaymentRefused } from '../../lib/gateway/errors'
 import { acceptCredential, hasPaymentAuthorization } from './mpp'
 import type { Plugin } from './plugins'
 
@@ -40,28 +39,25 @@ export interface Payment {
  * 503 `CHAIN_UNAVAILABLE`.
  */
 export async function takePayment(c: Context<AppEnv>, plugin: Plugin, method: PaymentMethod, caller: SessionUser | null): Promise<Payment> {
-  try {
-    if (method === 'session') {
-      const charge = await chargeSession(c, { pluginId: plugin.id, priceUsd: plugin.price })
-      return { receipt: charge.receipt, remaining: charge.remaining, release: () => charge.refund() }
-    }
-    if (method === 'mpp') {
-      const authorization = c.req.header('authorization')
-      if (!authorization || !hasPaymentAuthorization(authorization)) {
-        return await paymentRequired(c, plugin, caller, 'Payment required: pay the MPP challenge and send the credential as `Authorization: Payment <credential>`')
-      }
-      const paid = await acceptCredential(c.var.services, plugin, authorization)
-      return { receipt: paid.receipt, release: paid.release }
-    }
-    const charge = caller ? await spendAllowance(c.var.services, caller, plugin) : null
-    if (!charge) {
-      const why = caller ? 'your account has no paid plan or trial' : 'no payment came with the call'
-      return await paymentRequired(c, plugin, caller, `Payment required: ${why}. Pay with MPP, a payment session, or a paid plan (card)`)
-    }
-    return { release: charge.release }
-  } catch (e) {
-    // On the card method a refusal is a spent allowance: the caller already has a plan.
-    if (e instanceof PaymentRefused) return paymentRequired(c, plugin, caller, e.message, method === 'stripe')
-    throw e
+  if (method === 'session') {
+    const charge = await chargeSession(c, { pluginId: plugin.id, priceUsd: plugin.price })
+    return { receipt: charge.receipt, remaining: charge.remaining, release: () => charge.refund() }
   }
+  if (method === 'mpp') {
+    const authorization = c.req.header('authorization')
+    if (!authorization || !hasPaymentAuthorization(authorization)) {
+      return paymentRequired(c, plugin, caller, 'Payment required: pay the MPP challenge and send the credential as `Authorization: Payment <credential>`')
+    }
+    const paid = await acceptCredential(c.var.services, plugin, authorization)
+    if ('refused' in paid) return paymentRequired(c, plugin, caller, paid.refused)
+    return { receipt: paid.receipt, release: paid.release }
+  }
+  const charge = caller ? await spendAllowance(c.var.services, caller, plugin) : null
+  // A spent allowance: the caller already has a plan, so the 402 offers the pricing page, not a plan checkout.
+  if (charge === 'spent') return paymentRequired(c, plugin, caller, ALLOWANCE_SPENT, true)
+  if (!charge) {
+    const why = caller ? 'your account has no paid plan or trial' : 'no payment came with the call'
+    return paymentRequired(c, plugin, caller, `Payment required: ${why}. Pay with MPP, a payment session, or a paid plan (card)`)
+  }
+  return { release: charge.release }
 }

@@ -86,14 +86,14 @@ export function gatewayPlugins(config: Config): Record<PluginId, Plugin> {
   return hit
 }
 
-/** The registry for a request: a bad `GATEWAY_PLUGINS` is 500 `MISCONFIGURED` saying what is wrong (and logged). */
+/** The registry for a request: a bad `GATEWAY_PLUGINS` is 500 `internal` (`GATEWAY_INTERNAL`) saying what is wrong (and logged). */
 export function pluginsFor(config: Config): Record<PluginId, Plugin> {
   try {
     return gatewayPlugins(config)
   } catch (e) {
     if (!(e instanceof GatewayConfigError)) throw e
     log.error('gateway.misconfigured', { problem: e.message })
-    throw new ApiError(500, 'internal', { code: 'MISCONFIGURED', extra: { message: e.message } })
+    throw new ApiError('GATEWAY_INTERNAL', e.message)
   }
 }
 

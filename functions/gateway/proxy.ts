@@ -1,5 +1,5 @@
 import { readCappedBytes } from '../../lib/http/read-capped'
-import { gatewayError } from '../../lib/gateway/errors'
+import { ApiError } from '../../lib/http/errors'
 import type { Plugin } from './plugins'
 
 /** The most of a plugin's non-streamed answer the gateway relays (it is read whole before it is answered). */
@@ -18,7 +18,7 @@ export interface PluginAnswer {
 }
 
 /** 502 `no_plugin`: the plugin cannot serve the call (no upstream, no answer in time, a broken answer). */
-export const pluginUnavailable = (why: string) => gatewayError(502, 'no_plugin', `The plugin is unavailable: ${why}`)
+export const pluginUnavailable = (why: string) => new ApiError('NO_PLUGIN', `The plugin is unavailable: ${why}`)
 
 const isEventStream = (contentType: string | null) => !!contentType && /^text\/event-stream\b/i.test(contentType)
 

@@ -54,7 +54,7 @@ export async function writeHeartbeat(c: SignedInContext, req: { agentId?: string
       log.warn('heartbeat.gateway_write_failed', { agentId: agent.id, ...errorFields(e) })
     }
   }
-  if (source === 'db' && !req.agentId) throw new ApiError(400, 'agentId required', { code: 'VALIDATION' })
+  if (source === 'db' && !req.agentId) throw new ApiError('VALIDATION', 'agentId required')
   if (agent) {
     const message = source === 'gateway' ? null : `Stored ${iso(new Date())}: the gateway could not be written`
     await withUser(c.var.services.db, agent.userId, (tx) =>

@@ -24,7 +24,7 @@ export const instanceActionRoute = <const A extends string>(action: A, operation
         403: errorResponse('`userId` is not the caller; or sent from a foreign `Origin` (`FORBIDDEN`, `ORIGIN_NOT_ALLOWED`)'),
         404: errorResponse('`No instance found. Please deploy first.`; or the provider has no such runtime (`NOT_FOUND`)'),
         409: errorResponse(`The runtime is busy with another operation (\`CONFLICT\`); the agent is \`suspended\` and this is not \`start\` (\`INVALID_TRANSITION\`); or ${TOKEN_UNREADABLE_DOC} (\`stop\` never needs it)`),
-        502: errorResponse('The runtime provider or the runtime failed; the agent is recorded as `error` (`PROVIDER_UNAVAILABLE`)'),
+        502: errorResponse('The runtime provider or the runtime failed; the agent is recorded as `error` (`RUNTIME_UNAVAILABLE`)'),
         ...extra,
       },
     }),

@@ -9,14 +9,14 @@ import type { Agent } from '../../schema'
 
 /** `GET /api/instance/:userId` answers 403 (not 401) without a session, as the spec says. */
 export const sessionOr403 = createMiddleware<AppEnv>(async (c, next) => {
-  if (!(await readSession(c))) throw new ApiError(403, 'Forbidden', { code: 'FORBIDDEN' })
+  if (!(await readSession(c))) throw new ApiError('FORBIDDEN')
   await next()
 }) as unknown as MiddlewareHandler<SignedInEnv>
 
 /** What the helpers below read of a signed-in request's context. */
 export type SignedInContext = { var: { services: Services; user: SessionUser } }
 
-export const notOwner = () => new ApiError(403, 'Forbidden', { code: 'FORBIDDEN' })
+export const notOwner = () => new ApiError('FORBIDDEN')
 
 /** The caller's instance agent for `:userId` (the instance id is the user id): 403 for another id, 404 without one. */
 export async function ownInstance(c: SignedInContext, userId: string): Promise<Agent> {

@@ -11,4 +11,4 @@ export const toItem = (k: Pick<ApiKey, 'id' | 'name' | 'prefix' | 'createdAt' | 
 })
 
 // Someone else's key answers exactly like an unknown one, so ids reveal nothing.
-export const keyNotFound = () => new ApiError(404, 'API key not found', { code: 'NOT_FOUND' })
+export const keyNotFound = () => new ApiError('NOT_FOUND', 'API key not found')

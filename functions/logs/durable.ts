@@ -41,7 +41,7 @@ export class LogTailObject {
     this.app.onError(onError)
     this.app.post(SESSIONS_ENDED_PATH, async (c) => {
       const notice = parseSessionsEnded(await c.req.json().catch(() => null))
-      if (!notice) throw new ApiError(400, 'Expected {userId, sessionHashes}', { code: 'VALIDATION' })
+      if (!notice) throw new ApiError('VALIDATION', 'Expected {userId, sessionHashes}')
       return c.json({ closed: this.streams.endSessions(notice.userId, notice.sessionHashes) })
     })
     this.app.get('/:agentId/stream', (c) => {
@@ -74,7 +74,7 @@ function parseSession(raw: string | undefined): BoundSession {
     v = null
   }
   if (!v || typeof v.userId !== 'string' || typeof v.sessionHash !== 'string' || !v.sessionHash || typeof v.expiresAt !== 'number') {
-    throw new ApiError(400, 'Invalid log stream session', { code: 'VALIDATION' })
+    throw new ApiError('VALIDATION', 'Invalid log stream session')
   }
   return { userId: v.userId, sessionHash: v.sessionHash, expiresAt: v.expiresAt }
 }
@@ -96,7 +96,7 @@ function parseTarget(raw: string | undefined, agentId: string): RuntimeTarget {
     parsed = null
   }
   if (!parsed || parsed.agentId !== agentId || typeof parsed.name !== 'string') {
-    throw new ApiError(400, 'Invalid log tail target', { code: 'VALIDATION' })
+    throw new ApiError('VALIDATION', 'Invalid log tail target')
   }
   return { agentId, name: parsed.name, serviceId: parsed.serviceId ?? null, url: parsed.url ?? null, gatewayToken: null }
 }

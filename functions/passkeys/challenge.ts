@@ -16,7 +16,7 @@ export interface ChallengeBinding {
   userId?: string
 }
 
-export const invalidChallenge = () => new ApiError(400, 'Invalid or expired challenge', { code: 'CHALLENGE_INVALID' })
+export const invalidChallenge = () => new ApiError('CHALLENGE_INVALID')
 
 export async function issueChallenge(c: AppContext, binding: ChallengeBinding) {
   const { kv, config } = c.var.services
@@ -54,7 +54,7 @@ export function assertSignedChallenge(credential: { response: { clientDataJSON?:
   } catch {
     return
   }
-  if (signed !== expected) throw new ApiError(400, 'Challenge does not match the credential', { code: 'CHALLENGE_MISMATCH' })
+  if (signed !== expected) throw new ApiError('CHALLENGE_MISMATCH')
 }
 
 const hexToBytes = (hex: string) => Uint8Array.from(hex.match(/../g) ?? [], (b) => parseInt(b, 16))

@@ -11,9 +11,7 @@ import { sessions } from '../../schema'
 export const FRESH_SESSION_MINUTES = 10
 
 export const reauthRequired = () =>
-  new ApiError(403, `Sign in again to add a passkey: it needs a sign-in from the last ${FRESH_SESSION_MINUTES} minutes`, {
-    code: 'REAUTH_REQUIRED',
-  })
+  new ApiError('REAUTH_REQUIRED', `Sign in again to add a passkey: it needs a sign-in from the last ${FRESH_SESSION_MINUTES} minutes`)
 
 /**
  * After `requireSession`: 403 `REAUTH_REQUIRED` unless the presented session was created within the last

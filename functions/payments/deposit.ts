@@ -21,7 +21,7 @@ export const DEPOSIT_REFUSALS = {
 const reasonOf = (r: Exclude<TransferRefusal, 'unavailable'>): keyof typeof DEPOSIT_REFUSALS =>
   r === 'underpaid' ? 'empty' : r === 'malformed' || r === 'unbound' ? 'not_found' : r
 
-export const chainDown = () => new ApiError(502, 'The chain could not be reached', { code: 'CHAIN_UNAVAILABLE' })
+export const chainDown = () => new ApiError('CHAIN_UNAVAILABLE', 'The chain could not be reached')
 
 /**
  * The deposit `txHash` as the chain shows it: a successful transfer of the payment token from `wallet` to the
@@ -48,6 +48,6 @@ export async function verifyDeposit(c: Context<AppEnv>, settings: PaymentSetting
       throw chainDown()
     }
     const reason = reasonOf(e.reason)
-    throw new ApiError(402, DEPOSIT_REFUSALS[reason], { code: 'DEPOSIT_INVALID', extra: { reason } })
+    throw new ApiError('DEPOSIT_INVALID', { message: DEPOSIT_REFUSALS[reason], extra: { reason } })
   }
 }

@@ -9,6 +9,7 @@ import {
 } from '../../lib/auth/session-bound'
 import { parseConfig } from '../../lib/config'
 import { errorFields, log } from '../../lib/log'
+import { answerError } from '../../lib/http/errors'
 import { neonStore } from '../../lib/services/stores/neon'
 import { type DecideOutcome, type Decision, decideAsSession } from './decide'
 import { answerClientMessage, type ServerMessage } from './messages'
@@ -91,7 +92,7 @@ export class PermissionSocketObject {
     if (pathname === '/connect') return this.connect(request)
     if (pathname === '/push' && request.method === 'POST') return this.push((await request.json()) as PushBody)
     if (pathname === SESSIONS_ENDED_PATH && request.method === 'POST') return this.sessionsEnded(await request.json().catch(() => null))
-    return Response.json({ error: 'Not found', code: 'NOT_FOUND' }, { status: 404 })
+    return answerError('NOT_FOUND')
   }
 
   private async connect(request: Request): Promise<Response> {
@@ -99,7 +100,7 @@ export class PermissionSocketObject {
     const socketId = request.headers.get(SOCKET_ID_HEADER)
     const session = parseSession(request.headers.get(SOCKET_SESSION_HEADER))
     if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket' || !userId || !socketId || !session) {
-      return Response.json({ error: 'Expected a WebSocket upgrade for a user session', code: 'VALIDATION' }, { status: 400 })
+      return answerError('VALIDATION', 'Expected a WebSocket upgrade for a user session')
     }
     const Pair = (globalThis as unknown as { WebSocketPair: new () => Record<0 | 1, HibernatingSocket> }).WebSocketPair
     const { 0: client, 1: server } = new Pair()
@@ -120,7 +121,7 @@ export class PermissionSocketObject {
   /** `POST /sessions-ended` `{userId, sessionHashes}`: those sessions ended; their sockets close now. */
   private sessionsEnded(body: unknown): Response {
     const notice = parseSessionsEnded(body)
-    if (!notice) return Response.json({ error: 'Expected {userId, sessionHashes}', code: 'VALIDATION' }, { status: 400 })
+    if (!notice) return answerError('VALIDATION', 'Expected {userId, sessionHashes}')
     let closed = 0
     for (const hash of new Set(notice.sessionHashes)) {
       for (const ws of this.state.getWebSockets(sessionTag(hash))) {

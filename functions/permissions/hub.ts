@@ -42,7 +42,7 @@ export class PermissionHub {
 
   /** Upgrades the signed-in caller's request, bound to `session`; on open, `pending` go first, then every push for the user. */
   async connect(c: Context<SignedInEnv>, pending: ServerMessage[], session: BoundSession): Promise<Response> {
-    if (!this.upgrader) throw new ApiError(503, 'Permission socket not available', { code: 'NOT_CONFIGURED' })
+    if (!this.upgrader) throw new ApiError('NOT_CONFIGURED', 'Permission socket not available')
     const { userId } = session
     return this.upgrader(c, {
       onOpen: (_event, ws) => {

@@ -11,9 +11,9 @@ import { errorResponse } from '../../lib/http/openapi'
  */
 export const requireInternalKey = createMiddleware<AppEnv>(async (c, next) => {
   const expected = c.var.services.config.INTERNAL_API_KEY
-  if (!expected) throw new ApiError(503, 'Internal API key not configured', { code: 'NOT_CONFIGURED' })
+  if (!expected) throw new ApiError('NOT_CONFIGURED', 'Internal API key not configured')
   const token = bearerToken(c.req.header('authorization'))
-  if (!token || !(await sameSecret(token, expected))) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
+  if (!token || !(await sameSecret(token, expected))) throw new ApiError('UNAUTHORIZED')
   await next()
 })
 

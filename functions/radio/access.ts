@@ -15,7 +15,7 @@ export const SESSION_FEE = '5'
 
 type Client = ReturnType<typeof baseClient>
 
-const chainUnavailable = () => new ApiError(502, 'Chain unavailable', { code: 'CHAIN_UNAVAILABLE' })
+const chainUnavailable = () => new ApiError('CHAIN_UNAVAILABLE')
 
 /** Runs chain reads; any RPC failure (or a mis-pointed `BASE_RPC_URL`) is 502 `Chain unavailable`, logged. */
 async function onChain<T>(what: string, requestId: string | undefined, read: () => Promise<T>): Promise<T> {
@@ -36,7 +36,7 @@ export async function requireSmartWallet(client: Client, rpcUrl: string, wallet:
     await assertBaseChain(client, rpcUrl)
     return getCode(client, { address: wallet })
   })
-  if (!code || code === '0x') throw new ApiError(403, 'A smart wallet is required', { code: 'SMART_WALLET_REQUIRED' })
+  if (!code || code === '0x') throw new ApiError('SMART_WALLET_REQUIRED')
 }
 
 const ERC1271_MAGIC = '0x1626ba7e'
@@ -107,7 +107,7 @@ export async function holdsStationToken(client: Client, token: Address, wallet: 
 export function feeTerms(config: Pick<Config, 'PAYMENT_RECIPIENT' | 'PAYMENT_TOKEN_ADDRESS' | 'PAYMENT_TOKEN_DECIMALS' | 'PAYMENT_CURRENCY'>) {
   const recipient = config.PAYMENT_RECIPIENT?.trim()
   if (!recipient || !isAddress(recipient, { strict: false }) || !isAddress(config.PAYMENT_TOKEN_ADDRESS, { strict: false })) {
-    throw new ApiError(503, 'Radio payments not configured', { code: 'NOT_CONFIGURED' })
+    throw new ApiError('NOT_CONFIGURED', 'Radio payments not configured')
   }
   return {
     amount: SESSION_FEE,
@@ -141,6 +141,6 @@ export async function verifySessionFee(client: Client, terms: ReturnType<typeof 
       log.error('radio.chain_read_failed', { requestId, what: 'payment' })
       throw chainUnavailable()
     }
-    throw new ApiError(402, e.message, { code: 'PAYMENT_REJECTED', extra: { reason: e.reason } })
+    throw new ApiError('PAYMENT_REJECTED', { message: e.message, extra: { reason: e.reason } })
   }
 }

@@ -182,7 +182,7 @@ export async function liveView(services: Services, requestId?: string): Promise<
       )
       .catch((dbError: unknown) => {
         log.error('radio.live_unavailable', { requestId, ...errorFields(dbError) })
-        throw new ApiError(500, 'Radio status unavailable', { code: 'STREAMING_UNAVAILABLE' })
+        throw new ApiError('STREAMING_UNAVAILABLE', 'Radio status unavailable')
       })
     const reason = e instanceof ApiError && e.status === 503 ? 'Streaming provider not configured' : 'Streaming provider unavailable'
     result = view(fromSessions(sessions), pageUrl, `${reason}: served from cached sessions`)

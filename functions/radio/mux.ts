@@ -49,7 +49,7 @@ export const playbackIdOf = (stream: MuxLiveStream) => stream.playback_ids?.find
 /** 503 `Streaming not configured` without the Mux access token. */
 export function muxClient(config: Pick<Config, 'MUX_TOKEN_ID' | 'MUX_TOKEN_SECRET' | 'MUX_API_URL' | 'MUX_TIMEOUT_MS'>): MuxClient {
   const { MUX_TOKEN_ID: id, MUX_TOKEN_SECRET: secret } = config
-  if (!id || !secret) throw new ApiError(503, 'Streaming not configured', { code: 'NOT_CONFIGURED' })
+  if (!id || !secret) throw new ApiError('NOT_CONFIGURED', 'Streaming not configured')
   const base = `${config.MUX_API_URL.replace(/\/+$/, '')}/video/v1`
   const authorization = `Basic ${btoa(`${id}:${secret}`)}`
 

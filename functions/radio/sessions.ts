@@ -41,8 +41,8 @@ export function walletStanding(db: Db, wallet: string, txHash: string | undefine
   })
 }
 
-export const sessionActive = () => new ApiError(409, 'This wallet already has an active session', { code: 'SESSION_ACTIVE' })
-export const paymentUsed = () => new ApiError(409, 'This transaction has already been used', { code: 'PAYMENT_ALREADY_USED' })
+export const sessionActive = () => new ApiError('SESSION_ACTIVE')
+export const paymentUsed = () => new ApiError('PAYMENT_ALREADY_USED')
 
 export interface NewSession {
   id: string

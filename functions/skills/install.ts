@@ -114,7 +114,7 @@ export async function installSkill(db: Db, agent: Agent, skillId: string): Promi
     }
     const [{ n }] = await tx.select({ n: count() }).from(skillInstallations).where(eq(skillInstallations.agentId, agent.id))
     if (n >= MAX_SKILLS_PER_AGENT) {
-      throw new ApiError(400, `An agent may hold at most ${MAX_SKILLS_PER_AGENT} skills: uninstall one first`, { code: 'SKILL_LIMIT', extra: { limit: MAX_SKILLS_PER_AGENT } })
+      throw new ApiError('SKILL_LIMIT', { message: `An agent may hold at most ${MAX_SKILLS_PER_AGENT} skills: uninstall one first`, extra: { limit: MAX_SKILLS_PER_AGENT } })
     }
     const [row] = await tx.insert(skillInstallations).values({ userId: agent.userId, agentId: agent.id, skillId }).onConflictDoNothing().returning()
     if (row) return { state: 'installed' as const, installed: json(row) }

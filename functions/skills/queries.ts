@@ -9,7 +9,7 @@ import { skillBlocked } from './errors'
 import { scanSkill } from './scan/index'
 import { type Scan, TRUSTED_SCAN } from './scan/object'
 
-export const skillNotFound = () => new ApiError(404, 'Skill not found', { code: 'NOT_FOUND' })
+export const skillNotFound = () => new ApiError('NOT_FOUND', 'Skill not found')
 
 /** Enabled installations of each skill, across every user: a count, never whose. */
 // Qualified by hand: drizzle writes a bare column name inside `sql`, which the subquery would read as its own.

@@ -49,6 +49,6 @@ export async function sendResetMail(c: Context<AppEnv>, email: string): Promise<
     await asService(db, 'passwordReset', (tx) => tx.delete(passwordResets).where(eq(passwordResets.tokenHash, tokenHash)))
     // The error never holds the link.
     log.error('mail.password_reset_failed', { requestId: c.var.requestId, ...errorFields(e) })
-    throw new ApiError(503, 'Mail provider unavailable', { code: 'MAIL_UNAVAILABLE' })
+    throw new ApiError('MAIL_UNAVAILABLE')
   }
 }

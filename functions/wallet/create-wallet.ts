@@ -8,7 +8,7 @@ import { CDP_NOT_AVAILABLE, CDP_NOT_CONFIGURED, cdpSettings } from './cdp'
  * (create or import an account) are not built yet: refusing beats faking a wallet. Always throws.
  */
 export function refuseManagedWalletCreation(c: AppContext, hasWallet: boolean): never {
-  if (hasWallet) throw new ApiError(400, 'Wallet already exists', { code: 'WALLET_EXISTS' })
-  if (!cdpSettings(c.var.services.config)) throw new ApiError(500, CDP_NOT_CONFIGURED, { code: 'NOT_CONFIGURED' })
-  throw new ApiError(503, CDP_NOT_AVAILABLE, { code: 'NOT_IMPLEMENTED' })
+  if (hasWallet) throw new ApiError('WALLET_EXISTS')
+  if (!cdpSettings(c.var.services.config)) throw new ApiError('MISCONFIGURED', CDP_NOT_CONFIGURED)
+  throw new ApiError('NOT_IMPLEMENTED', CDP_NOT_AVAILABLE)
 }

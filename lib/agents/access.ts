@@ -12,7 +12,7 @@ import { agents, type Agent } from '../../schema'
 /** What a gateway token is sealed for (secret-box additional data, with the agent's owner). */
 export const GATEWAY_TOKEN_PURPOSE = 'agent-gateway'
 
-export const agentNotFound = () => new ApiError(404, 'Agent not found', { code: 'NOT_FOUND' })
+export const agentNotFound = () => new ApiError('NOT_FOUND', 'Agent not found')
 
 /**
  * The caller's agent `agentId`, read as the caller: another user's agent is invisible under RLS, so it is the
@@ -39,9 +39,7 @@ export async function newGatewayToken(config: Config, userId: string) {
  * gives the agent a new one, `DELETE /api/agents/{id}` removes it without.
  */
 export const gatewayTokenUnreadable = () =>
-  new ApiError(409, "The agent's gateway token cannot be read with this server's keys: repair the agent to give it a new token, or delete it", {
-    code: 'SECRET_UNREADABLE',
-  })
+  new ApiError('SECRET_UNREADABLE')
 
 /** The OpenAPI wording of that answer, for every route that needs the token. */
 export const TOKEN_UNREADABLE_DOC =

@@ -24,7 +24,7 @@ export async function findInstanceAgent(db: Db, userId: string): Promise<Agent |
   return agent ?? null
 }
 
-export const noInstance = () => new ApiError(404, 'No instance found. Please deploy first.', { code: 'NOT_FOUND' })
+export const noInstance = () => new ApiError('NOT_FOUND', 'No instance found. Please deploy first.')
 
 /** How long a probe answer other than `unreachable` is reused for one instance. */
 export const INSTANCE_PROBE_TTL_MS = 10_000

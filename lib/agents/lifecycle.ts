@@ -38,7 +38,7 @@ import { resumeAgent, SUSPENDED, suspendedAgent } from './suspension'
  * `SECRET_UNREADABLE` (nothing done) when it cannot be opened.
  *
  * A provider failure is mapped: no such runtime → 404 `Runtime not found` (`NOT_FOUND`), a conflicting operation →
- * 409 (`CONFLICT`), anything else → 502 `Runtime provider unavailable` (`PROVIDER_UNAVAILABLE`). A failed
+ * 409 (`CONFLICT`), anything else → 502 `Runtime provider unavailable` (`RUNTIME_UNAVAILABLE`). A failed
  * infrastructure call (not 409, not reset-memory) leaves the agent in status `error` with the reason, so the record
  * says what is known to exist.
  */
@@ -59,9 +59,9 @@ const STATUS_AFTER: Record<Exclude<LifecycleAction, 'reset-memory'>, 'starting' 
 
 /** A provider failure as the API answers it. */
 export function providerApiError(e: RuntimeProviderError): ApiError {
-  if (e.status === 404) return new ApiError(404, 'Runtime not found', { code: 'NOT_FOUND' })
-  if (e.status === 409) return new ApiError(409, `Runtime operation refused: ${e.message}`, { code: 'CONFLICT' })
-  return new ApiError(502, 'Runtime provider unavailable', { code: 'PROVIDER_UNAVAILABLE' })
+  if (e.status === 404) return new ApiError('NOT_FOUND', 'Runtime not found')
+  if (e.status === 409) return new ApiError('CONFLICT', `Runtime operation refused: ${e.message}`)
+  return new ApiError('RUNTIME_UNAVAILABLE')
 }
 
 /**
@@ -78,7 +78,7 @@ export const PAID_ACTIONS: ReadonlySet<LifecycleAction> = new Set(['start', 'res
  * full), while `stop` answers it as it is (its runtime was stopped when it was suspended) and anything else is 409.
  */
 export async function runLifecycle(services: Services, agent: Agent, action: LifecycleAction, opts: { image?: string } = {}): Promise<Agent> {
-  if (agent.status === 'template') throw new ApiError(409, 'A template agent has no runtime', { code: 'INVALID_TRANSITION' })
+  if (agent.status === 'template') throw new ApiError('INVALID_TRANSITION', 'A template agent has no runtime')
   const access = PAID_ACTIONS.has(action) ? await requirePaidAccess(services, agent.userId) : null
   if (agent.status === SUSPENDED) {
     if (action === 'stop') return agent
@@ -177,7 +177,7 @@ export async function deleteAgent(services: Services, agent: Agent): Promise<voi
       if (e.status !== 404) {
         log.warn('agent.delete_failed', { agentId: agent.id, provider: e.provider, status: e.status, ...errorFields(e) })
         await recordStatus(services, agent, 'error', `delete failed: ${e.message}`.slice(0, 500))
-        throw new ApiError(502, 'Runtime provider unavailable', { code: 'PROVIDER_UNAVAILABLE' })
+        throw new ApiError('RUNTIME_UNAVAILABLE')
       }
     }
   }
@@ -190,7 +190,7 @@ export async function deleteAgent(services: Services, agent: Agent): Promise<voi
       throw storageUnavailable()
     }
     if (await deleteRowWithoutFiles(services.db, agent)) break
-    if (round === 3) throw new ApiError(409, 'Uploads to this agent are in progress; try again', { code: 'CONFLICT' })
+    if (round === 3) throw new ApiError('CONFLICT', 'Uploads to this agent are in progress; try again')
   }
   log.info('agent.deleted', { agentId: agent.id })
 }

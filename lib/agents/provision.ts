@@ -20,9 +20,9 @@ export const agentLimit = (plan: PlanName) => PLANS[plan].agents
  */
 export function assertProvisioningOpen(config: Pick<Config, 'PROVISIONING_ENABLED' | 'PROVISIONING_KILL_SWITCH'>) {
   if (config.PROVISIONING_KILL_SWITCH) {
-    throw new ApiError(503, 'Provisioning is temporarily paused', { code: 'PROVISIONING_PAUSED', headers: { 'Retry-After': '300' } })
+    throw new ApiError('PROVISIONING_PAUSED', { headers: { 'Retry-After': '300' } })
   }
-  if (!config.PROVISIONING_ENABLED) throw new ApiError(500, 'Provisioning is disabled', { code: 'PROVISIONING_DISABLED' })
+  if (!config.PROVISIONING_ENABLED) throw new ApiError('PROVISIONING_DISABLED')
 }
 
 /**
@@ -32,7 +32,7 @@ export function assertProvisioningOpen(config: Pick<Config, 'PROVISIONING_ENABLE
  */
 export function provisioningPlan(record: PlanRecord, config: AccessConfig, now = Date.now()): PlanName {
   const plan = accessPlan(record, config, now)
-  if (!plan) throw new ApiError(403, 'Active subscription required', { code: 'PLAN_REQUIRED' })
+  if (!plan) throw new ApiError('SUBSCRIPTION_REQUIRED')
   return plan
 }
 
@@ -49,7 +49,7 @@ export async function lockUserAgents(tx: Db, userId: string) {
 export function assertBelowAgentLimit(plan: PlanName, n: number) {
   const limit = agentLimit(plan)
   if (limit >= 0 && n >= limit) {
-    throw new ApiError(429, `Agent limit reached for the ${plan} plan (${limit})`, { code: 'AGENT_LIMIT', extra: { limit, plan } })
+    throw new ApiError('AGENT_LIMIT', { message: `Agent limit reached for the ${plan} plan (${limit})`, extra: { limit, plan } })
   }
 }
 
@@ -91,7 +91,7 @@ export async function provisionAgent(services: Services, req: ProvisionRequest):
     await lockUserAgents(tx, req.userId)
     if (!req.bypassLimit) assertBelowAgentLimit(req.plan, await countUserAgents(tx, req.userId))
     const [name] = await tx.select({ id: agents.id }).from(agents).where(sql`${agents.userId} = ${req.userId} and ${agents.name} = ${req.name}`)
-    if (name) throw new ApiError(409, 'An agent with this name already exists', { code: 'CONFLICT' })
+    if (name) throw new ApiError('CONFLICT', 'An agent with this name already exists')
     const [row] = await tx
       .insert(agents)
       .values({
@@ -139,7 +139,7 @@ export async function provisionAgent(services: Services, req: ProvisionRequest):
     }
     await recordStatus(services, agent, 'error', reason).catch((err) => log.error('agent.record_failed', { agentId: agent.id, ...errorFields(err) }))
     throw e instanceof RuntimeProviderError
-      ? new ApiError(502, 'Runtime provider unavailable', { code: 'PROVIDER_UNAVAILABLE' })
+      ? new ApiError('RUNTIME_UNAVAILABLE')
       : e
   }
 }

@@ -51,4 +51,4 @@ export const AiProviderField = z.string().trim().min(1).max(64).openapi({ exampl
 export const PlanField = z.enum(PLAN_NAMES, { error: `plan must be one of ${PLAN_NAMES.join(', ')}` })
 
 export const NOT_FOUND = 'No such agent, or not the caller’s (`NOT_FOUND`): the same answer either way'
-export const PROVIDER_DOWN = 'The runtime provider or the runtime failed the call (`PROVIDER_UNAVAILABLE`)'
+export const PROVIDER_DOWN = 'The runtime provider or the runtime failed the call (`RUNTIME_UNAVAILABLE`)'

@@ -18,7 +18,7 @@ export const SUSPENDED = 'suspended'
 export const HOLDS_A_PLACE = notInArray(agents.status, [SUSPENDED, 'template'])
 
 /** 409 for using a suspended agent (anything but `start`, and `stop`, which has nothing to do): start it first. */
-export const suspendedAgent = () => new ApiError(409, 'Agent suspended: start it again', { code: 'INVALID_TRANSITION' })
+export const suspendedAgent = () => new ApiError('INVALID_TRANSITION', 'Agent suspended: start it again')
 
 /**
  * Takes a suspended agent back under its owner's plan (`plan`: `requirePaidAccess`'s answer, so the owner pays now):

@@ -8,7 +8,7 @@ export const CSRF_TTL_SEC = 2 * 60 * 60
 
 export const requireSessionSecret = (secret: string | undefined): string =>
   secret ?? (() => {
-    throw new ApiError(500, 'Session secret not configured', { code: 'MISCONFIGURED' })
+    throw new ApiError('MISCONFIGURED', 'Session secret not configured')
   })()
 
 /** `token` is `<random>.<issued-at seconds>`; `signed` its HMAC-SHA256 under SESSION_SECRET. */
@@ -35,6 +35,6 @@ export async function verifyCsrfHeader(secret: string, header: string | undefine
 export const requireCsrf = createMiddleware<AppEnv>(async (c, next) => {
   const secret = requireSessionSecret(c.var.services.config.sessionSecret)
   const header = c.req.header('x-csrf-token') ?? c.req.header('x-xsrf-token')
-  if (!(await verifyCsrfHeader(secret, header))) throw new ApiError(403, 'Invalid or missing CSRF token', { code: 'CSRF_INVALID' })
+  if (!(await verifyCsrfHeader(secret, header))) throw new ApiError('CSRF_INVALID')
   await next()
 })

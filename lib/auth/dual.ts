@@ -19,7 +19,7 @@ export const requireSessionOrApiKey = createMiddleware<AppEnv>(async (c, next) =
   }
   const token = bearerToken(c.req.header('authorization'))
   const found = token ? await findApiKey(c.var.services.reader, token) : null
-  if (!found) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
+  if (!found) throw new ApiError('UNAUTHORIZED')
   const { id, email, name } = found.user
   // Admin as on the web: the key owner's email must be verified as well as listed.
   c.set('user', { id, email, name, isAdmin: isAdmin(c, found.user) })

@@ -54,7 +54,7 @@ export async function signedIdentityHeaders(secret: string, identity: { userId?:
   return headers
 }
 
-const invalid = (error = 'Invalid signature') => new ApiError(401, error, { code: 'INVALID_SIGNATURE' })
+const invalid = (error = 'Invalid signature') => new ApiError('INVALID_SIGNATURE', error)
 
 /**
  * Reads and checks the identity headers, sets and returns `c.var.identity`. With a secret the signature
@@ -69,9 +69,9 @@ export async function verifyIdentity(c: Context<AppEnv>): Promise<Identity> {
   const secret = identitySecret(c)
   if (secret) {
     const signature = c.req.header('x-user-signature')
-    if (!signature) throw new ApiError(401, 'Signature required', { code: 'SIGNATURE_REQUIRED' })
+    if (!signature) throw new ApiError('SIGNATURE_REQUIRED')
     const timestamp = c.req.header(IDENTITY_TIMESTAMP_HEADER)
-    if (!timestamp) throw new ApiError(401, 'Signature timestamp required', { code: 'SIGNATURE_REQUIRED' })
+    if (!timestamp) throw new ApiError('SIGNATURE_REQUIRED', 'Signature timestamp required')
     if (!TIMESTAMP_RE.test(timestamp) || ambiguous(i)) throw invalid()
     // Only the decisions doc's lower-case hex is accepted, compared as strings in constant time.
     const expected = await hmacSha256Hex(secret, signedString(i, timestamp))
@@ -83,7 +83,7 @@ export async function verifyIdentity(c: Context<AppEnv>): Promise<Identity> {
       requestId: c.var.requestId,
       hint: 'set HMAC_SECRET (or INTERNAL_API_KEY); ALLOW_UNSIGNED_IDENTITY=1 is for local development only',
     })
-    throw new ApiError(500, 'Server misconfigured', { code: 'MISCONFIGURED' })
+    throw new ApiError('MISCONFIGURED')
   }
   const identity: Identity = { userId: i.userId, email: headers.email || undefined, role: i.role }
   c.set('identity', identity)

@@ -9,9 +9,9 @@ import { withUser } from '../db/rls'
 import { ApiError } from '../http/errors'
 import { isVerifiedAdmin } from './accounts'
 
-const mismatch = () => new ApiError(402, 'Subscription mismatch', { code: 'SUBSCRIPTION_MISMATCH' })
+const mismatch = () => new ApiError('SUBSCRIPTION_MISMATCH')
 /** The answer of every use without paid access (0-decisions "Access over time"). */
-export const planRequired = () => new ApiError(402, 'Paid plan required', { code: 'PLAN_REQUIRED' })
+export const planRequired = () => new ApiError('PLAN_REQUIRED')
 
 /** Paid access in a route's documentation (lib/billing/plans.ts `accessPlan`). */
 export const PAID_ACCESS_RULE =
@@ -32,7 +32,7 @@ export const PLAN_RECORD_COLUMNS = {
 /** The stored fields of `userId` that decide paid access, read as that user; 401 when the account is gone. */
 export async function planRecord(db: Db, userId: string): Promise<PlanRecord> {
   const [row] = await withUser(db, userId, (tx) => tx.select(PLAN_RECORD_COLUMNS).from(users).where(eq(users.id, userId)).limit(1))
-  if (!row) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
+  if (!row) throw new ApiError('UNAUTHORIZED')
   return row
 }
 
@@ -83,7 +83,7 @@ function optionalDb(c: Context<AppEnv>): Db | null {
  */
 export const requirePlanMatch = createMiddleware<AppEnv>(async (c, next) => {
   const userId = c.var.identity?.userId ?? c.var.user?.id
-  if (!userId) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
+  if (!userId) throw new ApiError('UNAUTHORIZED')
   const claimedPlan = c.req.header('x-user-plan')
   const claimedSubscription = c.req.header('x-subscription-id')
   if (isFree(claimedPlan)) throw planRequired()

@@ -68,7 +68,7 @@ export async function endSession(c: Context<AppEnv>) {
  */
 export async function presentedSession(c: Context<SignedInEnv>): Promise<BoundSession> {
   const token = getCookie(c, SESSION_COOKIE)
-  if (!token) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
+  if (!token) throw new ApiError('UNAUTHORIZED')
   const user = c.var.user as CachedUser
   return { userId: user.id, sessionHash: await hashSessionToken(token), expiresAt: new Date(user.expiresAt).getTime() }
 }
@@ -131,14 +131,14 @@ export function isTrustedOrigin(c: AppContext) {
  */
 export function assertTrustedOrigin(c: AppContext, always = false) {
   if ((always || UNSAFE_METHODS.has(c.req.method)) && !isTrustedOrigin(c)) {
-    throw new ApiError(403, 'Forbidden origin', { code: 'ORIGIN_NOT_ALLOWED' })
+    throw new ApiError('ORIGIN_NOT_ALLOWED')
   }
 }
 
 /** The session's user, or 401 `Unauthorized`; a cookie-authenticated write must also come from a trusted Origin. */
 async function signedIn(c: Context<AppEnv>) {
   const user = await readSession(c)
-  if (!user) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
+  if (!user) throw new ApiError('UNAUTHORIZED')
   assertTrustedOrigin(c)
   return user
 }
@@ -154,6 +154,6 @@ export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
 /** Session whose verified email is in `ADMIN_EMAILS`: 401 without a session, 403 `ADMIN_REQUIRED` otherwise. */
 export const requireAdminSession = createMiddleware<AppEnv>(async (c, next) => {
   const user = await signedIn(c)
-  if (!user.isAdmin) throw new ApiError(403, 'Admin access required', { code: 'ADMIN_REQUIRED' })
+  if (!user.isAdmin) throw new ApiError('ADMIN_REQUIRED')
   await next()
 }) as unknown as MiddlewareHandler<SignedInEnv>

@@ -21,10 +21,10 @@ export const sameSecret = async (presented: string, expected: string) =>
  */
 export const requireSharedKey = createMiddleware<AppEnv>(async (c, next) => {
   const expected = c.var.services.config.INTERNAL_API_KEY
-  if (!expected) throw new ApiError(500, 'Server misconfigured', { code: 'MISCONFIGURED' })
+  if (!expected) throw new ApiError('MISCONFIGURED')
   const token = bearerToken(c.req.header('authorization'))
-  if (!token) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
-  if (!(await sameSecret(token, expected))) throw new ApiError(403, 'Forbidden', { code: 'FORBIDDEN' })
+  if (!token) throw new ApiError('UNAUTHORIZED')
+  if (!(await sameSecret(token, expected))) throw new ApiError('FORBIDDEN')
   await next()
 })
 

@@ -28,8 +28,6 @@ export interface ProviderIdentity {
 }
 
 /** Refusals a caller may map to its own answer (the Google callback turns them into `/login?error=`). */
-export const LINK_REFUSED = 'ACCOUNT_LINK_REFUSED'
-export const ACCOUNT_DISABLED = 'ACCOUNT_DISABLED' as const
 
 /**
  * Where every sign-in method without a password ends (Google, wallet, Farcaster). The account rules, against
@@ -67,7 +65,7 @@ async function resolveAccount(c: Context<AppEnv>, tx: Db, identity: ProviderIden
     .select({ userId: accounts.userId, signInDisabled: accounts.signInDisabled })
     .from(accounts)
     .where(and(eq(accounts.provider, identity.provider), eq(accounts.providerAccountId, identity.subject)))
-  if (link?.signInDisabled) throw new ApiError(403, 'Sign-in disabled for this account', { code: ACCOUNT_DISABLED })
+  if (link?.signInDisabled) throw new ApiError('ACCOUNT_DISABLED')
   if (link) {
     const [user] = await tx.select().from(users).where(eq(users.id, link.userId)).for('update')
     // The linked user's address is vouched for again: same rule as a first link.
@@ -84,7 +82,7 @@ async function resolveAccount(c: Context<AppEnv>, tx: Db, identity: ProviderIden
   }
   const [existing] = await tx.select().from(users).where(eq(users.email, email)).for('update')
   if (!identity.emailVerified) {
-    throw new ApiError(409, 'An account with this email already exists: sign in to it another way', { code: LINK_REFUSED })
+    throw new ApiError('ACCOUNT_LINK_REFUSED')
   }
   const { tookOver, ended } = existing.emailVerifiedAt ? notTaken : await claimUnverified(tx, existing, identity)
   await linkSubject(tx, existing.id, identity)

@@ -3,7 +3,6 @@ import { isAddressEqual, type Hex } from 'viem'
 import { parseSiweMessage, validateSiweMessage } from 'viem/siwe'
 import { BASE_CHAIN_ID } from '../chain'
 import type { AppEnv } from '../context'
-import type { ErrorCode } from '../http/error-codes'
 import { ApiError } from '../http/errors'
 import { consumeNonce } from './wallet-nonce'
 
@@ -27,27 +26,25 @@ export const WALLET_PROOF_STATEMENTS = {
 } as const
 export type WalletProofPurpose = keyof typeof WALLET_PROOF_STATEMENTS
 
-export const refuse = (error: string, code: ErrorCode) => new ApiError(401, error, { code })
-export const malformed = (error = 'Malformed sign-in message') => new ApiError(400, error, { code: 'MESSAGE_MALFORMED' })
 
 export async function spendNonce(c: Context<AppEnv>, nonce: string) {
-  if (!(await consumeNonce(c.var.services.kv, nonce))) throw refuse('Invalid or expired nonce', 'NONCE_INVALID')
+  if (!(await consumeNonce(c.var.services.kv, nonce))) throw new ApiError('NONCE_INVALID')
 }
 
 export function checkAddress(claimed: Hex, signed: Hex) {
-  if (!isAddressEqual(claimed, signed)) throw refuse('Message address does not match', 'ADDRESS_MISMATCH')
+  if (!isAddressEqual(claimed, signed)) throw new ApiError('ADDRESS_MISMATCH')
 }
 
 export function checkIssuedAt(issuedAt: Date, now: number) {
-  if (issuedAt.getTime() > now + CLOCK_SKEW_MS) throw refuse('Message is not yet valid', 'MESSAGE_NOT_YET_VALID')
+  if (issuedAt.getTime() > now + CLOCK_SKEW_MS) throw new ApiError('MESSAGE_NOT_YET_VALID')
 }
 
 function checkStatement(statement: string | undefined, purpose: WalletProofPurpose | undefined) {
   if (purpose) {
     const expected = WALLET_PROOF_STATEMENTS[purpose]
-    if (statement !== expected) throw malformed(`Message statement must be: ${expected}`)
+    if (statement !== expected) throw new ApiError('MESSAGE_MALFORMED', `Message statement must be: ${expected}`)
   } else if ((Object.values(WALLET_PROOF_STATEMENTS) as string[]).includes(statement ?? '')) {
-    throw malformed('Message is a wallet proof, not a sign-in')
+    throw new ApiError('MESSAGE_MALFORMED', 'Message is a wallet proof, not a sign-in')
   }
 }
 
@@ -60,29 +57,29 @@ export async function checkBaseMessage(c: Context<AppEnv>, claim: WalletClaim, p
   const { config } = c.var.services
   const siwe = parseSiweMessage(claim.message)
   const { domain, address, uri, version, chainId, nonce, issuedAt } = siwe
-  if (!domain || !address || !uri || !version || !chainId || !nonce || !issuedAt) throw malformed()
-  if ([issuedAt, siwe.expirationTime, siwe.notBefore].some((d) => d && Number.isNaN(d.getTime()))) throw malformed()
+  if (!domain || !address || !uri || !version || !chainId || !nonce || !issuedAt) throw new ApiError('MESSAGE_MALFORMED')
+  if ([issuedAt, siwe.expirationTime, siwe.notBefore].some((d) => d && Number.isNaN(d.getTime()))) throw new ApiError('MESSAGE_MALFORMED')
 
   await spendNonce(c, nonce)
   const first = new URL(config.baseUrl)
   if (domain !== first.host || (siwe.scheme && `${siwe.scheme}:` !== first.protocol)) {
-    throw refuse('Message domain does not match', 'DOMAIN_MISMATCH')
+    throw new ApiError('DOMAIN_MISMATCH')
   }
-  if (!config.APP_ORIGIN.includes(originOf(uri))) throw refuse('Message URI does not match', 'URI_MISMATCH')
-  if (chainId !== BASE_CHAIN_ID) throw refuse('Message chain does not match', 'CHAIN_MISMATCH')
+  if (!config.APP_ORIGIN.includes(originOf(uri))) throw new ApiError('URI_MISMATCH')
+  if (chainId !== BASE_CHAIN_ID) throw new ApiError('CHAIN_MISMATCH')
   checkStatement(siwe.statement, purpose)
   checkAddress(claim.address, address)
   const now = Date.now()
   checkIssuedAt(issuedAt, now)
-  if (siwe.expirationTime && now >= siwe.expirationTime.getTime()) throw refuse('Message has expired', 'MESSAGE_EXPIRED')
-  if (siwe.notBefore && now < siwe.notBefore.getTime()) throw refuse('Message is not yet valid', 'MESSAGE_NOT_YET_VALID')
+  if (siwe.expirationTime && now >= siwe.expirationTime.getTime()) throw new ApiError('MESSAGE_EXPIRED')
+  if (siwe.notBefore && now < siwe.notBefore.getTime()) throw new ApiError('MESSAGE_NOT_YET_VALID')
   // viem's own EIP-4361 rules (version 1, nonce shape, ...) as a last guard behind the precise checks above.
   if (!validateSiweMessage({ message: siwe, address: claim.address, domain: first.host, nonce, time: new Date(now) })) {
-    throw malformed()
+    throw new ApiError('MESSAGE_MALFORMED')
   }
 }
 
-export const invalidSignature = () => refuse('Invalid signature', 'SIGNATURE_INVALID')
+export const invalidSignature = () => new ApiError('SIGNATURE_INVALID')
 
 /**
  * The claim a request's wallet proof makes (spec: a wallet named in a request that grants it something signs a
@@ -91,7 +88,7 @@ export const invalidSignature = () => refuse('Invalid signature', 'SIGNATURE_INV
  */
 export function proofClaim(wallet: string, proof: { message?: string; signature?: string }): WalletClaim {
   if (!proof.message || !proof.signature) {
-    throw new ApiError(401, 'Wallet proof required: `message` and `signature`', { code: 'SIGNATURE_REQUIRED' })
+    throw new ApiError('SIGNATURE_REQUIRED', 'Wallet proof required: `message` and `signature`')
   }
   return { address: wallet as Hex, message: proof.message, signature: proof.signature as Hex }
 }

@@ -29,7 +29,7 @@ export async function verifyBase(c: Context<AppEnv>, claim: WalletClaim, opts: B
   const chain = await getChainId(client).catch((e: unknown) => e)
   if (chain !== BASE_CHAIN_ID) {
     log.error('wallet.base_rpc_unusable', { requestId: c.var.requestId, ...(chain instanceof Error ? errorFields(chain) : { chainId: String(chain) }) })
-    throw opts.unavailable?.() ?? new ApiError(503, 'Signature verification unavailable', { code: 'CHAIN_UNAVAILABLE' })
+    throw opts.unavailable?.() ?? new ApiError('CHAIN_UNAVAILABLE', 'Signature verification unavailable')
   }
   throw invalidSignature()
 }

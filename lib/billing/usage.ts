@@ -45,11 +45,7 @@ export async function spendUnits(kv: Kv, userId: string, plan: PlanName, units: 
   const usage = usageOf(plan, used, now)
   if (!opts.byok && used > usage.dailyUnits) {
     const back = await kv.incr(key, -units, ttlMs)
-    throw new ApiError(429, 'Daily usage limit reached', {
-      code: 'USAGE_LIMIT',
-      extra: { dailyUnits: usage.dailyUnits, used: Math.min(back, usage.dailyUnits), resetsAt: usage.resetsAt },
-      headers: { 'Retry-After': String(Math.ceil((nextMidnightUtc(now) - now) / 1000)) },
-    })
+    throw new ApiError('USAGE_LIMIT', { extra: { dailyUnits: usage.dailyUnits, used: Math.min(back, usage.dailyUnits), resetsAt: usage.resetsAt }, headers: { 'Retry-After': String(Math.ceil((nextMidnightUtc(now) - now) / 1000)) } })
   }
   return usage
 }

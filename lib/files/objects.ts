@@ -16,7 +16,7 @@ export async function deleteObjects(storage: Storage, userId: string, keys: stri
 }
 
 /** Storage could not delete an object: its record stays `deleting` and counted until a retry. */
-export const storageUnavailable = () => new ApiError(502, 'Storage unavailable', { code: 'STORAGE_UNAVAILABLE' })
+export const storageUnavailable = () => new ApiError('STORAGE_UNAVAILABLE')
 
 export interface PurgeResult {
   /** Bytes given back: those of the records whose objects are gone. */

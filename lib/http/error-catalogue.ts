@@ -1,9 +1,9 @@
 import type { ErrorCode } from './error-codes'
 
 /**
- * What each error `code` means, listed in both OpenAPI documents (lib/http/openapi-docs.ts). Kept apart from the
- * codes themselves so the functions' bundles carry the names only (~2 KB gz); the type makes every code have
- * its line here.
+ * What each error `code` means, listed in both OpenAPI documents (lib/http/openapi-docs.ts) with its status from
+ * the catalogue (./error-codes.ts). Kept apart from it so the functions' bundles carry only codes, statuses and
+ * default texts; the type makes every code have its line here.
  */
 export const errorCodes = {
   // Request shape (any route)
@@ -26,8 +26,11 @@ export const errorCodes = {
   INVALID_CREDENTIALS: 'Email and password do not match an account.',
   INVALID_API_KEY: 'The API key is unknown or revoked.',
   API_KEY_REQUIRED: 'No API key in `Authorization: Bearer`.',
-  INVALID_TOKEN: 'A token (verification, Farcaster, session) is invalid or expired.',
-  INVALID_SIGNATURE: 'A signature (identity headers, queue, wallet, webhook) does not verify.',
+  INVALID_TOKEN: 'A token presented as a credential (a Farcaster ID or session token, a DJ access token) is invalid or expired.',
+  INVALID_VERIFICATION_TOKEN: 'The email verification token is invalid, used or expired.',
+  INVALID_SECURITY_EVENT: 'The security event token (RISC) is missing, not signed by the provider, or not for this client.',
+  INVALID_SIGNATURE: 'A signature that authenticates the request (identity headers, queue) does not verify.',
+  WEBHOOK_SIGNATURE_INVALID: 'A provider webhook (Stripe, Mux) is missing its signature or the signature does not verify.',
   SIGNATURE_REQUIRED: 'A signature the route requires is missing.',
   FORBIDDEN: 'Signed in, but not allowed to do this.',
   ORIGIN_NOT_ALLOWED: 'A cookie-authenticated write came from an `Origin` outside the dashboard\'s.',
@@ -73,15 +76,19 @@ export const errorCodes = {
   MESSAGE_MALFORMED: 'The signed message is not in the expected format.',
   ADDRESS_NOT_PROVEN: 'The address was not shown to belong to the signer.',
   INVALID_TRANSITION: 'The resource is not in a state that allows this change.',
+  INVALID_DEVICE_STATE: 'The device is not in the state the action needs (approve and deny a pending device, revoke an approved one).',
 
   // Plans
-  PLAN_REQUIRED: 'No paid access at the moment of use (a plan paid for, or the trial with a verified real mailbox), or the caller\'s plan does not include this.',
+  PLAN_REQUIRED: 'No paid access at the moment of use (a plan paid for, or the trial with a verified real mailbox).',
+  SUBSCRIPTION_REQUIRED: 'Provisioning needs an active subscription (`Active subscription required`); admins are exempt.',
+  PLAN_EXCEEDED: 'The plan asked for is above the caller\'s own.',
   SUBSCRIPTION_MISMATCH: 'The plan headers disagree with the caller\'s subscription.',
   DEPRECATED: 'The route or value is deprecated; the message names the replacement.',
 
   // Upstreams
   CHAIN_UNAVAILABLE: 'The chain RPC did not answer.',
   PROVIDER_UNAVAILABLE: 'An identity or calendar provider did not answer, or failed the call; nothing was changed.',
+  RUNTIME_UNAVAILABLE: 'The runtime provider, or the agent\'s runtime, did not answer or refused the call; a queued job is retried.',
   MAIL_UNAVAILABLE: 'The mail provider did not accept the message.',
   BACKEND_UNAVAILABLE: 'The backend API did not answer or failed (5xx); a queued job is retried.',
   USAGE_LIMIT: "Today's usage units are spent; `resetsAt` says when the allowance returns (midnight UTC).",
@@ -101,8 +108,10 @@ export const errorCodes = {
   INSUFFICIENT_BALANCE: 'The payment session cannot cover the price (`insufficient_balance`): `session.remaining` and `session.cost` say by how much.',
   VOUCHER_FAILED: 'The session voucher is missing, not signed by the session\'s wallet, for another session, below the cumulative amount, or its nonce was used (`voucher_failed`).',
   NO_PLUGIN: 'The plugin has no upstream configured, or the upstream did not answer in time (`no_plugin`).',
+  GATEWAY_INTERNAL: 'The gateway failed unexpectedly, or `GATEWAY_PLUGINS` is invalid (`internal`): `message` says which.',
   WORKLOAD_LIMIT: 'Every chat slot (per user or platform-wide) is taken, or the minute\'s budget is spent: `retryAfterSeconds` says when to try again, `reason` which limit (`user_slots`, `global_slots`, `user_minute`, `global_minute`).',
   QUEUE_UNAVAILABLE: 'The job queue did not accept the job: it was marked `failed` and its workload slots given back; send it again.',
+  NO_GATEWAY_TOKEN: 'The agent has no gateway token this server can read (`No gateway token available`); `hint` says how to repair it when its sealed token is unreadable.',
   ALREADY_CLAIMED: 'Another agent claimed the job first.',
   ALREADY_DECIDED: 'The permission request was already approved or denied: a decision applies once.',
 
@@ -126,6 +135,7 @@ export const errorCodes = {
   // Skills (spec 2 "Skills": `install_failed` is exact, as the `error` string)
   SKILL_BLOCKED: 'The safety scan blocked the skill: `scan.reasons` says why; it cannot be created or installed.',
   SKILL_LIMIT: 'The agent already holds the most skills it may (`limit`): uninstall one first.',
+  SKILL_NAME_TAKEN: 'Another skill already has this name.',
   INSTALL_FAILED: 'The installation could not be stored (`install_failed`); nothing changed, retry.',
   // Wallet
   WALLET_EXISTS: 'The caller already has a managed wallet: there is one per user.',

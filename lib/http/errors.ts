@@ -2,30 +2,47 @@ import type { Context, ErrorHandler, NotFoundHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { errorFields, log, sqlState } from '../log'
-import type { ErrorCode } from './error-codes'
+import { ERRORS, type ErrorCode } from './error-codes'
 import { routePattern } from './request-log'
 
+/** What a throw may add to its code: the text (`error`, or `message` for an exact code), documented extra fields, headers. */
+export interface ApiErrorOptions {
+  message?: string
+  extra?: Record<string, unknown>
+  headers?: Record<string, string>
+}
+
 /**
- * The one error type handlers throw. `onError` shapes it into `{error, code, ...extra}`; codes come from the
- * catalogue in ./error-codes.ts.
- * `extra` carries the few documented additions (validation `issues`, `retryAfterSeconds`, ...).
+ * The one error type code throws: `new ApiError('NOT_FOUND', 'Skill not found')`. The code decides the status and
+ * the default text (./error-codes.ts); `onError` shapes it into `{error, code, ...extra}` (for an exact code,
+ * `{error: '<the spec's string>', code, message, ...extra}`).
  */
 export class ApiError extends Error {
-  constructor(
-    readonly status: ContentfulStatusCode,
-    message: string,
-    readonly options: { code: ErrorCode; extra?: Record<string, unknown>; headers?: Record<string, string> },
-  ) {
-    super(message)
-    this.name = 'ApiError'
-  }
+  readonly status: ContentfulStatusCode
+  readonly extra?: Record<string, unknown>
+  readonly headers?: Record<string, string>
 
-  get code() {
-    return this.options.code
+  constructor(
+    readonly code: ErrorCode,
+    options: string | ApiErrorOptions = {},
+  ) {
+    const { message, extra, headers } = typeof options === 'string' ? { message: options } : options
+    const [status, error, form] = ERRORS[code] as readonly [ContentfulStatusCode, string, 'exact'?]
+    super(form === 'exact' ? error : (message ?? error))
+    this.name = 'ApiError'
+    this.status = status
+    this.extra = form === 'exact' && message !== undefined ? { message, ...extra } : extra
+    this.headers = headers
   }
 }
 
-export const errorBody = (error: string, code: ErrorCode, extra?: Record<string, unknown>) => ({ error, code, ...extra })
+const errorBody = (error: string, code: ErrorCode, extra?: Record<string, unknown>) => ({ error, code, ...extra })
+
+/** The answer for `code` outside a throw (a Durable Object, the not-found handler): the catalogue's status and text. */
+export const answerError = (code: ErrorCode, message?: string, extra?: Record<string, unknown>) => {
+  const e = new ApiError(code, { message, extra })
+  return Response.json(errorBody(e.message, code, e.extra), { status: e.status })
+}
 
 // hono's json validator throws this exact message for unparsable bodies.
 const MALFORMED_JSON = 'Malformed JSON in request body'
@@ -43,39 +60,43 @@ const FRAMEWORK_CODES: Record<number, ErrorCode> = {
   429: 'RATE_LIMITED',
 }
 
-export const onError: ErrorHandler = (err, c) => {
-  if (err instanceof ApiError) {
-    for (const [k, v] of Object.entries(err.options.headers ?? {})) c.header(k, v)
-    return c.json(errorBody(err.message, err.code, err.options.extra), err.status)
-  }
-  if (err instanceof HTTPException) {
-    if (err.status === 400 && err.message === MALFORMED_JSON) return c.json(errorBody('Invalid JSON body', 'INVALID_JSON'), 400)
-    if (err.status === 413) return c.json(errorBody('Payload too large', 'PAYLOAD_TOO_LARGE'), 413)
-    if (err.status < 500) {
-      const code = FRAMEWORK_CODES[err.status] ?? 'VALIDATION'
-      return c.json(errorBody(err.message || 'Bad request', code), err.status as ContentfulStatusCode)
-    }
+export const onError: ErrorHandler = (err, c) => renderError(c, asApiError(err, c))
+
+/** An error's answer on `c` (so the headers set on it, CORS and request id, stay). */
+export function renderError(c: Context, e: ApiError) {
+  // A 402 answers for one caller at one moment (a single-use challenge, a balance): no cache may replay it.
+  if (e.status === 402) c.header('Cache-Control', 'no-store')
+  for (const [k, v] of Object.entries(e.headers ?? {})) c.header(k, v)
+  return c.json(errorBody(e.message, e.code, e.extra), e.status)
+}
+
+/** Whatever was thrown, as the catalogue's answer: the framework's 4xx by status, input the database refused, else INTERNAL (logged). */
+function asApiError(err: unknown, c: Context): ApiError {
+  if (err instanceof ApiError) return err
+  if (err instanceof HTTPException && err.status < 500) {
+    if (err.status === 400 && err.message === MALFORMED_JSON) return new ApiError('INVALID_JSON')
+    if (err.status === 413) return new ApiError('PAYLOAD_TOO_LARGE')
+    return new ApiError(FRAMEWORK_CODES[err.status] ?? 'VALIDATION', err.message || 'Bad request')
   }
   const input = inputDatabaseError(sqlState(err))
   if (input) {
     logRequestError(c, 'request.refused_by_database', err, 'warn')
-    return c.json(errorBody(input.message, input.code), input.status)
+    return input
   }
   logRequestError(c, 'request.unhandled_error', err, 'error')
-  return c.json(errorBody('Internal server error', 'INTERNAL'), 500)
+  return new ApiError('INTERNAL')
 }
 
 /**
  * Postgres errors a request's input can cause (a NUL byte, a malformed uuid, an out-of-range number, a
  * duplicate): a 4xx with a code, never the SQL or its parameters. Anything else stays a 500.
  */
-export function inputDatabaseError(state: string | undefined): { status: 400 | 409; message: string; code: ErrorCode } | undefined {
+function inputDatabaseError(state: string | undefined): ApiError | undefined {
   if (!state) return undefined
-  if (state.startsWith('22')) return { status: 400, message: 'Invalid input', code: 'INVALID_INPUT' }
-  if (state === '54000') return { status: 400, message: 'Input too large', code: 'INVALID_INPUT' }
-  if (state === '23505' || state === '23P01') return { status: 409, message: 'Already exists', code: 'CONFLICT' }
-  if (state === '23503') return { status: 409, message: 'Conflicts with related records', code: 'CONFLICT' }
-  if (state === '23502' || state === '23514') return { status: 400, message: 'Invalid input', code: 'INVALID_INPUT' }
+  if (state.startsWith('22') || state === '23502' || state === '23514') return new ApiError('INVALID_INPUT')
+  if (state === '54000') return new ApiError('INVALID_INPUT', 'Input too large')
+  if (state === '23505' || state === '23P01') return new ApiError('CONFLICT')
+  if (state === '23503') return new ApiError('CONFLICT', 'Conflicts with related records')
   return undefined
 }
 
@@ -85,4 +106,4 @@ function logRequestError(c: Context, event: string, err: unknown, level: 'warn' 
   log[level](event, { requestId, clientRequestId, method: c.req.method, route: routePattern(c), ...errorFields(err) })
 }
 
-export const notFound: NotFoundHandler = (c) => c.json(errorBody('Not found', 'NOT_FOUND'), 404)
+export const notFound: NotFoundHandler = (c) => renderError(c, new ApiError('NOT_FOUND'))

@@ -1,6 +1,6 @@
 import type { NotFoundHandler } from 'hono'
 import { TrieRouter } from 'hono/router/trie-router'
-import { errorBody } from './errors'
+import { ApiError, renderError } from './errors'
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
 
@@ -24,7 +24,6 @@ export function methodNotAllowedOr(notFound: NotFoundHandler, routes: () => Read
     const allow = allowed(c.req.path.replace(/(.)\/+$/, '$1'))
     // A route that takes this method yet passed on (no handler answered) is a miss, not a 405.
     if (!allow.length || (allow as string[]).includes(c.req.method)) return notFound(c)
-    c.header('Allow', allow.join(', '))
-    return c.json(errorBody('Method not allowed', 'METHOD_NOT_ALLOWED'), 405)
+    return renderError(c, new ApiError('METHOD_NOT_ALLOWED', { headers: { Allow: allow.join(', ') } }))
   }
 }

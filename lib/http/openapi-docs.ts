@@ -2,6 +2,7 @@ import { Scalar } from '@scalar/hono-api-reference'
 import type { Router } from '../app'
 import { IDENTITY_SCHEME_DESCRIPTION } from '../auth/identity'
 import { errorCodes } from './error-catalogue'
+import { ERRORS, type ErrorCode } from './error-codes'
 
 const securitySchemes = {
   session: { type: 'apiKey', in: 'cookie', name: 'service-session', description: 'Database-backed session cookie' },
@@ -44,8 +45,9 @@ export function openApiDocument(documented: Router, title: string, version = 'v0
         'A known path asked with a method it does not take is 405 (`METHOD_NOT_ALLOWED`) with `Allow`; an unknown path ' +
         'is 404 (`NOT_FOUND`). A trailing slash names the same route (`/api/keys/` is `/api/keys`), with no redirect.\n\n' +
         '## Error codes\n\n' +
+        'Each code has one HTTP status, given beside it.\n\n' +
         Object.entries(errorCodes)
-          .map(([code, meaning]) => `- \`${code}\`: ${meaning}`)
+          .map(([code, meaning]) => `- \`${code}\` (${ERRORS[code as ErrorCode][0]}): ${meaning}`)
           .join('\n'),
     },
   })

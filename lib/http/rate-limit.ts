@@ -27,7 +27,7 @@ export async function enforceRateLimit(c: AppContext, rule: NamedLimit, identify
     'RateLimit-Reset': String(resetSec),
   }
   if (!result.success) {
-    throw new ApiError(429, rule.message, { code: 'RATE_LIMITED', headers: { ...headers, 'Retry-After': String(Math.max(1, resetSec)) } })
+    throw new ApiError('RATE_LIMITED', { message: rule.message, headers: { ...headers, 'Retry-After': String(Math.max(1, resetSec)) } })
   }
   for (const [k, v] of Object.entries(headers)) c.header(k, v)
 }

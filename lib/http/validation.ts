@@ -33,7 +33,7 @@ const HOSTILE_ALL = new RegExp(HOSTILE.source, 'g')
 const refuse = (all: Issue[]) => {
   // A path made of request keys is echoed: never echo the offending characters themselves.
   const issues = all.map((i) => ({ ...i, path: i.path.replace(HOSTILE_ALL, '\uFFFD') }))
-  return new ApiError(400, issues[0]?.message ?? 'Invalid request', { code: 'VALIDATION', extra: { issues } })
+  return new ApiError('VALIDATION', { message: issues[0]?.message ?? 'Invalid request', extra: { issues } })
 }
 
 /**
@@ -54,7 +54,7 @@ export const validationHook = (result: HookResult) => {
  */
 export const actionHook = (result: HookResult): undefined => {
   if (!result.success && result.error.issues.some((i) => i.code === 'invalid_union' && i.path.join('.') === 'action')) {
-    throw new ApiError(400, 'Invalid action', { code: 'INVALID_ACTION' })
+    throw new ApiError('INVALID_ACTION')
   }
   validationHook(result)
   return undefined

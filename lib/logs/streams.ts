@@ -70,12 +70,9 @@ export class UserLogStreams {
 }
 
 export const tooManyStreams = () =>
-  new ApiError(429, `Too many open log streams: at most ${MAX_LOG_STREAMS_PER_USER} at once; close one first`, {
-    code: 'RATE_LIMITED',
-    headers: {
+  new ApiError('RATE_LIMITED', { message: `Too many open log streams: at most ${MAX_LOG_STREAMS_PER_USER} at once; close one first`, headers: {
       'RateLimit-Limit': String(MAX_LOG_STREAMS_PER_USER),
       'RateLimit-Remaining': '0',
       'RateLimit-Reset': String(LOG_STREAM_RETRY_AFTER_SEC),
       'Retry-After': String(LOG_STREAM_RETRY_AFTER_SEC),
-    },
-  })
+    } })

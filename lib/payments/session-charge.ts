@@ -1,7 +1,7 @@
 import type { Context } from 'hono'
 import { formatUnits, isAddress, isAddressEqual, parseUnits } from 'viem'
 import type { AppEnv } from '../context'
-import { gatewayError } from '../gateway/errors'
+import { ApiError } from '../http/errors'
 import { errorFields, log } from '../log'
 import { debitSession, findSession, isSessionId, refundDebit } from './sessions'
 import { decodeVoucher, VOUCHER_HEADER, voucherSigner } from './voucher'
@@ -37,8 +37,8 @@ export const SESSION_PAYMENT_DOC = [
   'and `X-Session-Remaining` (USD left).',
 ].join('')
 
-const invalid = () => gatewayError(402, 'session_invalid', 'No payment session with that id belongs to that wallet')
-const voucherFailed = (message: string) => gatewayError(402, 'voucher_failed', message)
+const invalid = () => new ApiError('SESSION_INVALID', 'No payment session with that id belongs to that wallet')
+const voucherFailed = (message: string) => new ApiError('VOUCHER_FAILED', message)
 const PRICE = /^[0-9]{1,12}(\.[0-9]{1,36})?$/
 
 /**
@@ -53,9 +53,9 @@ export async function chargeSession(c: Context<AppEnv>, charge: { pluginId: stri
   const { db, reader, config } = c.var.services
   const sessionId = c.req.header('x-session-id')?.trim()
   const wallet = c.req.header('x-wallet-address')?.trim()
-  if (!sessionId || !wallet) throw gatewayError(402, 'session_required', 'X-Session-Id and X-Wallet-Address are required to pay with a session')
+  if (!sessionId || !wallet) throw new ApiError('SESSION_REQUIRED', 'X-Session-Id and X-Wallet-Address are required to pay with a session')
   if (!isSessionId(sessionId) || !isAddress(wallet, { strict: false })) throw invalid()
-  if (!PRICE.test(charge.priceUsd)) throw gatewayError(500, 'internal', 'The plugin has no valid price')
+  if (!PRICE.test(charge.priceUsd)) throw new ApiError('GATEWAY_INTERNAL', 'The plugin has no valid price')
   const decimals = config.PAYMENT_TOKEN_DECIMALS
   const cost = parseUnits(charge.priceUsd, decimals)
 
@@ -75,8 +75,9 @@ export async function chargeSession(c: Context<AppEnv>, charge: { pluginId: stri
       case 'unknown':
         throw invalid()
       case 'short':
-        throw gatewayError(402, 'insufficient_balance', 'The payment session cannot cover this call', {
-          session: { remaining: formatUnits(result.deposit - result.spent, decimals), cost: formatUnits(cost, decimals) },
+        throw new ApiError('INSUFFICIENT_BALANCE', {
+          message: 'The payment session cannot cover this call',
+          extra: { session: { remaining: formatUnits(result.deposit - result.spent, decimals), cost: formatUnits(cost, decimals) } },
         })
       case 'cumulative':
         throw voucherFailed('The voucher’s cumulativeAmount does not cover this call')

@@ -8,9 +8,9 @@ import { ApiError } from '../http/errors'
  */
 export const requireQueueSignature = createMiddleware<AppEnv>(async (c, next) => {
   const signature = c.req.header('upstash-signature')
-  if (!signature) throw new ApiError(401, 'Missing queue signature', { code: 'SIGNATURE_REQUIRED' })
+  if (!signature) throw new ApiError('SIGNATURE_REQUIRED', 'Missing queue signature')
   const body = await c.req.text()
   const url = c.var.services.config.PUBLIC_URL ? `${c.var.services.config.PUBLIC_URL}${new URL(c.req.url).pathname}` : c.req.url
-  if (!(await c.var.services.queueVerifier.verify(signature, body, url))) throw new ApiError(401, 'Invalid queue signature', { code: 'INVALID_SIGNATURE' })
+  if (!(await c.var.services.queueVerifier.verify(signature, body, url))) throw new ApiError('INVALID_SIGNATURE', 'Invalid queue signature')
   await next()
 })

@@ -14,7 +14,7 @@ import type { RuntimeProvider } from '../runtime/provider'
 import { type Reader, transactionReader } from '../db/rls'
 
 export const notConfigured = (what: string): never => {
-  throw new ApiError(503, `${what} not configured`, { code: 'NOT_CONFIGURED' })
+  throw new ApiError('NOT_CONFIGURED', `${what} not configured`)
 }
 
 /**

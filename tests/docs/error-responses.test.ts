@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { backendApiDocument } from '../../functions/backend/app'
 import { webApiDocument } from '../../functions/docs/document'
+import { ERRORS, type ErrorCode } from '../../lib/http/error-codes'
 
 /**
  * Every error a route documents (4xx, 5xx) is the platform's `{error, code}`: its JSON schema requires `code`,
@@ -35,6 +36,26 @@ function errorsWithoutCode(doc: Doc) {
   return missing
 }
 
+/**
+ * `method path status CODE` of every catalogue code a documented error response names (in backticks) whose status
+ * is not that response's: the catalogue decides the status, so the document must put the code under it.
+ */
+function codesUnderAnotherStatus(doc: Doc) {
+  const wrong: string[] = []
+  for (const [path, ops] of Object.entries(doc.paths ?? {})) {
+    for (const [method, op] of Object.entries(ops)) {
+      for (const [status, declared] of Object.entries(op.responses ?? {})) {
+        const description = (declared as { description?: string }).description ?? ''
+        for (const [, code] of description.matchAll(/`([A-Z][A-Z0-9_]+)`/g)) {
+          const entry = ERRORS[code as ErrorCode]
+          if (entry && String(entry[0]) !== status) wrong.push(`${method} ${path} ${status} ${code}`)
+        }
+      }
+    }
+  }
+  return wrong
+}
+
 describe.each([
   ['web', webApiDocument],
   ['backend', backendApiDocument],
@@ -48,6 +69,10 @@ describe.each([
 
   it('requires `code` in the schema of every documented 4xx and 5xx response', () => {
     expect(errorsWithoutCode(doc)).toEqual([])
+  })
+
+  it('documents each error code under the one status the catalogue gives it', () => {
+    expect(codesUnderAnotherStatus(doc)).toEqual([])
   })
 })
 

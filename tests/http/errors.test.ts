@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createPlatformApp, createRouter, MAX_BODY_BYTES } from '../../lib/app'
 import { ApiError } from '../../lib/http/errors'
+import { ERRORS, type ErrorCode } from '../../lib/http/error-codes'
 import { jsonBody } from '../../lib/http/validation'
 import { createHarness, type Harness } from '../support/harness'
 
@@ -33,10 +34,13 @@ beforeAll(async () => {
       },
     )
   router.get('/t/api-error', () => {
-    throw new ApiError(409, 'Name taken', { code: 'CONFLICT' })
+    throw new ApiError('CONFLICT', 'Name taken')
   })
-  router.get('/t/api-error-plain', () => {
-    throw new ApiError(422, 'Cannot do that', { code: 'CONFLICT' })
+  router.get('/t/api-error-default', () => {
+    throw new ApiError('NOT_FOUND')
+  })
+  router.get('/t/api-error-exact', () => {
+    throw new ApiError('PAYMENT_REQUIRED', { message: 'Pay first', extra: { amount: '0.01' }, headers: { 'WWW-Authenticate': 'Payment x' } })
   })
   app = createPlatformApp(() => h.services).route('/', router)
 })
@@ -214,13 +218,30 @@ describe('errors: unhandled and typed errors', () => {
     }
   })
 
-  it('ApiError with a code → {error, code} with its status; without a code → {error}', async () => {
+  it('the code decides the status and the default text; a thrown text replaces the default', async () => {
     const coded = await app.request('/t/api-error')
     expect(coded.status).toBe(409)
     expect(await coded.json()).toEqual({ error: 'Name taken', code: 'CONFLICT' })
-    const plain = await app.request('/t/api-error-plain')
-    expect(plain.status).toBe(422)
-    expect(await plain.json()).toEqual({ error: 'Cannot do that', code: 'CONFLICT' })
+    const plain = await app.request('/t/api-error-default')
+    expect(plain.status).toBe(404)
+    expect(await plain.json()).toEqual({ error: 'Not found', code: 'NOT_FOUND' })
+  })
+
+  it("an exact code keeps the spec's string as `error` and puts the thrown text in `message`; a 402 is no-store", async () => {
+    const res = await app.request('/t/api-error-exact')
+    expect(res.status).toBe(402)
+    expect(res.headers.get('cache-control')).toBe('no-store')
+    expect(res.headers.get('www-authenticate')).toBe('Payment x')
+    expect(await res.json()).toEqual({ error: 'payment_required', code: 'PAYMENT_REQUIRED', message: 'Pay first', amount: '0.01' })
+  })
+
+  it('every code has one status and a default text, and every status is an error status', () => {
+    for (const [code, [status, text]] of Object.entries(ERRORS)) {
+      expect(status, code).toBeGreaterThanOrEqual(400)
+      expect(status, code).toBeLessThan(600)
+      expect(text.length, code).toBeGreaterThan(0)
+      expect(new ApiError(code as ErrorCode).status, code).toBe(status)
+    }
   })
 
   it('every error carries X-Request-Id and is JSON', async () => {

@@ -16,7 +16,7 @@ export const route = agentRoute({
     'The runtime is removed through the provider first (found by its service id or name: the gateway token is not needed, ' +
     'so an agent whose token this server cannot read goes too), then the agent’s files, then the record. A runtime the provider no ' +
     'longer has still lets the record go; any other provider failure keeps the record (status `error`, with the reason) and ' +
-    'answers 502 (`PROVIDER_UNAVAILABLE`).\n\n' +
+    'answers 502 (`RUNTIME_UNAVAILABLE`).\n\n' +
     'Files: each is hidden at once, its object is deleted from storage (local files or S3), and only then does its record go ' +
     'and its bytes stop counting against the storage quota. Should storage fail to delete an object, the record is kept ' +
     '(status `error`, with the reason), the files that remain stay hidden and counted, and the answer is 502 ' +
@@ -28,7 +28,7 @@ export const route = agentRoute({
     404: errorResponse(NOT_FOUND),
     409: errorResponse('Uploads to the agent kept landing while it was deleted (`CONFLICT`): try again'),
     502: errorResponse(
-      'The runtime provider failed (`PROVIDER_UNAVAILABLE`), or storage could not delete the agent’s files (`STORAGE_UNAVAILABLE`); the agent is kept in status `error`',
+      'The runtime provider failed (`RUNTIME_UNAVAILABLE`), or storage could not delete the agent’s files (`STORAGE_UNAVAILABLE`); the agent is kept in status `error`',
     ),
   },
 })

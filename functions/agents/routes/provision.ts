@@ -35,7 +35,7 @@ const provisionGate = createMiddleware<AppEnv>(async (c, next) => {
   assertProvisioningOpen(c.var.services.config)
   if (user.synthetic) {
     // The synthetic admin session (no user row) cannot own an agent: agents belong to accounts.
-    throw new ApiError(403, 'Sign in with an account to provision', { code: 'FORBIDDEN' })
+    throw new ApiError('FORBIDDEN', 'Sign in with an account to provision')
   }
   c.set('plan', provisioningPlan(await planRecord(c.var.services.db, user.id), c.var.services.config))
   await next()
@@ -66,11 +66,11 @@ export const route = createRoute(
         201: ok(z.object({ success: z.literal(true), agent: AgentSchema, url: z.string().max(2048).nullable().openapi({ description: "The runtime's URL" }) }).openapi('ProvisionedAgent'), 'Provisioned; the runtime is `starting`'),
         400: errorResponse('A field is invalid (`VALIDATION`); or invalid JSON (`INVALID_JSON`)'),
         401: errorResponse('No session (`UNAUTHORIZED`)'),
-        403: errorResponse('`Active subscription required` (`PLAN_REQUIRED`); or a foreign `Origin` (`ORIGIN_NOT_ALLOWED`); or an admin session without an account (`FORBIDDEN`)'),
+        403: errorResponse('`Active subscription required` (`SUBSCRIPTION_REQUIRED`); or a foreign `Origin` (`ORIGIN_NOT_ALLOWED`); or an admin session without an account (`FORBIDDEN`)'),
         409: errorResponse('Another of the caller’s agents has this name (`CONFLICT`)'),
         429: errorResponse('The plan’s agent count is reached (`AGENT_LIMIT`, with `limit` and `plan`)'),
         500: errorResponse('`Provisioning is disabled` (`PROVISIONING_DISABLED`); or an internal error'),
-        502: errorResponse('The runtime provider failed; the agent is kept in status `error` (`PROVIDER_UNAVAILABLE`)'),
+        502: errorResponse('The runtime provider failed; the agent is kept in status `error` (`RUNTIME_UNAVAILABLE`)'),
         503: errorResponse('`Provisioning is temporarily paused`: the kill switch is on (`PROVISIONING_PAUSED`)'),
       },
     },

@@ -58,7 +58,7 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   const { image } = c.req.valid('json')
   const runtimeRepository = repositoryOf(c.var.services.config.RUNTIME_IMAGE)
   if (image && repositoryOf(image) !== runtimeRepository) {
-    throw new ApiError(400, `Image must be a version of ${runtimeRepository}`, { code: 'VALIDATION' })
+    throw new ApiError('VALIDATION', `Image must be a version of ${runtimeRepository}`)
   }
   const agent = await findOwnAgent(c.var.services.db, c.var.user.id, c.req.valid('param').id)
   const updated = await runLifecycle(c.var.services, agent, 'update', { image: image ?? c.var.services.config.RUNTIME_IMAGE })

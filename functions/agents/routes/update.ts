@@ -39,7 +39,7 @@ export const route = agentRoute({
   responses: {
     200: ok(AgentSchema),
     400: errorResponse('A field is invalid or unknown (`VALIDATION`); or invalid JSON (`INVALID_JSON`)'),
-    403: errorResponse('`plan` is above the caller’s own plan (`PLAN_REQUIRED`); or a foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
+    403: errorResponse('`plan` is above the caller’s own plan (`PLAN_EXCEEDED`); or a foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     404: errorResponse(NOT_FOUND),
     409: errorResponse('Another of the caller’s agents has this name (`CONFLICT`)'),
   },
@@ -54,7 +54,7 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   if (body.plan) {
     const own = me.isAdmin ? 'network' : normalizePlan((await planRecord(db, me.id)).plan)
     if (PLAN_NAMES.indexOf(body.plan) > PLAN_NAMES.indexOf(own)) {
-      throw new ApiError(403, `Plan ${body.plan} is above your plan (${own})`, { code: 'PLAN_REQUIRED' })
+      throw new ApiError('PLAN_EXCEEDED', `Plan ${body.plan} is above your plan (${own})`)
     }
   }
   const [row] = await asUser(c, (tx) =>

@@ -38,7 +38,7 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   if (!me.isAdmin) {
     const [owner] = await readAsUser(c, (tx) => tx.select(PLAN_RECORD_COLUMNS).from(users).where(eq(users.id, me.id)))
     if (!owner?.emailVerifiedAt || !hasPaidAccess(owner, c.var.services.config)) {
-      throw new ApiError(403, 'Verification needs a verified email and paid access', { code: 'FORBIDDEN' })
+      throw new ApiError('FORBIDDEN', 'Verification needs a verified email and paid access')
     }
   }
   const row = await setVerification(c.var.services.db, agent, true)

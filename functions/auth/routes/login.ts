@@ -52,12 +52,12 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     )
     // Same work whether or not the account exists: the answer never says which part was wrong.
     const valid = await verifySecretOrDecoy(password, user?.passwordHash, config.PASSWORD_HASH_COST)
-    if (!user || !valid) throw new ApiError(401, 'Invalid credentials', { code: 'INVALID_CREDENTIALS' })
+    if (!user || !valid) throw new ApiError('INVALID_CREDENTIALS')
     await startSession(c, user.id)
     return c.json({ ok: true as const, user: { id: user.id, name: user.name } }, 200)
   } catch (e) {
     if (e instanceof ApiError) throw e
     log.error('auth.login_failed', { requestId: c.var.requestId, ...errorFields(e) })
-    throw new ApiError(500, 'Login failed', { code: 'INTERNAL' })
+    throw new ApiError('INTERNAL', 'Login failed')
   }
 }

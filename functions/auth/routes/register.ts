@@ -77,7 +77,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { db, config } = c.var.services
   // Only the provider can prove these addresses; a password account on one would pre-hijack its owner.
   if (isDerivedEmail(config, body.email)) {
-    throw new ApiError(400, 'This address is reserved for wallet and Farcaster sign-in', { code: 'RESERVED_EMAIL_DOMAIN' })
+    throw new ApiError('RESERVED_EMAIL_DOMAIN')
   }
   await verifyTurnstile(c, body['cf-turnstile-response'])
   const passwordHash = await hashSecret(body.password, config.PASSWORD_HASH_COST)
@@ -91,7 +91,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     if (body.token) await redeemInvite(tx, body.token, values.email, created.id)
     return { user: created, token: await createVerificationToken(tx, created) }
   }).catch((e: unknown) => {
-    throw isUniqueViolation(e) ? new ApiError(409, 'User already exists', { code: 'USER_EXISTS' }) : e
+    throw isUniqueViolation(e) ? new ApiError('USER_EXISTS') : e
   })
   // The account exists either way; the user can ask for another link (verify-email/resend).
   await sendNotice(c, verificationMail(user.email, token, c.var.services.config.baseUrl), { userId: user.id })
@@ -100,6 +100,6 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
 
 async function findReferrer(tx: Db, code: string) {
   const [referrer] = await tx.select({ id: users.id }).from(users).where(eq(users.referralCode, code.toUpperCase()))
-  if (!referrer) throw new ApiError(400, 'Invalid referral code', { code: 'INVALID_REFERRAL' })
+  if (!referrer) throw new ApiError('INVALID_REFERRAL')
   return referrer.id
 }

@@ -35,15 +35,15 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   // Token rows are written as the service: a user's own role may not mint verification tokens.
   const issued = await asService(db, 'emailVerification', async (tx) => {
     const [user] = await tx.select({ id: users.id, email: users.email, verifiedAt: users.emailVerifiedAt }).from(users).where(eq(users.id, me.id))
-    if (!user) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
-    if (user.verifiedAt) throw new ApiError(409, 'Email already verified', { code: 'EMAIL_ALREADY_VERIFIED' })
+    if (!user) throw new ApiError('UNAUTHORIZED')
+    if (user.verifiedAt) throw new ApiError('EMAIL_ALREADY_VERIFIED')
     return { email: user.email, token: await createVerificationToken(tx, user) }
   })
   try {
     await c.var.services.mail.send(verificationMail(issued.email, issued.token, c.var.services.config.baseUrl))
   } catch (e) {
     log.error('mail.verification_failed', { requestId: c.var.requestId, userId: me.id, ...errorFields(e) })
-    throw new ApiError(500, 'Verification email could not be sent', { code: 'MAIL_UNAVAILABLE' })
+    throw new ApiError('MAIL_UNAVAILABLE', 'Verification email could not be sent')
   }
   return c.json({ success: true as const }, 200)
 }

@@ -17,7 +17,7 @@ const VerifyEmailBody = z
   .object({ token: z.string({ error: 'Token is required' }).min(1, 'Token is required').max(256, 'Invalid or expired verification token') })
   .openapi('VerifyEmailRequest')
 
-const invalidToken = () => new ApiError(400, 'Invalid or expired verification token', { code: 'INVALID_TOKEN' })
+const invalidToken = () => new ApiError('INVALID_VERIFICATION_TOKEN')
 
 export const route = createRoute(limitedRoute(limits.verifyEmail, {
   method: 'post',
@@ -46,7 +46,7 @@ export const route = createRoute(limitedRoute(limits.verifyEmail, {
   request: { body: jsonBody(VerifyEmailBody) },
   responses: {
     200: ok(z.object({ success: z.literal(true) }).openapi('VerifyEmailResponse')),
-    400: errorResponse('`Invalid or expired verification token` (`INVALID_TOKEN`: unknown, used, expired or for another address), or a missing token (`VALIDATION`)'),
+    400: errorResponse('`Invalid or expired verification token` (`INVALID_VERIFICATION_TOKEN`: unknown, used, expired or for another address), or a missing token (`VALIDATION`)'),
   },
 }))
 

@@ -41,7 +41,7 @@ export function backendLifecycleRoute<A extends Action>(action: A) {
         ),
         ...(action === 'start' ? { 429: errorResponse('Resuming a `suspended` agent: its owner’s plan is full (`AGENT_LIMIT`)') } : {}),
         500: errorResponse('`Server misconfigured`: `INTERNAL_API_KEY` unset (`MISCONFIGURED`); or an internal error'),
-        502: errorResponse('The runtime provider failed (`PROVIDER_UNAVAILABLE`); the agent is left in status `error`'),
+        502: errorResponse('The runtime provider failed (`RUNTIME_UNAVAILABLE`); the agent is left in status `error`'),
       },
     }),
   )

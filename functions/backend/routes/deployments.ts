@@ -74,12 +74,12 @@ export const route = createRoute(
         201: ok(z.object({ success: z.literal(true), agent: AgentSchema, url: z.string().max(2048).nullable() }).openapi('Deployment'), 'Created; the runtime is `starting`'),
         400: errorResponse('`userId required` with the shared key; or a field is invalid (`VALIDATION`)'),
         401: errorResponse('No credentials, an unknown API key (`INVALID_API_KEY`), or identity headers unsigned (`SIGNATURE_REQUIRED`) or badly signed (`INVALID_SIGNATURE`)'),
-        403: errorResponse('`Forbidden`: a Bearer token that is not the shared key (`FORBIDDEN`); or `Active subscription required` (`PLAN_REQUIRED`)'),
+        403: errorResponse('`Forbidden`: a Bearer token that is not the shared key (`FORBIDDEN`); or `Active subscription required` (`SUBSCRIPTION_REQUIRED`)'),
         404: errorResponse('`User not found` (`USER_NOT_FOUND`)'),
         409: errorResponse('The user already has an agent of this name (`CONFLICT`)'),
         429: errorResponse(`The plan’s agent count is reached (\`AGENT_LIMIT\`); or over ${describeLimit(limits.deployments)}: \`${limits.deployments.message}\` (\`RATE_LIMITED\`)`),
         500: errorResponse('`Provisioning is disabled` (`PROVISIONING_DISABLED`); `Server misconfigured` (`MISCONFIGURED`); or an internal error'),
-        502: errorResponse('The runtime provider failed; the agent is kept in status `error` (`PROVIDER_UNAVAILABLE`)'),
+        502: errorResponse('The runtime provider failed; the agent is kept in status `error` (`RUNTIME_UNAVAILABLE`)'),
         503: errorResponse('`Provisioning is temporarily paused`: the kill switch is on (`PROVISIONING_PAUSED`)'),
       },
     },
@@ -94,7 +94,7 @@ async function findUser(c: Context<AppEnv>, userId: string) {
       .where(eq(users.id, userId))
       .limit(1),
   )
-  if (!row) throw new ApiError(404, 'User not found', { code: 'USER_NOT_FOUND' })
+  if (!row) throw new ApiError('USER_NOT_FOUND')
   return row
 }
 
@@ -103,7 +103,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const body = c.req.valid('json')
   assertProvisioningOpen(services.config)
   const userId = sharedKeyCalls.has(c.req.raw) ? body.userId : c.var.identity?.userId
-  if (!userId) throw new ApiError(400, 'userId required', { code: 'VALIDATION' })
+  if (!userId) throw new ApiError('VALIDATION', 'userId required')
   const user = await findUser(c, userId)
   const admin = isAdmin(c, user)
   const agent = await provisionAgent(services, {

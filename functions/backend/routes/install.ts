@@ -18,11 +18,11 @@ const SAFE_URL = /^https?:\/\/[A-Za-z0-9.-]+(:[0-9]{1,5})?(\/[A-Za-z0-9._~/-]*)?
 export function backendUrl(c: Context<AppEnv>) {
   const configured = c.var.services.config.BACKEND_URL?.replace(/\/+$/, '')
   if (configured) {
-    if (!SAFE_URL.test(configured)) throw new ApiError(500, 'Server misconfigured', { code: 'MISCONFIGURED' })
+    if (!SAFE_URL.test(configured)) throw new ApiError('MISCONFIGURED')
     return configured
   }
   const origin = new URL(c.req.url).origin
-  if (!SAFE_URL.test(origin)) throw new ApiError(400, 'Invalid Host', { code: 'INVALID_HOST' })
+  if (!SAFE_URL.test(origin)) throw new ApiError('INVALID_HOST')
   return origin
 }
 

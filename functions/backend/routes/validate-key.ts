@@ -55,10 +55,10 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const token = bearerToken(c.req.header('authorization'))
   if (!token) {
     const message = (await keyInBody(c)) ? `${REQUIRED} (the key in the body is not read)` : REQUIRED
-    throw new ApiError(401, message, { code: 'API_KEY_REQUIRED' })
+    throw new ApiError('API_KEY_REQUIRED', message)
   }
   const found = await findApiKey(c.var.services.reader, token)
-  if (!found) throw new ApiError(401, 'Invalid API key', { code: 'INVALID_API_KEY' })
+  if (!found) throw new ApiError('INVALID_API_KEY')
   const { id, plan } = found.user
   return c.json({ valid: true as const, userId: id, ...userPlan(plan) }, 200)
 }

@@ -17,7 +17,7 @@ import type { SignedInEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
 import { errorFields, log } from '../../../lib/log'
 
-const notConfigured = () => new ApiError(503, 'Stripe not configured', { code: 'NOT_CONFIGURED' })
+const notConfigured = () => new ApiError('NOT_CONFIGURED', 'Stripe not configured')
 
 /** A Checkout Session, or 500 `PAYMENT_PROVIDER_UNAVAILABLE` when Stripe fails or cannot be reached (nothing is stored). */
 async function checkout(what: string, create: () => Promise<Stripe.Checkout.Session>) {
@@ -27,7 +27,7 @@ async function checkout(what: string, create: () => Promise<Stripe.Checkout.Sess
     return session
   } catch (e) {
     log.error('billing.checkout_failed', { what, ...errorFields(e) })
-    throw new ApiError(500, 'Checkout failed', { code: 'PAYMENT_PROVIDER_UNAVAILABLE' })
+    throw new ApiError('PAYMENT_PROVIDER_UNAVAILABLE', 'Checkout failed')
   }
 }
 
@@ -41,7 +41,7 @@ export async function createCheckout(c: Context<SignedInEnv>, plan: PlanName) {
   const priceId = planPriceId(config, plan)
   if (!stripe || !priceId) throw notConfigured()
   const buyer = await readBuyer(c)
-  if (alreadySubscribed(buyer)) throw new ApiError(409, 'Already subscribed', { code: 'CONFLICT' })
+  if (alreadySubscribed(buyer)) throw new ApiError('CONFLICT', 'Already subscribed')
   const session = await checkout('plan', async () => createPlanCheckout(stripe, config, buyer, plan, priceId))
   return { url: session.url! }
 }

@@ -55,18 +55,17 @@ export const route = createRoute({
     302: { description: "`auth`: to Google's consent screen, or to the login page without a session" },
     400: errorResponse('Unknown `action` (`INVALID_ACTION`); a malformed `start`, `end` or `date`, or `end` not after `start` (`VALIDATION`)'),
     401: errorResponse('No session (`UNAUTHORIZED`); `Calendar not connected` (`NOT_CONNECTED`)'),
-    500: errorResponse('Google unreachable or failing (`PROVIDER_UNAVAILABLE`)'),
-    503: errorResponse('Google OAuth client or `SESSION_SECRET` not configured (`NOT_CONFIGURED`)'),
+    503: errorResponse('Google unreachable or failing (`PROVIDER_UNAVAILABLE`); or the Google OAuth client or `SESSION_SECRET` not configured (`NOT_CONFIGURED`)'),
   },
 })
 
-const unauthorized = () => new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
+const unauthorized = () => new ApiError('UNAUTHORIZED')
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const query = c.req.valid('query')
   const action = query.action || undefined
   if (action !== undefined && !(GET_ACTIONS as readonly string[]).includes(action)) {
-    throw new ApiError(400, 'Invalid action', { code: 'INVALID_ACTION' })
+    throw new ApiError('INVALID_ACTION')
   }
   const user = await readSession(c)
   if (action === 'status') return c.json({ connected: user ? await isConnected(c, user.id) : false }, 200)
@@ -86,7 +85,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   if (action === 'list') {
     const start = query.start ? Date.parse(query.start) : Date.now()
     const end = query.end ? Date.parse(query.end) : start + LIST_WINDOW_MS
-    if (!(end > start)) throw new ApiError(400, 'end must be after start', { code: 'VALIDATION', extra: { issues: [{ path: 'end', message: 'end must be after start' }] } })
+    if (!(end > start)) throw new ApiError('VALIDATION', { message: 'end must be after start', extra: { issues: [{ path: 'end', message: 'end must be after start' }] } })
     const list = await listEvents(calendar.call, calendar.calendarId, new Date(start).toISOString(), new Date(end).toISOString())
     return c.json({ events: list.events, timezone: list.timezone ?? timezone }, 200)
   }

@@ -88,8 +88,7 @@ export const route = signedInRoute({
     400: errorResponse('Unknown or missing `action` (`INVALID_ACTION`); a missing or malformed field, `end` not after `start` (`VALIDATION`); invalid JSON'),
     401: errorResponse('No session (`UNAUTHORIZED`); `Calendar not connected` (`NOT_CONNECTED`)'),
     404: errorResponse('`update-event`, `delete-event`: `Event not found` (unknown or deleted) (`NOT_FOUND`)'),
-    500: errorResponse('Google unreachable or failing; nothing changed (`PROVIDER_UNAVAILABLE`)'),
-    503: errorResponse('Google OAuth client or `SESSION_SECRET` not configured (`NOT_CONFIGURED`)'),
+    503: errorResponse('Google unreachable or failing, nothing changed (`PROVIDER_UNAVAILABLE`); or the Google OAuth client or `SESSION_SECRET` not configured (`NOT_CONFIGURED`)'),
   },
 })
 

@@ -52,7 +52,7 @@ export const route = createRoute(
         500: errorResponse('`Chat failed`: the job could not be stored or the gate could not be asked (`INTERNAL`)'),
         502: errorResponse('`Queue unavailable`: the queue did not accept the job, which is marked `failed` (`QUEUE_UNAVAILABLE`)'),
         503: errorResponse(
-          '`No gateway token available`: the agent’s runtime has no gateway token yet (`NOT_CONFIGURED`), or its stored token cannot be read with this server’s keys (`SECRET_UNREADABLE`, with `agentId` and a `hint`: repair the agent, `POST /api/agents/{id}/repair`, to give it a new token, or delete it); nothing is queued',
+          '`No gateway token available` (`NO_GATEWAY_TOKEN`): the agent’s runtime has no gateway token yet, or its stored token cannot be read with this server’s keys (then with `agentId` and a `hint`: repair the agent, `POST /api/agents/{id}/repair`, to give it a new token, or delete it); nothing is queued',
         ),
       },
     }),
@@ -84,13 +84,13 @@ export const handler: RouteHandler<typeof route> = async (c) => {
       log.error('chat.mark_failed_failed', { jobId: job.id, ...errorFields(e2) }),
     )
     await releaseJobTicket(services, job)
-    throw new ApiError(502, 'Queue unavailable', { code: 'QUEUE_UNAVAILABLE' })
+    throw new ApiError('QUEUE_UNAVAILABLE')
   }
   log.info('chat.queued', { jobId: job.id, agentId: agent.id, weight: job.weight })
   return c.json({ success: true as const, queued: true as const, jobId: job.id, status: 'queued' as const, agentId: agent.id, agentName: agent.name }, 202)
 }
 
-const chatFailed = () => new ApiError(500, 'Chat failed', { code: 'INTERNAL' })
+const chatFailed = () => new ApiError('INTERNAL', 'Chat failed')
 
 /** The gate's own refusal (429) passes; the kv store failing is `Chat failed`. */
 async function failsAs500(fn: () => Promise<void>) {
@@ -104,8 +104,8 @@ async function failsAs500(fn: () => Promise<void>) {
 }
 
 /**
- * The spec's 503 `No gateway token available` unless the agent's sealed gateway token opens: `NOT_CONFIGURED` when it
- * has none, `SECRET_UNREADABLE` (with what to do in `hint`) when it was sealed under a key this server no longer has.
+ * The spec's 503 `No gateway token available` (`NO_GATEWAY_TOKEN`) unless the agent's sealed gateway token opens; when
+ * it was sealed under a key this server no longer has, `hint` says what to do.
  */
 async function assertGatewayToken(services: Pick<Services, 'config'>, agent: Agent) {
   let unreadable = false
@@ -115,9 +115,8 @@ async function assertGatewayToken(services: Pick<Services, 'config'>, agent: Age
     unreadable = isGatewayTokenUnreadable(e)
     if (!unreadable) log.warn('chat.gateway_token_failed', { agentId: agent.id, ...errorFields(e) })
   }
-  if (!unreadable) throw new ApiError(503, 'No gateway token available', { code: 'NOT_CONFIGURED' })
-  throw new ApiError(503, 'No gateway token available', {
-    code: 'SECRET_UNREADABLE',
+  if (!unreadable) throw new ApiError('NO_GATEWAY_TOKEN')
+  throw new ApiError('NO_GATEWAY_TOKEN', {
     extra: { agentId: agent.id, hint: "The agent's gateway token cannot be read with this server's keys: repair the agent (POST /api/agents/{id}/repair) to give it a new one, or delete it" },
   })
 }

@@ -57,8 +57,8 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
       .returning()
     if (won) return won
     const [current] = await tx.select().from(chatJobs).where(eq(chatJobs.id, jobId))
-    if (current?.claimedByAgentId) throw new ApiError(409, 'Job already claimed', { code: 'ALREADY_CLAIMED' })
-    throw new ApiError(409, 'Job already finished', { code: 'INVALID_TRANSITION' })
+    if (current?.claimedByAgentId) throw new ApiError('ALREADY_CLAIMED')
+    throw new ApiError('INVALID_TRANSITION', 'Job already finished')
   })
   await releaseJobTicket(c.var.services, claimed)
   log.info('chat.claimed', { jobId, agentId: claimerAgentId, via: c.var.apiKeyId ? 'key' : 'session' })

@@ -28,7 +28,7 @@ export const route = createRoute({
   responses: {
     200: ok(ChatDeliveryResultSchema, 'Delivered, failed for good, or nothing to do'),
     401: errorResponse('Missing or invalid queue signature (`SIGNATURE_REQUIRED`, `INVALID_SIGNATURE`)'),
-    502: errorResponse('`Runtime unavailable`: the runtime did not answer or failed; retried by the queue (`PROVIDER_UNAVAILABLE`)'),
+    502: errorResponse('`Runtime unavailable`: the runtime did not answer or failed; retried by the queue (`RUNTIME_UNAVAILABLE`)'),
   },
 })
 

@@ -59,7 +59,7 @@ export const handler: RouteHandler<typeof route> = async (c) => {
       .returning({ id: devices.id })
     if (moved.length === 0) {
       const [existing] = await tx.select({ id: devices.id }).from(devices).where(mine).limit(1)
-      throw existing ? new ApiError(400, move.refusal, { code: 'INVALID_TRANSITION' }) : deviceNotFound()
+      throw existing ? new ApiError('INVALID_DEVICE_STATE', move.refusal) : deviceNotFound()
     }
     return deviceLists(tx, me)
   })

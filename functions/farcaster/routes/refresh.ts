@@ -40,12 +40,12 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { config } = c.var.services
   const secret = sessionTokenSecret(config)
   const data = await readSessionToken(secret, sessionToken)
-  if (!data) throw new ApiError(401, 'Invalid session token', { code: 'INVALID_TOKEN' })
+  if (!data) throw new ApiError('INVALID_TOKEN', 'Invalid session token')
   // A deleted account's token must not live on through refreshes. (`db` is opened only now, when needed.)
   const [user] = await asService(c.var.services.db, 'farcasterRefresh', (tx) =>
     tx.select({ id: users.id }).from(users).where(eq(users.id, data.userId)),
   )
-  if (!user) throw new ApiError(401, 'Invalid session token', { code: 'INVALID_TOKEN' })
+  if (!user) throw new ApiError('INVALID_TOKEN', 'Invalid session token')
   const issued = await issueSessionToken(secret, { fid: data.fid, userId: data.userId })
   return c.json({ sessionToken: issued.sessionToken, expiresAt: issued.expiresAt }, 200)
 }

@@ -100,7 +100,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     await assertAddressProof(config, { address, fid, token, signature: addressSignature as `0x${string}` | undefined }, c.var.requestId)
     const r = await checkHolding(gate, address, c.var.requestId)
     tokenGate = { passed: r.hasAccess, balance: r.balance, balanceRaw: r.balanceRaw, minBalance: r.minBalance, contractAddress: r.contractAddress }
-    if (!r.hasAccess) throw new ApiError(403, 'Token holding required', { code: 'TOKEN_GATE', extra: { tokenGate } })
+    if (!r.hasAccess) throw new ApiError('TOKEN_GATE', { extra: { tokenGate } })
   }
 
   try {
@@ -114,6 +114,6 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   } catch (e) {
     if (e instanceof ApiError) throw e
     log.error('farcaster.sign_in_failed', { requestId: c.var.requestId, ...errorFields(e) })
-    throw new ApiError(500, 'Farcaster sign-in failed', { code: 'INTERNAL' })
+    throw new ApiError('INTERNAL', 'Farcaster sign-in failed')
   }
 }

@@ -2,7 +2,6 @@ import { createRoute, type RouteHandler } from '@hono/zod-openapi'
 import type { StatusCode } from 'hono/utils/http-status'
 import type { AppEnv } from '../../../lib/context'
 import { optionalCaller } from '../card'
-import { gatewayError } from '../../../lib/gateway/errors'
 import { CHALLENGE_TTL_MS } from '../mpp'
 import { isFree, paymentMethodOf, presentsPayment, takePayment, type Payment } from '../payment'
 import { DEFAULT_PLUGIN, DEFAULT_PLUGINS, isPluginId, PLUGIN_IDS, pluginsFor } from '../plugins'
@@ -94,7 +93,7 @@ export const route = createRoute(
           },
           content: { 'application/json': { schema: PaymentRequiredSchema } },
         },
-        500: gatewayErrorResponse('`internal` (`INTERNAL`): an unexpected failure; `internal` (`MISCONFIGURED`): `GATEWAY_PLUGINS` is invalid, `message` says how'),
+        500: gatewayErrorResponse('`internal` (`GATEWAY_INTERNAL`): an unexpected failure, or `GATEWAY_PLUGINS` is invalid; `message` says which'),
         502: gatewayErrorResponse('`no_plugin` (`NO_PLUGIN`): no upstream configured, no answer within the timeout, unreachable, a redirect, or a broken or oversized answer'),
         503: gatewayErrorResponse('MPP: the chain did not answer, nothing was used (`CHAIN_UNAVAILABLE`, `Retry-After`); or a store is not configured (`NOT_CONFIGURED`)'),
       },
@@ -103,7 +102,7 @@ export const route = createRoute(
   ),
 )
 
-const unknownPlugin = (id: string) => gatewayError(400, 'unknown_plugin', `No plugin "${id.slice(0, 64)}": the plugins are ${PLUGIN_IDS.join(', ')}`)
+const unknownPlugin = (id: string) => new ApiError('UNKNOWN_PLUGIN', `No plugin "${id.slice(0, 64)}": the plugins are ${PLUGIN_IDS.join(', ')}`)
 
 /** Anything unexpected is the spec's 500 `internal`, in the gateway's shape. */
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
@@ -112,7 +111,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   } catch (e) {
     if (e instanceof ApiError) throw e
     log.error('gateway.failed', errorFields(e))
-    throw gatewayError(500, 'internal', 'The call failed unexpectedly')
+    throw new ApiError('GATEWAY_INTERNAL', 'The call failed unexpectedly')
   }
 }
 
@@ -133,7 +132,7 @@ async function serve(c: Parameters<typeof handler>[0]) {
   const caller = await optionalCaller(c)
   const free = isFree(plugin)
   if (plugin.auth && !caller && (free || !presentsPayment(c, method))) {
-    throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED', extra: { message: 'This plugin needs a session or a payment proof (MPP credential, payment session)' } })
+    throw new ApiError('UNAUTHORIZED', { extra: { message: 'This plugin needs a session or a payment proof (MPP credential, payment session)' } })
   }
   const payment: Payment | null = free ? null : await takePayment(c, plugin, method, caller)
 

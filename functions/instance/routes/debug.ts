@@ -27,7 +27,7 @@ export const route = signedInRoute({
     402: errorResponse(PLAN_REQUIRED_DOC),
     404: errorResponse('`Agent not found` (not the caller’s); or the runtime does not exist (`NOT_FOUND`)'),
     409: errorResponse(`Nothing run: ${TOKEN_UNREADABLE_DOC}`),
-    502: errorResponse('The runtime could not be reached or failed the call (`PROVIDER_UNAVAILABLE`)'),
+    502: errorResponse('The runtime could not be reached or failed the call (`RUNTIME_UNAVAILABLE`)'),
   },
 })
 

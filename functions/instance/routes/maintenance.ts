@@ -47,7 +47,7 @@ export const route = signedInRoute(
       402: errorResponse(PLAN_REQUIRED_DOC),
       404: errorResponse('`Agent not found` (not the caller’s); `No instance found. Please deploy first.`; or the provider has no such runtime (`NOT_FOUND`)'),
       409: errorResponse(`The runtime is busy with another operation (\`CONFLICT\`); the agent is \`suspended\` (\`INVALID_TRANSITION\`); or, for \`update\` and \`reset-memory\`, ${TOKEN_UNREADABLE_DOC} (\`repair\` re-keys it)`),
-      502: errorResponse('The runtime provider or the runtime failed (`PROVIDER_UNAVAILABLE`)'),
+      502: errorResponse('The runtime provider or the runtime failed (`RUNTIME_UNAVAILABLE`)'),
     },
   }),
 )

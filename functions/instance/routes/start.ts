@@ -21,7 +21,7 @@ export const route = instanceActionRoute(
     `(${PAID_ACCESS_RULE}; 402 otherwise); a \`suspended\` one is resumed, counted against the plan’s agents (429 when full).`,
   {
     402: errorResponse(PLAN_REQUIRED_DOC),
-    403: errorResponse('`userId` is not the caller (`FORBIDDEN`); `Active subscription required` (`PLAN_REQUIRED`); or a foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
+    403: errorResponse('`userId` is not the caller (`FORBIDDEN`); `Active subscription required` (`SUBSCRIPTION_REQUIRED`); or a foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
     429: errorResponse('The plan’s agent count is reached (`AGENT_LIMIT`); or over 30 requests per minute per user (`RATE_LIMITED`)'),
     500: errorResponse('Provisioning is disabled on this deployment (`PROVISIONING_DISABLED`)'),
     503: errorResponse('`Provisioning is temporarily paused` by the kill switch (`PROVISIONING_PAUSED`)'),

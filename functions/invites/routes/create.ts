@@ -67,7 +67,7 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   // As the service: users may not insert invites themselves, or they could pick any audience (plan).
   await asService(c.var.services.db, 'userInvites', async (tx) => {
     const [owner] = await tx.select({ id: users.id }).from(users).where(eq(users.id, me))
-    if (!owner) throw new ApiError(404, 'User not found', { code: 'USER_NOT_FOUND' })
+    if (!owner) throw new ApiError('USER_NOT_FOUND')
     await tx.insert(invites).values({ code: token, name, audience: USER_INVITE_AUDIENCE, createdBy: me })
   })
   c.header('Cache-Control', 'no-store')

@@ -45,9 +45,9 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const [row] = await asService(c.var.services.db, 'invites', (tx) =>
     tx.select({ audience: invites.audience, email: invites.email, status: inviteStatus }).from(invites).where(eq(invites.code, token)),
   )
-  if (!row) throw new ApiError(404, 'Invite not found', { code: 'NOT_FOUND' })
-  if (row.status === 'used') throw new ApiError(410, 'Invite already used', { code: 'INVITE_USED' })
-  if (row.status === 'expired') throw new ApiError(410, 'Invite expired', { code: 'INVITE_EXPIRED' })
+  if (!row) throw new ApiError('NOT_FOUND', 'Invite not found')
+  if (row.status === 'used') throw new ApiError('INVITE_USED')
+  if (row.status === 'expired') throw new ApiError('INVITE_EXPIRED')
   c.header('Cache-Control', 'no-store')
   return c.json({ valid: true as const, plan: planFor(row.audience), audience: row.audience, email: row.email }, 200)
 }

@@ -56,7 +56,7 @@ export const route = signedInRoute(limitedRoute(limits.apiKeyCreate, {
   },
 }, 'handler'))
 
-const keyLimit = () => new ApiError(429, `API key limit reached (${MAX_KEYS_PER_USER})`, { code: 'KEY_LIMIT' })
+const keyLimit = () => new ApiError('KEY_LIMIT', `API key limit reached (${MAX_KEYS_PER_USER})`)
 const countKeys = (tx: Db, userId: string) => tx.select({ n: count() }).from(apiKeys).where(eq(apiKeys.userId, userId)).then(([r]) => r.n)
 
 export const handler: RouteHandler<typeof route> = async (c) => {
@@ -73,7 +73,7 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   const row = await asUser(c, async (tx) => {
     // Locking the owner's row serialises this user's creates, so count-then-insert cannot overshoot.
     const [owner] = await tx.select({ id: users.id }).from(users).where(eq(users.id, me)).for('update')
-    if (!owner) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
+    if (!owner) throw new ApiError('UNAUTHORIZED')
     // The exact check: concurrent creates that all passed the pre-check are serialised here.
     if ((await countKeys(tx, me)) >= MAX_KEYS_PER_USER) throw keyLimit()
     const [created] = await tx.insert(apiKeys).values({ userId: me, name, prefix: lookupPrefix(key), keyHash, keySha256 }).returning()

@@ -52,7 +52,7 @@ export const route = createRoute(limitedRoute(limits.apiKeyValidate, {
   },
 }))
 
-const invalid = () => new ApiError(401, 'Invalid API key', { code: 'INVALID_API_KEY' })
+const invalid = () => new ApiError('INVALID_API_KEY')
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { apiKey } = c.req.valid('json')

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { errors } from 'jose'
 import type { Context } from 'hono'
-import { ACCOUNT_DISABLED, LINK_REFUSED, signInWithIdentity } from '../../../lib/auth/sign-in'
+import { signInWithIdentity } from '../../../lib/auth/sign-in'
 import type { AppEnv } from '../../../lib/context'
 import { timingSafeEqual } from '../../../lib/crypto'
 import { ApiError } from '../../../lib/http/errors'
@@ -83,8 +83,8 @@ async function complete(c: Context<AppEnv>, query: z.infer<typeof Query>) {
     // Only a verified email reaches here, so Google vouches for it (linking rules: lib/auth/sign-in.ts).
     await signInWithIdentity(c, { provider: 'google', subject: claims.sub, email: claims.email, emailVerified: true, name, tokens: providerTokens })
   } catch (e) {
-    if (e instanceof ApiError && e.code === ACCOUNT_DISABLED) throw new SignInFailure('AccountDisabled')
-    if (e instanceof ApiError && e.code === LINK_REFUSED) throw new SignInFailure('AccountLinkRefused')
+    if (e instanceof ApiError && e.code === 'ACCOUNT_DISABLED') throw new SignInFailure('AccountDisabled')
+    if (e instanceof ApiError && e.code === 'ACCOUNT_LINK_REFUSED') throw new SignInFailure('AccountLinkRefused')
     throw e
   }
   c.header('Cache-Control', 'no-store')

@@ -50,7 +50,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { config } = services
   const audience = riscAudiences(config)
   const token = (await c.req.text()).trim()
-  if (!audience.length || !token) throw new ApiError(400, INVALID, { code: 'INVALID_TOKEN' })
+  if (!audience.length || !token) throw new ApiError('INVALID_SECURITY_EVENT', INVALID)
   const kv = services.kv // outside the try: a missing store is its own 503, not an invalid token
   let claims
   try {
@@ -61,13 +61,13 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
       audience,
     })
   } catch (e) {
-    if (e instanceof errors.JOSEError) throw new ApiError(400, INVALID, { code: 'INVALID_TOKEN' })
+    if (e instanceof errors.JOSEError) throw new ApiError('INVALID_SECURITY_EVENT', INVALID)
     if (!(e instanceof OidcUnavailableError)) throw e // a store failure is ours, not the token's
     log.error('oauth.risc_provider_unavailable', { requestId: c.var.requestId, ...errorFields(e) })
-    throw new ApiError(503, 'Identity provider unavailable', { code: 'PROVIDER_UNAVAILABLE' })
+    throw new ApiError('PROVIDER_UNAVAILABLE', 'Identity provider unavailable')
   }
   const set = SecurityEventToken.safeParse(claims)
-  if (!set.success) throw new ApiError(400, INVALID, { code: 'INVALID_TOKEN' })
+  if (!set.success) throw new ApiError('INVALID_SECURITY_EVENT', INVALID)
 
   const { jti, iss, events } = set.data
   const { db, queue } = services

@@ -18,7 +18,7 @@ import { bodyError, ChallengeField, CredentialField } from '../schemas'
 const AuthVerifyBody = z.object({ credential: CredentialField, challenge: ChallengeField }, { error: bodyError }).openapi('PasskeyAuthentication')
 
 // One answer for every way the credential itself fails: it reveals nothing about which part was wrong.
-const failed = () => new ApiError(401, 'Passkey sign-in failed', { code: 'PASSKEY_AUTH_FAILED' })
+const failed = () => new ApiError('PASSKEY_AUTH_FAILED')
 
 export const route = createRoute(limitedRoute(limits.passkeySignIn, {
   method: 'post',

@@ -31,6 +31,6 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   const deleted = await asUser(c, (tx) =>
     tx.delete(passkeys).where(and(eq(passkeys.id, id), eq(passkeys.userId, me))).returning({ id: passkeys.id }),
   )
-  if (deleted.length === 0) throw new ApiError(404, 'Passkey not found', { code: 'NOT_FOUND' })
+  if (deleted.length === 0) throw new ApiError('NOT_FOUND', 'Passkey not found')
   return c.json({ success: true as const, id }, 200)
 }

@@ -67,7 +67,7 @@ export const handler: RouteHandler<typeof route> = async (c) => {
     expectedRPID: config.webauthn.rpId,
     requireUserVerification: true,
   }).catch(() => ({ verified: false as const }))
-  if (!verification.verified) throw new ApiError(400, 'Passkey verification failed', { code: 'PASSKEY_VERIFICATION_FAILED' })
+  if (!verification.verified) throw new ApiError('PASSKEY_VERIFICATION_FAILED')
   const { credential: cred, credentialDeviceType, credentialBackedUp } = verification.registrationInfo
   // Ids are unique across all users; the conflict is seen even on a row RLS hides from this user.
   const inserted = await asUser(c, (tx) =>
@@ -86,7 +86,7 @@ export const handler: RouteHandler<typeof route> = async (c) => {
       .onConflictDoNothing({ target: passkeys.id })
       .returning({ id: passkeys.id }),
   )
-  if (inserted.length === 0) throw new ApiError(400, 'Passkey already registered', { code: 'PASSKEY_EXISTS' })
+  if (inserted.length === 0) throw new ApiError('PASSKEY_EXISTS')
   // The owner hears of every new credential: a passkey added by someone else is seen, not silent.
   await sendNotice(c, passkeyAddedMail(c.var.user.email, label || 'Passkey', config.baseUrl))
   return c.json({ ok: true as const }, 200)

@@ -30,7 +30,7 @@ export const route = createRoute(limitedRoute(limits.paymentSessionRead, {
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { services } = c.var
   const session = await findSession(services.reader, c.req.valid('param').id, c.req.valid('header')['x-wallet-address'])
-  if (!session) throw new ApiError(404, 'Payment session not found', { code: 'NOT_FOUND' })
+  if (!session) throw new ApiError('NOT_FOUND', 'Payment session not found')
   const { PAYMENT_TOKEN_DECIMALS: decimals, PAYMENT_CURRENCY: currency } = services.config
   c.header('Cache-Control', 'no-store')
   return c.json(sessionJson(session, { decimals, currency }), 200)

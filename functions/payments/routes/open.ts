@@ -57,15 +57,14 @@ export const route = createRoute(limitedRoute(limits.paymentSessionOpen, {
     401: errorResponse('The wallet proof is missing (`SIGNATURE_REQUIRED`) or refused (`NONCE_INVALID`, `DOMAIN_MISMATCH`, `URI_MISMATCH`, `CHAIN_MISMATCH`, `ADDRESS_MISMATCH`, `MESSAGE_EXPIRED`, `MESSAGE_NOT_YET_VALID`, `SIGNATURE_INVALID`)'),
     402: errorResponse('The deposit does not verify on chain (`DEPOSIT_INVALID`, with `reason`)'),
     409: errorResponse('The transaction already opened a session or paid for something else (`DEPOSIT_USED`); `sessionId` when it opened one of this wallet'),
-    502: errorResponse('The chain RPC did not answer, or serves another chain (`CHAIN_UNAVAILABLE`), also when a smart wallet\'s proof cannot be checked'),
-    503: errorResponse('Payments are not configured: no `PAYMENT_RECIPIENT` (`NOT_CONFIGURED`)'),
+    503: errorResponse('The chain RPC did not answer, or serves another chain (`CHAIN_UNAVAILABLE`), also when a smart wallet\'s proof cannot be checked; or payments are not configured: no `PAYMENT_RECIPIENT` (`NOT_CONFIGURED`)'),
   },
 }, 'handler'))
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const body = c.req.valid('json')
   const settings = paymentSettings(c.var.services.config)
-  if (!settings) throw new ApiError(503, 'Payment sessions not configured', { code: 'NOT_CONFIGURED' })
+  if (!settings) throw new ApiError('NOT_CONFIGURED', 'Payment sessions not configured')
   await enforceRateLimit(c, limits.paymentSessionOpen) // after validation, before any RPC call
   // The wallet proves itself before its deposit is read: the session's funds are granted to it.
   await requireWalletProof(c, body.walletAddress, body, 'paymentSession', chainDown)
@@ -74,7 +73,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   if (!session) {
     // Not a secret: spending needs the wallet's signature, and the hash and wallet are public on chain.
     const opened = await sessionOpenedBy(c.var.services.reader, deposit.txHash, deposit.payer)
-    throw new ApiError(409, 'This transaction has already been used', { code: 'DEPOSIT_USED', ...(opened && { extra: { sessionId: opened.id } }) })
+    throw new ApiError('DEPOSIT_USED', { ...(opened && { extra: { sessionId: opened.id } }) })
   }
   log.info('payment_session.opened', { requestId: c.var.requestId, sessionId: session.id, amount: deposit.amount })
   c.header('Cache-Control', 'no-store')

@@ -34,9 +34,9 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   const { requestId } = c.req.valid('param')
   const userId = c.var.user.id
   const done = await decidePermission(c.var.services.db, userId, requestId, c.req.valid('json').decision)
-  if (done.outcome === 'not_found') throw new ApiError(404, REQUEST_NOT_FOUND, { code: 'NOT_FOUND' })
+  if (done.outcome === 'not_found') throw new ApiError('NOT_FOUND', REQUEST_NOT_FOUND)
   if (done.outcome === 'already_decided') {
-    throw new ApiError(409, REQUEST_ALREADY_DECIDED, { code: 'ALREADY_DECIDED', extra: { status: done.request.status } })
+    throw new ApiError('ALREADY_DECIDED', { message: REQUEST_ALREADY_DECIDED, extra: { status: done.request.status } })
   }
   log.info('permissions.decided', { requestId, status: done.request.status, via: 'http' })
   await notifyDashboards(c, userId, decidedMessage(done.request))

@@ -31,6 +31,6 @@ export const route = createRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const request = await findRequestForHook(c.var.services.reader, c.req.valid('param').requestId)
-  if (!request) throw new ApiError(404, REQUEST_NOT_FOUND, { code: 'NOT_FOUND' })
+  if (!request) throw new ApiError('NOT_FOUND', REQUEST_NOT_FOUND)
   return c.json({ requestId: request.id, status: request.status as PermissionStatus, decidedAt: request.decidedAt?.toISOString() ?? null }, 200)
 }

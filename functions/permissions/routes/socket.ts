@@ -45,7 +45,7 @@ export const route = permissionsRoute({
 export const handler: RouteHandler<typeof route> = async (c) => {
   assertTrustedOrigin(c, true)
   if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') {
-    throw new ApiError(426, 'Upgrade Required', { code: 'UPGRADE_REQUIRED', headers: { Upgrade: 'websocket' } })
+    throw new ApiError('UPGRADE_REQUIRED', { headers: { Upgrade: 'websocket' } })
   }
   const session = await presentedSession(c)
   const pending = await pendingRequests(c.var.services.reader, c.var.user.id)

@@ -66,8 +66,7 @@ export const route = createRoute(
       403: errorResponse('`A smart wallet is required` (`SMART_WALLET_REQUIRED`)'),
       409: errorResponse('`This wallet already has an active session` (`SESSION_ACTIVE`); or `This transaction has already been used` (`PAYMENT_ALREADY_USED`)'),
       500: errorResponse('`Session secret not configured` (`MISCONFIGURED`)'),
-      502: errorResponse('`Chain unavailable` (`CHAIN_UNAVAILABLE`, also when a smart wallet\'s proof cannot be checked); or Mux failed: `Streaming provider unavailable` (`STREAMING_UNAVAILABLE`), nothing kept'),
-      503: errorResponse('`Streaming not configured` (Mux token) or `Radio payments not configured` (no `PAYMENT_RECIPIENT`, when the fee is needed) (`NOT_CONFIGURED`)'),
+      503: errorResponse('`Chain unavailable` (`CHAIN_UNAVAILABLE`, also when a smart wallet\'s proof cannot be checked); or Mux failed: `Streaming provider unavailable` (`STREAMING_UNAVAILABLE`), nothing kept; or `Streaming not configured` (Mux token) or `Radio payments not configured` (no `PAYMENT_RECIPIENT`, when the fee is needed) (`NOT_CONFIGURED`)'),
     },
   }),
 )
@@ -99,7 +98,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     const terms = feeTerms(config)
     if (!txHash) {
       const { minAmount: _, ...fee } = terms
-      throw new ApiError(402, `Hold ${holding} station tokens, have a guest pass, or pay the ${SESSION_FEE} USDC session fee`, { code: 'FEE_REQUIRED', extra: { fee } })
+      throw new ApiError('FEE_REQUIRED', { message: `Hold ${holding} station tokens, have a guest pass, or pay the ${SESSION_FEE} USDC session fee`, extra: { fee } })
     }
     if (standing.txUsed) throw paymentUsed()
     payment = await verifySessionFee(client, terms, wallet, txHash, requestId)
@@ -123,7 +122,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   } catch (e) {
     log.error('radio.stream_not_created', { requestId, sessionId, ...errorFields(e) })
     await discard(sessionId)
-    throw new ApiError(502, 'Streaming provider unavailable', { code: 'STREAMING_UNAVAILABLE' })
+    throw new ApiError('STREAMING_UNAVAILABLE')
   }
   try {
     await attachStream(db, sessionId, stream.id, playbackIdOf(stream)!)

@@ -22,9 +22,9 @@ const requireDjToken = createMiddleware<DjEnv>(async (c, next) => {
   const secret = requireSessionSecret(c.var.services.config.sessionSecret)
   const header = c.req.header('authorization') ?? ''
   const m = /^Bearer\s+(\S{1,1024})$/i.exec(header.trim())
-  if (!m) throw new ApiError(401, 'DJ access token required', { code: 'UNAUTHORIZED' })
+  if (!m) throw new ApiError('UNAUTHORIZED', 'DJ access token required')
   const token = await readDjToken(secret, m[1])
-  if (!token) throw new ApiError(401, 'Invalid DJ access token', { code: 'INVALID_TOKEN' })
+  if (!token) throw new ApiError('INVALID_TOKEN', 'Invalid DJ access token')
   c.set('djToken', token)
   await next()
 })
@@ -59,8 +59,7 @@ export const route = createRoute(
       409: errorResponse('Ended another way already: `Session already ended` (`SESSION_ENDED`, with `status`)'),
       415: errorResponse('A body that is not JSON'),
       500: errorResponse('`Session secret not configured` (`MISCONFIGURED`)'),
-      502: errorResponse('Mux failed: `Streaming provider unavailable` (`STREAMING_UNAVAILABLE`); nothing changed'),
-      503: errorResponse('`Streaming not configured` (`NOT_CONFIGURED`)'),
+      503: errorResponse('Mux failed: `Streaming provider unavailable` (`STREAMING_UNAVAILABLE`), nothing changed; or `Streaming not configured` (`NOT_CONFIGURED`)'),
     },
   }),
 )
@@ -75,17 +74,17 @@ export const handler: RouteHandler<typeof route, DjEnv> = async (c) => {
   try {
     result = await endSession(c.var.services.db, mux, token.sessionId, wanted, {
       authorize: (session) => {
-        if (session.streamId !== streamId || session.wallet !== token.wallet) throw new ApiError(403, 'This token is for another stream', { code: 'FORBIDDEN' })
+        if (session.streamId !== streamId || session.wallet !== token.wallet) throw new ApiError('FORBIDDEN', 'This token is for another stream')
       },
     })
   } catch (e) {
     if (!(e instanceof MuxError)) throw e
     log.error('radio.end_failed', { requestId: c.var.requestId, sessionId: token.sessionId, status: e.status, reason: e.message })
-    throw new ApiError(502, 'Streaming provider unavailable', { code: 'STREAMING_UNAVAILABLE' })
+    throw new ApiError('STREAMING_UNAVAILABLE')
   }
-  if (result.outcome === 'not_found') throw new ApiError(404, 'Stream not found', { code: 'NOT_FOUND' })
+  if (result.outcome === 'not_found') throw new ApiError('NOT_FOUND', 'Stream not found')
   const { session } = result
-  if (session.status !== wanted) throw new ApiError(409, 'Session already ended', { code: 'SESSION_ENDED', extra: { status: session.status } })
+  if (session.status !== wanted) throw new ApiError('SESSION_ENDED', { extra: { status: session.status } })
   if (result.outcome === 'ended') log.info('radio.session_ended', { requestId: c.var.requestId, sessionId: session.id, status: wanted })
   return c.json(
     {

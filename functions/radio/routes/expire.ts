@@ -29,8 +29,7 @@ export const route = createRoute({
   responses: {
     200: ok(ExpireResultSchema),
     401: errorResponse('Missing or invalid queue signature (`SIGNATURE_REQUIRED`, `INVALID_SIGNATURE`)'),
-    502: errorResponse('Mux failed on the named session: `Streaming provider unavailable` (`STREAMING_UNAVAILABLE`); retried'),
-    503: errorResponse('`Streaming not configured` (`NOT_CONFIGURED`)'),
+    503: errorResponse('Mux failed on the named session: `Streaming provider unavailable` (`STREAMING_UNAVAILABLE`), retried; or `Streaming not configured` (`NOT_CONFIGURED`)'),
   },
 })
 
@@ -42,6 +41,6 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   } catch (e) {
     if (!(e instanceof MuxError)) throw e
     log.error('radio.expire_failed', { requestId: c.var.requestId, sessionId, status: e.status, reason: e.message })
-    throw new ApiError(502, 'Streaming provider unavailable', { code: 'STREAMING_UNAVAILABLE' })
+    throw new ApiError('STREAMING_UNAVAILABLE')
   }
 }

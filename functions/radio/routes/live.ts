@@ -26,7 +26,7 @@ export const route = createRoute(
       `${LIVE_CACHE_MS / 1000} s (Mux limits API reads).`,
     responses: {
       200: ok(LiveViewSchema),
-      500: errorResponse('Neither Mux nor the session records could be read: `Radio status unavailable` (`STREAMING_UNAVAILABLE`)'),
+      503: errorResponse('Neither Mux nor the session records could be read: `Radio status unavailable` (`STREAMING_UNAVAILABLE`)'),
     },
   }),
 )

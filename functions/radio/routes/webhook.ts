@@ -11,7 +11,7 @@ import { MuxEventSchema, WebhookAckSchema } from '../schemas'
 
 type WebhookEnv = AppEnv & { Variables: { muxEvent: MuxEvent } }
 
-const INVALID = () => new ApiError(400, 'Invalid signature', { code: 'INVALID_SIGNATURE' })
+const INVALID = () => new ApiError('WEBHOOK_SIGNATURE_INVALID')
 
 /**
  * The raw body against `mux-signature` before anything else reads it: 503 without the endpoint secret, 400 for a
@@ -19,7 +19,7 @@ const INVALID = () => new ApiError(400, 'Invalid signature', { code: 'INVALID_SI
  */
 const verifyMuxWebhook = createMiddleware<WebhookEnv>(async (c, next) => {
   const secret = c.var.services.config.MUX_WEBHOOK_SECRET
-  if (!secret) throw new ApiError(503, 'Mux webhook not configured', { code: 'NOT_CONFIGURED' })
+  if (!secret) throw new ApiError('NOT_CONFIGURED', 'Mux webhook not configured')
   const signature = c.req.header('mux-signature')
   if (!signature || signature.length > 4096) throw INVALID()
   const raw = await c.req.text()
@@ -31,10 +31,10 @@ const verifyMuxWebhook = createMiddleware<WebhookEnv>(async (c, next) => {
   try {
     parsed = JSON.parse(raw)
   } catch {
-    throw new ApiError(400, 'Invalid JSON body', { code: 'INVALID_JSON' })
+    throw new ApiError('INVALID_JSON')
   }
   const event = MuxEventSchema.safeParse(parsed)
-  if (!event.success) throw new ApiError(400, 'Invalid event', { code: 'VALIDATION' })
+  if (!event.success) throw new ApiError('VALIDATION', 'Invalid event')
   c.set('muxEvent', event.data as MuxEvent)
   await next()
 })
@@ -63,7 +63,7 @@ export const route = createRoute({
   },
   responses: {
     200: ok(WebhookAckSchema, 'Applied, or recorded with no effect'),
-    400: errorResponse('Missing, forged or stale signature (`INVALID_SIGNATURE`); or a signed body that is not an event (`INVALID_JSON`, `VALIDATION`)'),
+    400: errorResponse('Missing, forged or stale signature (`WEBHOOK_SIGNATURE_INVALID`); or a signed body that is not an event (`INVALID_JSON`, `VALIDATION`)'),
     500: errorResponse('Processing failed (`INTERNAL`): nothing was recorded; Mux retries'),
     503: errorResponse('`Mux webhook not configured` (`NOT_CONFIGURED`)'),
   },
@@ -76,7 +76,7 @@ export const handler: RouteHandler<typeof route, WebhookEnv> = async (c) => {
     outcome = await processMuxEvent(c.var.services.db, event)
   } catch (e) {
     log.error('radio.webhook_failed', { requestId: c.var.requestId, eventId: event.id, eventType: event.type, ...errorFields(e) })
-    throw new ApiError(500, 'Webhook processing failed', { code: 'INTERNAL' })
+    throw new ApiError('INTERNAL', 'Webhook processing failed')
   }
   log.info('radio.webhook', { requestId: c.var.requestId, eventId: event.id, eventType: event.type, outcome })
   return c.json({ received: true as const, outcome }, 200)

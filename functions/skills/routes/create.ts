@@ -33,7 +33,7 @@ export const route = signedInRoute(
         400: {
           description:
             'A field is missing or too long (`VALIDATION`); invalid JSON (`INVALID_JSON`); `A skill with this name already exists` ' +
-            '(`CONFLICT`); or `Skill blocked by the safety scan` with `scan` (`SKILL_BLOCKED`)',
+            '(`SKILL_NAME_TAKEN`); or `Skill blocked by the safety scan` with `scan` (`SKILL_BLOCKED`)',
           content: { 'application/json': { schema: BlockedSchema } },
         },
         500: errorResponse('Unexpected failure (`INTERNAL`)'),

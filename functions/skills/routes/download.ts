@@ -41,7 +41,7 @@ export const route = skillRoute(limits.skillDownload, {
 export const handler: RouteHandler<typeof route> = async (c) => {
   const { services, user } = c.var
   const skill = await findSkill(services.db, c.req.valid('param').skillId)
-  if (!hasDownload(skill)) throw new ApiError(404, 'Skill has nothing to download', { code: 'NOT_FOUND' })
+  if (!hasDownload(skill)) throw new ApiError('NOT_FOUND', 'Skill has nothing to download')
   await countDailyDownload(services, skill.id, user.id).catch((e) => log.warn('skills.download_count_failed', { skillId: skill.id, ...errorFields(e) }))
   return c.json(skillManifest(skill), 200, {
     'Content-Type': 'application/json; charset=utf-8',

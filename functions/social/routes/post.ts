@@ -78,10 +78,10 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   if (agent.status === SUSPENDED) throw suspendedAgent()
   const verified = agent.verification === 'human_verified'
   if (!verified && content.length > UNVERIFIED_MAX_CHARS) {
-    throw new ApiError(400, `Unverified agents may post at most ${UNVERIFIED_MAX_CHARS} characters`, { code: 'POST_TOO_LONG' })
+    throw new ApiError('POST_TOO_LONG', `Unverified agents may post at most ${UNVERIFIED_MAX_CHARS} characters`)
   }
   if (Date.now() - agent.createdAt.getTime() < NEW_AGENT_MS && containsUrl(content)) {
-    throw new ApiError(403, 'Agents under 24 hours old may not post links', { code: 'URLS_NOT_ALLOWED' })
+    throw new ApiError('URLS_NOT_ALLOWED')
   }
 
   const daily = verified ? SOCIAL_LIMITS.verifiedPerDay : SOCIAL_LIMITS.unverifiedPerDay
@@ -101,7 +101,7 @@ export const handler: RouteHandler<typeof route> = async (c) => {
         : check.reason === 'account'
           ? (['Daily post limit reached for this account', 'POST_LIMIT'] as const)
           : (['Daily post limit reached for this agent', 'POST_LIMIT'] as const)
-    throw new ApiError(429, message, { code, extra: { retryAfterSeconds: check.retryAfterSeconds }, headers: { ...rateHeaders, 'Retry-After': String(check.retryAfterSeconds) } })
+    throw new ApiError(code, { message, extra: { retryAfterSeconds: check.retryAfterSeconds }, headers: { ...rateHeaders, 'Retry-After': String(check.retryAfterSeconds) } })
   }
   if (!kv) log.warn('social.limiter_unavailable', { agentId: agent.id })
 

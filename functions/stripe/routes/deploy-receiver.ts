@@ -36,7 +36,7 @@ export const route = createRoute({
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const job = c.req.valid('json')
   const { BACKEND_URL, INTERNAL_API_KEY } = c.var.services.config
-  if (!BACKEND_URL || !INTERNAL_API_KEY) throw new ApiError(503, 'Backend not configured', { code: 'NOT_CONFIGURED' })
+  if (!BACKEND_URL || !INTERNAL_API_KEY) throw new ApiError('NOT_CONFIGURED', 'Backend not configured')
   const fields = { requestId: c.var.requestId, userId: job.userId, subscriptionId: job.subscriptionId, tier: job.tier }
   let res: Response
   try {
@@ -48,13 +48,13 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     })
   } catch (e) {
     log.error('stripe.deploy_unreachable', { ...fields, ...errorFields(e) })
-    throw new ApiError(502, 'Backend unavailable', { code: 'BACKEND_UNAVAILABLE' })
+    throw new ApiError('BACKEND_UNAVAILABLE')
   }
   await res.body?.cancel()
   // 408 (request timeout) and 429 (rate limited) are transient, like 5xx: the queue retries.
   if (res.status >= 500 || res.status === 408 || res.status === 429) {
     log.error('stripe.deploy_failed', { ...fields, status: res.status })
-    throw new ApiError(502, 'Backend unavailable', { code: 'BACKEND_UNAVAILABLE' })
+    throw new ApiError('BACKEND_UNAVAILABLE')
   }
   if (!res.ok) {
     log.error('stripe.deploy_refused', { ...fields, status: res.status })

@@ -55,7 +55,7 @@ export const route = createRoute(
     responses: {
       200: ok(CheckoutUrlSchema, 'The payment page'),
       400: errorResponse('A missing or invalid `date`, `time` or `email` (`VALIDATION`)'),
-      500: errorResponse('Stripe not configured (`NOT_CONFIGURED`), or Stripe refused or did not answer (`PAYMENT_PROVIDER_UNAVAILABLE`)'),
+      500: errorResponse('Stripe not configured (`MISCONFIGURED`), or Stripe refused or did not answer (`PAYMENT_PROVIDER_UNAVAILABLE`)'),
     },
   }),
 )
@@ -65,13 +65,13 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { config } = c.var.services
   const stripe = stripeClient(config)
   const priceId = config.STRIPE_PRICE_EXPERT_SETUP
-  if (!stripe || !priceId) throw new ApiError(500, 'Stripe not configured', { code: 'NOT_CONFIGURED' })
+  if (!stripe || !priceId) throw new ApiError('MISCONFIGURED', 'Stripe not configured')
   try {
     const session = await createExpertSetupCheckout(stripe, config, { date, time, email: email.toLowerCase() }, priceId)
     if (!session.url) throw new Error('Checkout Session without a url')
     return c.json({ url: session.url }, 200)
   } catch (e) {
     log.error('stripe.expert_setup_checkout_failed', { requestId: c.var.requestId, ...stripeErrorFields(e) })
-    throw new ApiError(500, 'Payment provider unavailable', { code: 'PAYMENT_PROVIDER_UNAVAILABLE' })
+    throw new ApiError('PAYMENT_PROVIDER_UNAVAILABLE')
   }
 }

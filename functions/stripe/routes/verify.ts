@@ -57,22 +57,22 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   const { session_id: sessionId } = c.req.valid('query')
   const { config, db, queue } = c.var.services
   const stripe = stripeClient(config)
-  if (!stripe) throw new ApiError(503, 'Stripe not configured', { code: 'NOT_CONFIGURED' })
+  if (!stripe) throw new ApiError('NOT_CONFIGURED', 'Stripe not configured')
   let session: Stripe.Checkout.Session
   try {
     session = await stripe.checkout.sessions.retrieve(sessionId, { expand: ['subscription'] })
   } catch (e) {
-    if (isStripeNotFound(e)) throw new ApiError(404, 'Checkout session not found', { code: 'NOT_FOUND' })
+    if (isStripeNotFound(e)) throw new ApiError('NOT_FOUND', 'Checkout session not found')
     log.error('stripe.verify_failed', { requestId: c.var.requestId, ...stripeErrorFields(e) })
-    throw new ApiError(500, 'Payment provider unavailable', { code: 'PAYMENT_PROVIDER_UNAVAILABLE' })
+    throw new ApiError('PAYMENT_PROVIDER_UNAVAILABLE')
   }
   const owner = session.client_reference_id ?? session.metadata?.userId
   const metadataOwner = session.metadata?.userId
   if (owner !== c.var.user.id || (metadataOwner && metadataOwner !== c.var.user.id)) {
-    throw new ApiError(403, 'Checkout session belongs to another user', { code: 'FORBIDDEN' })
+    throw new ApiError('FORBIDDEN', 'Checkout session belongs to another user')
   }
   if (session.status !== 'complete' || session.payment_status === 'unpaid') {
-    throw new ApiError(402, 'Payment not completed', { code: 'PAYMENT_INCOMPLETE' })
+    throw new ApiError('PAYMENT_INCOMPLETE')
   }
   await applyVerifiedCheckout(db, { config, queue }, session)
   // Answer what is stored now (the apply may have been stale, or the session a credit pack), not what it asked for.

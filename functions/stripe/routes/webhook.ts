@@ -12,7 +12,7 @@ import { WebhookAckSchema } from '../schemas'
 
 type WebhookEnv = AppEnv & { Variables: { stripeEvent: Stripe.Event } }
 
-const INVALID = () => new ApiError(400, 'Invalid signature', { code: 'INVALID_SIGNATURE' })
+const INVALID = () => new ApiError('WEBHOOK_SIGNATURE_INVALID')
 
 /**
  * The raw body against `Stripe-Signature` before anything else reads it (validation included): 503 without an
@@ -20,7 +20,7 @@ const INVALID = () => new ApiError(400, 'Invalid signature', { code: 'INVALID_SI
  */
 const verifyStripeSignature = createMiddleware<WebhookEnv>(async (c, next) => {
   const secret = c.var.services.config.STRIPE_WEBHOOK_SECRET
-  if (!secret) throw new ApiError(503, 'Stripe webhook not configured', { code: 'NOT_CONFIGURED' })
+  if (!secret) throw new ApiError('NOT_CONFIGURED', 'Stripe webhook not configured')
   const signature = c.req.header('stripe-signature')
   if (!signature || signature.length > 4096) throw INVALID()
   const raw = await c.req.text()
@@ -73,7 +73,7 @@ export const route = createRoute({
   },
   responses: {
     200: ok(WebhookAckSchema, 'Processed, or recorded with no effect'),
-    400: errorResponse('Missing, forged or stale signature (`INVALID_SIGNATURE`)'),
+    400: errorResponse('Missing, forged or stale signature (`WEBHOOK_SIGNATURE_INVALID`)'),
     500: errorResponse('Processing failed (`INTERNAL`): nothing was written; Stripe retries'),
     503: errorResponse('Stripe webhook not configured (`NOT_CONFIGURED`)'),
   },
@@ -87,7 +87,7 @@ export const handler: RouteHandler<typeof route, WebhookEnv> = async (c) => {
     outcome = await processStripeEvent(db, { config, queue }, event)
   } catch (e) {
     log.error('stripe.webhook_failed', { requestId: c.var.requestId, eventId: event.id, eventType: event.type, ...errorFields(e) })
-    throw new ApiError(500, 'Webhook processing failed', { code: 'INTERNAL' })
+    throw new ApiError('INTERNAL', 'Webhook processing failed')
   }
   log.info('stripe.webhook', { requestId: c.var.requestId, eventId: event.id, eventType: event.type, outcome })
   return c.json({ received: true as const, outcome }, 200)

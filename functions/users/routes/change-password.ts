@@ -24,7 +24,7 @@ const ChangePasswordBody = z
   .openapi('ChangePasswordRequest')
 
 // 400, not 401: a 401 would read as a lost session to the dashboard.
-const incorrect = () => new ApiError(400, 'Current password is incorrect', { code: 'CURRENT_PASSWORD_INCORRECT' })
+const incorrect = () => new ApiError('CURRENT_PASSWORD_INCORRECT')
 
 export const route = signedInRoute(limitedRoute(limits.passwordChange, {
   method: 'post',

@@ -29,6 +29,6 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   const me = c.var.user
   const [row] = await readAsUser(c, (tx) => tx.select(userColumns).from(users).where(eq(users.id, me.id)))
   // Deleted between reading the session and now: the session is as good as gone.
-  if (!row) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
+  if (!row) throw new ApiError('UNAUTHORIZED')
   return c.json(toUserView(row, me.isAdmin, await ensureReferralCode(c.var.services.db, me.id, row.referralCode)), 200)
 }

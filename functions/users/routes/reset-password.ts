@@ -25,7 +25,7 @@ const ResetPasswordBody = z
   })
   .openapi('ResetPasswordRequest')
 
-const invalidToken = () => new ApiError(400, 'Invalid or expired reset token', { code: 'INVALID_RESET_TOKEN' })
+const invalidToken = () => new ApiError('INVALID_RESET_TOKEN')
 
 export const route = createRoute(limitedRoute(limits.passwordReset, {
   method: 'post',

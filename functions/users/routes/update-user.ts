@@ -47,7 +47,7 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   const [row] = await asUser(c, (tx) =>
     tx.update(users).set({ name, updatedAt: new Date() }).where(eq(users.id, me.id)).returning(userColumns),
   )
-  if (!row) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
+  if (!row) throw new ApiError('UNAUTHORIZED')
   await expireCachedSessions(c.var.services, me.id) // the cached name is stale everywhere
   return c.json(toUserView(row, me.isAdmin, await ensureReferralCode(c.var.services.db, me.id, row.referralCode)), 200)
 }

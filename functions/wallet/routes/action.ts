@@ -32,7 +32,7 @@ export const route = signedInRoute(
       400: errorResponse('`Invalid action` (`INVALID_ACTION`), a malformed body (`VALIDATION`, `INVALID_JSON`), or `Wallet already exists` (`WALLET_EXISTS`)'),
       403: errorResponse('`Seed export is disabled` (`FORBIDDEN`) for `export_seed`; or a foreign `Origin` (`ORIGIN_NOT_ALLOWED`)'),
       404: errorResponse('`No wallet found` (`NOT_FOUND`) for `get_seed`'),
-      500: errorResponse('`CDP not configured` (`NOT_CONFIGURED`) for `create`'),
+      500: errorResponse('`CDP not configured` (`MISCONFIGURED`) for `create`'),
       503: errorResponse('`CDP wallet creation is not available yet` (`NOT_IMPLEMENTED`) for `create`'),
     },
   }),
@@ -40,10 +40,10 @@ export const route = signedInRoute(
 
 export const handler: RouteHandler<typeof route, SignedInEnv> = async (c) => {
   const { action } = c.req.valid('json')
-  if (action === 'export_seed') throw new ApiError(403, 'Seed export is disabled', { code: 'FORBIDDEN' })
+  if (action === 'export_seed') throw new ApiError('FORBIDDEN', 'Seed export is disabled')
   const [wallet] = await readAsUser(c, (db) => managedWalletQuery(db, c.var.user.id))
   if (action === 'create') return refuseManagedWalletCreation(c, wallet !== undefined)
-  if (!wallet) throw new ApiError(404, 'No wallet found', { code: 'NOT_FOUND' })
+  if (!wallet) throw new ApiError('NOT_FOUND', 'No wallet found')
   c.header('Cache-Control', 'no-store')
   return c.json(
     {

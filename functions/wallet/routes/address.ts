@@ -36,7 +36,7 @@ export const handler: RouteHandler<typeof route, SignedInEnv> = async (c) => {
     ;[row] = await readAsUser(c, (db) => walletSourcesQuery(db, c.var.user.id))
   } catch (e) {
     log.error('wallet.address_read_failed', { requestId: c.var.requestId, ...errorFields(e) })
-    throw new ApiError(500, 'Failed to get wallet address', { code: 'INTERNAL' })
+    throw new ApiError('INTERNAL', 'Failed to get wallet address')
   }
   c.header('Cache-Control', 'no-store')
   if (row?.managedAddress) {

@@ -26,7 +26,7 @@ export const route = signedInRoute(
     responses: {
       201: ok(CdpWalletSchema, 'Created (once CDP creation is available)'),
       400: errorResponse('`Invalid private key` (`VALIDATION`), malformed JSON (`INVALID_JSON`), or `Wallet already exists` (`WALLET_EXISTS`)'),
-      500: errorResponse('`CDP not configured` (`NOT_CONFIGURED`)'),
+      500: errorResponse('`CDP not configured` (`MISCONFIGURED`)'),
       503: errorResponse('`CDP wallet creation is not available yet` (`NOT_IMPLEMENTED`)'),
     },
   }),

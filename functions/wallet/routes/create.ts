@@ -25,7 +25,7 @@ export const route = signedInRoute(
     responses: {
       201: ok(CreatedWalletSchema, 'Created'),
       400: errorResponse('`Email is required` or `Invalid email` (`VALIDATION`), malformed JSON (`INVALID_JSON`), or `Wallet already exists` (`WALLET_EXISTS`)'),
-      500: errorResponse('`CDP not configured` (`NOT_CONFIGURED`)'),
+      500: errorResponse('`CDP not configured` (`MISCONFIGURED`)'),
       503: errorResponse('`CDP wallet creation is not available yet` (`NOT_IMPLEMENTED`)'),
     },
   }),

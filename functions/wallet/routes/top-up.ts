@@ -50,7 +50,7 @@ export const handler: RouteHandler<typeof route, SignedInEnv> = async (c) => {
   const address = getAddress(query.address)
   const { config } = c.var.services
   const stripe = stripeClient(config)
-  if (!stripe) throw new ApiError(503, 'Stripe not configured', { code: 'NOT_CONFIGURED' })
+  if (!stripe) throw new ApiError('NOT_CONFIGURED', 'Stripe not configured')
   try {
     const session = await createTopUpCheckout(stripe, config, { amount, address, userId: c.var.user.id, email: c.var.user.email })
     if (!session.url) throw new Error('Checkout Session without a url')
@@ -58,6 +58,6 @@ export const handler: RouteHandler<typeof route, SignedInEnv> = async (c) => {
     return c.json({ url: session.url, amount, address }, 200)
   } catch (e) {
     log.error('wallet.top_up_checkout_failed', { requestId: c.var.requestId, ...stripeErrorFields(e) })
-    throw new ApiError(500, 'Payment provider unavailable', { code: 'PAYMENT_PROVIDER_UNAVAILABLE' })
+    throw new ApiError('PAYMENT_PROVIDER_UNAVAILABLE')
   }
 }

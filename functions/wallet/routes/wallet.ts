@@ -39,7 +39,7 @@ export const route = createRoute(
       200: ok(z.union([WalletBalancesSchema, AgenticWalletSchema, ManagedWalletSchema, NoWalletSchema]), 'Balances, agentic wallet info, or your wallet'),
       400: errorResponse('`address` not a 0x-prefixed 40-hex-digit address (`VALIDATION`)'),
       401: errorResponse('No `address`, CDP not configured, and no session (`UNAUTHORIZED`)'),
-      500: errorResponse('`Could not read balances from the chain` (`CHAIN_UNAVAILABLE`): the RPC failed or did not answer in time'),
+      503: errorResponse('`Could not read balances from the chain` (`CHAIN_UNAVAILABLE`): the RPC failed or did not answer in time'),
     },
   }),
 )
@@ -63,7 +63,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     )
   }
   const user = await readSession(c)
-  if (!user) throw new ApiError(401, 'Unauthorized', { code: 'UNAUTHORIZED' })
+  if (!user) throw new ApiError('UNAUTHORIZED')
   const [wallet] = await c.var.services.reader.asUser(user.id, (db) => managedWalletQuery(db, user.id))
   if (!wallet) return c.json({ hasWallet: false as const, message: 'No managed wallet yet: create one with POST /api/wallet {"action":"create"}' }, 200)
   const holder = getAddress(wallet.address)
@@ -83,7 +83,7 @@ async function balancesOf(c: AppContext, holder: Address) {
     assets = await readWalletAssets(c.var.services.config, holder)
   } catch (e) {
     log.error('wallet.balance_read_failed', { requestId: c.var.requestId, ...errorFields(e) })
-    throw new ApiError(500, 'Could not read balances from the chain', { code: 'CHAIN_UNAVAILABLE' })
+    throw new ApiError('CHAIN_UNAVAILABLE', 'Could not read balances from the chain')
   }
   const [eth, usdc] = assets
   return {

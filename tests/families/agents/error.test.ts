@@ -52,11 +52,11 @@ describe('provision: switches and plans', () => {
   it('no paid plan → 403 `Active subscription required`; canceled or expired trial too', async () => {
     expect(await h.db.select().from(agents).where(eq(agents.userId, h.users.bob.id))).toEqual([])
     await setPlan(h.db, h.users.bob.id, null)
-    await expectError(await call(h, 'POST', '/api/provision', { user: h.users.bob, body: {} }), 403, { error: 'Active subscription required', code: 'PLAN_REQUIRED' })
+    await expectError(await call(h, 'POST', '/api/provision', { user: h.users.bob, body: {} }), 403, { error: 'Active subscription required', code: 'SUBSCRIPTION_REQUIRED' })
     await setPlan(h.db, h.users.bob.id, 'solo', 'sub_b', { status: 'canceled', trialEndsAt: new Date(Date.now() - 1000) })
     await expectError(await call(h, 'POST', '/api/provision', { user: h.users.bob, body: {} }), 403, { error: 'Active subscription required' })
     // The body cannot make anyone an admin (spec "Authentication" 5: the body email is not used).
-    await expectError(await call(h, 'POST', '/api/provision', { user: h.users.bob, body: { email: 'admin@example.com' } }), 403, { code: 'PLAN_REQUIRED' })
+    await expectError(await call(h, 'POST', '/api/provision', { user: h.users.bob, body: { email: 'admin@example.com' } }), 403, { code: 'SUBSCRIPTION_REQUIRED' })
   })
 
   it('invalid bodies → 400 VALIDATION', async () => {
@@ -95,8 +95,8 @@ describe('plan limits', () => {
     expect((await call(h, 'DELETE', `/api/agents/${won.agent.id}`, { user: dave })).status).toBe(200)
   })
 
-  it('PUT plan above the user’s own → 403 PLAN_REQUIRED; unknown fields and bad values → 400', async () => {
-    await expectError(await call(h, 'PUT', `/api/agents/${aliceAgent.id}`, { user: alice, body: { plan: 'collective' } }), 403, { code: 'PLAN_REQUIRED' })
+  it('PUT plan above the user’s own → 403 PLAN_EXCEEDED; unknown fields and bad values → 400', async () => {
+    await expectError(await call(h, 'PUT', `/api/agents/${aliceAgent.id}`, { user: alice, body: { plan: 'collective' } }), 403, { code: 'PLAN_EXCEEDED' })
     await expectError(await call(h, 'PUT', `/api/agents/${aliceAgent.id}`, { user: alice, body: { plan: 'gold' } }), 400, { code: 'VALIDATION' })
     await expectError(await call(h, 'PUT', `/api/agents/${aliceAgent.id}`, { user: alice, body: { token: 'x' } }), 400, { code: 'VALIDATION' })
     await expectError(await call(h, 'PUT', `/api/agents/${aliceAgent.id}/config`, { user: alice, body: { config: 'x' } }), 400, { code: 'VALIDATION' })
@@ -132,9 +132,9 @@ describe('plan limits', () => {
   })
 
   describe('provider failures', () => {
-    it('a failing lifecycle call → 502 PROVIDER_UNAVAILABLE and the agent is stored in status error with the reason', async () => {
+    it('a failing lifecycle call → 502 RUNTIME_UNAVAILABLE and the agent is stored in status error with the reason', async () => {
       await withServices(h, { runtimes: deadProvider() }, async () => {
-        await expectError(await call(h, 'POST', `/api/agents/${aliceAgent.id}/restart`, { user: alice }), 502, { code: 'PROVIDER_UNAVAILABLE' })
+        await expectError(await call(h, 'POST', `/api/agents/${aliceAgent.id}/restart`, { user: alice }), 502, { code: 'RUNTIME_UNAVAILABLE' })
       })
       const row = await storedAgent(h, aliceAgent.id)
       expect(row.status).toBe('error')
@@ -143,7 +143,7 @@ describe('plan limits', () => {
 
     it('DELETE with a failing provider → 502; the record is kept (status error); with the provider back it goes', async () => {
       await withServices(h, { runtimes: deadProvider() }, async () => {
-        await expectError(await call(h, 'DELETE', `/api/agents/${aliceAgent.id}`, { user: alice }), 502, { code: 'PROVIDER_UNAVAILABLE' })
+        await expectError(await call(h, 'DELETE', `/api/agents/${aliceAgent.id}`, { user: alice }), 502, { code: 'RUNTIME_UNAVAILABLE' })
       })
       expect((await storedAgent(h, aliceAgent.id)).status).toBe('error')
       expect((await call(h, 'DELETE', `/api/agents/${aliceAgent.id}`, { user: alice })).status).toBe(200)
@@ -153,7 +153,7 @@ describe('plan limits', () => {
     it('provisioning with a failing provider → 502 and an `error` record; its lifecycle is 404 (no runtime); delete still removes it', async () => {
       const res = await withServices(h, { runtimes: deadProvider() }, async () => call(h, 'POST', '/api/provision', { user: alice, body: { name: 'doomed' } }))
       // alice's first agent was deleted above: the failed provision is her only record
-      await expectError(res, 502, { error: 'Runtime provider unavailable', code: 'PROVIDER_UNAVAILABLE' })
+      await expectError(res, 502, { error: 'Runtime provider unavailable', code: 'RUNTIME_UNAVAILABLE' })
       const list = (await (await call(h, 'GET', '/api/agents', { user: alice })).json()) as { agents: AgentJson[] }
       expect(list.agents).toHaveLength(1)
       expect(list.agents[0]).toMatchObject({ name: 'doomed', status: 'error', url: null })

@@ -139,7 +139,7 @@ describe('the trial ends: every use answers 402, reading and removing stay open,
     // Creating an agent answers provisioning's own 403.
     const create = await call(h, 'POST', '/api/provision', { user, body: {} })
     expect(create.status).toBe(403)
-    expect(await create.json()).toEqual({ error: 'Active subscription required', code: 'PLAN_REQUIRED' })
+    expect(await create.json()).toEqual({ error: 'Active subscription required', code: 'SUBSCRIPTION_REQUIRED' })
 
     const after = await storedAgent(h, agent.id)
     expect(after.status).toBe(before.status)

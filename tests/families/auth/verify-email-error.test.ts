@@ -11,7 +11,7 @@ beforeAll(async () => {
 })
 afterAll(() => h.close())
 
-const INVALID = { error: 'Invalid or expired verification token', code: 'INVALID_TOKEN' }
+const INVALID = { error: 'Invalid or expired verification token', code: 'INVALID_VERIFICATION_TOKEN' }
 let n = 0
 async function signUp() {
   const email = `err${++n}@example.com`
@@ -22,7 +22,7 @@ async function signUp() {
 const verifiedAt = async (id: string) => (await h.db.select().from(users).where(eq(users.id, id)))[0].emailVerifiedAt
 
 describe('email verification: refusals', () => {
-  it('a missing token is 400 VALIDATION; malformed and unknown tokens are 400 INVALID_TOKEN', async () => {
+  it('a missing token is 400 VALIDATION; malformed and unknown tokens are 400 INVALID_VERIFICATION_TOKEN', async () => {
     const missing = await verifyEmail(h, undefined)
     expect(missing.status).toBe(400)
     expect((await missing.json()).code).toBe('VALIDATION')

@@ -164,8 +164,8 @@ describe('usage units: the allowance', () => {
     const err = refusal as ApiError
     expect(err.status).toBe(429)
     expect(err.code).toBe('USAGE_LIMIT')
-    expect(err.options.extra).toMatchObject({ dailyUnits: 600, used: 590 })
-    expect(Number(err.options.headers?.['Retry-After'])).toBeGreaterThan(0)
+    expect(err.extra).toMatchObject({ dailyUnits: 600, used: 590 })
+    expect(Number(err.headers?.['Retry-After'])).toBeGreaterThan(0)
     expect(await action(h, user, { action: 'get-usage' })).toMatchObject({ used: 590, remaining: 10 })
     // What is left can still be spent; with BYOK the allowance counts but does not cap.
     await spendUnits(h.services.kv, user.id, 'solo', 10)

@@ -152,7 +152,7 @@ describe('calendar: invalid requests', () => {
 })
 
 describe('calendar: Google failing', () => {
-  it('Google answering 5xx or unreachable → 500 PROVIDER_UNAVAILABLE; nothing is created', async () => {
+  it('Google answering 5xx or unreachable → 503 PROVIDER_UNAVAILABLE; nothing is created', async () => {
     const { h, cal } = s
     const { alice } = h.users
     const events = cal.events(calendarOf(alice).id).length
@@ -164,7 +164,7 @@ describe('calendar: Google failing', () => {
         await postCalendar(h, alice, CREATE),
         await postCalendar(h, alice, { action: 'quick-add', text: 'Lunch' }),
       ]) {
-        expect(res.status).toBe(500)
+        expect(res.status).toBe(503)
         expect(await json(res)).toEqual(UNAVAILABLE)
       }
       cal.reset()
@@ -173,7 +173,7 @@ describe('calendar: Google failing', () => {
     expect((await getCalendar(h, alice, '?action=list')).status).toBe(200)
   })
 
-  it('the token endpoint failing at refresh → 500, the connection unchanged', async () => {
+  it('the token endpoint failing at refresh → 503, the connection unchanged', async () => {
     const { h, oidc } = s
     const { alice } = h.users
     await expireToken(h, alice.id)
@@ -181,7 +181,7 @@ describe('calendar: Google failing', () => {
     oidc.failTokens({ grantType: 'refresh_token', status: 500, body: { error: 'server_error' } })
     try {
       const res = await getCalendar(h, alice, '?action=list')
-      expect(res.status).toBe(500)
+      expect(res.status).toBe(503)
       expect(await json(res)).toEqual(UNAVAILABLE)
       expect(await connectionRow(h, alice.id)).toEqual(before)
     } finally {

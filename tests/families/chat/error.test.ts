@@ -85,7 +85,7 @@ describe('POST /api/gateway/chat and GET /api/gateway/status: 404 and 503', () =
     const agent = await seedChatAgent(h, user, f.url, { gatewayToken: null, gatewayTokenKeyId: null })
     const res = await chat(h, user, { message: 'hi' })
     expect(res.status).toBe(503)
-    expect(await res.json()).toEqual({ error: 'No gateway token available', code: 'NOT_CONFIGURED' })
+    expect(await res.json()).toEqual({ error: 'No gateway token available', code: 'NO_GATEWAY_TOKEN' })
     // A token sealed for another owner does not open for this one.
     const other = await seedChatAgent(h, h.users.bob, f.url)
     await h.db.update(agents).set({ gatewayToken: other.gatewayToken, gatewayTokenKeyId: other.gatewayTokenKeyId }).where(eq(agents.id, agent.id))
@@ -94,13 +94,13 @@ describe('POST /api/gateway/chat and GET /api/gateway/status: 404 and 503', () =
     // The spec's answer, with a code and what to do: a token that does not open is re-made by a repair.
     expect(await unreadable.json()).toEqual({
       error: 'No gateway token available',
-      code: 'SECRET_UNREADABLE',
+      code: 'NO_GATEWAY_TOKEN',
       agentId: agent.id,
       hint: expect.stringMatching(/cannot be read.*POST \/api\/agents\/\{id\}\/repair.*or delete it/),
     })
     // Sealed under a key id this server does not have (its keys changed): the same answer, never a 500.
     await h.db.update(agents).set({ gatewayTokenKeyId: 'retired-key' }).where(eq(agents.id, agent.id))
-    expect(await (await chat(h, user, { message: 'hi' })).json()).toMatchObject({ error: 'No gateway token available', code: 'SECRET_UNREADABLE' })
+    expect(await (await chat(h, user, { message: 'hi' })).json()).toMatchObject({ error: 'No gateway token available', code: 'NO_GATEWAY_TOKEN' })
     expect(await jobsOf(user.id)).toEqual([])
     expect((await slots(h, user.id)).user).toBe(0)
   })

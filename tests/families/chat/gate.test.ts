@@ -29,7 +29,7 @@ async function admit(config: Config, ticket: Ticket) {
     return { admitted: true as const, ticket }
   } catch (e) {
     if (!(e instanceof ApiError)) throw e
-    return { admitted: false as const, ticket, status: e.status, ...(e.options.extra as { retryAfterSeconds: number; reason: string }) }
+    return { admitted: false as const, ticket, status: e.status, ...(e.extra as { retryAfterSeconds: number; reason: string }) }
   }
 }
 

@@ -120,7 +120,7 @@ describe('the queue receiver', () => {
     for (const retried of [0, 1, 2]) {
       const res = await deliver(h, job.id, retried)
       expect(res.status).toBe(502)
-      expect(await res.json()).toEqual({ error: 'Runtime unavailable', code: 'PROVIDER_UNAVAILABLE' })
+      expect(await res.json()).toEqual({ error: 'Runtime unavailable', code: 'RUNTIME_UNAVAILABLE' })
       expect(await jobRow(h, job.id)).toMatchObject({ status: 'queued', attempts: retried + 1, error: 'Runtime answered 503' })
     }
     const last = await deliver(h, job.id, 3)

@@ -40,7 +40,7 @@ describe('devices: the state table, cell by cell', () => {
       expect(after.status).toBe(to)
     } else {
       expect(res.status).toBe(400)
-      expect(await res.json()).toEqual({ error, code: 'INVALID_TRANSITION' })
+      expect(await res.json()).toEqual({ error, code: 'INVALID_DEVICE_STATE' })
       expect(after).toEqual(before) // status, lastSeen, everything unchanged
     }
   })
@@ -166,7 +166,7 @@ describe('devices: concurrency', () => {
     const bodies = await Promise.all(results.map((r) => r.json()))
     expect(results.filter((r) => r.status === 200)).toHaveLength(1)
     const refused = bodies.filter((_, i) => results[i].status !== 200)
-    expect(refused).toEqual(Array(9).fill({ error: 'Device is not pending', code: 'INVALID_TRANSITION' }))
+    expect(refused).toEqual(Array(9).fill({ error: 'Device is not pending', code: 'INVALID_DEVICE_STATE' }))
     expect((await row(h, deviceId)).status).toBe('approved')
   })
 

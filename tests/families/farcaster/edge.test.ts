@@ -66,12 +66,12 @@ describe('farcaster verify: the algorithm is checked before the issuer is asked 
     })
   }
 
-  it('an allowed alg with the issuer unreachable is still the issuer\'s 502 (the check is only about alg)', async () => {
+  it('an allowed alg with the issuer unreachable is still the issuer\'s 503 (the check is only about alg)', async () => {
     const spy = vi.spyOn(console, 'error').mockImplementation(() => {})
     const { privateKey } = await generateKeyPair('ES256')
     const token = await new SignJWT(claims(8002)).setProtectedHeader({ alg: 'ES256', kid: 'k' }).sign(privateKey)
     const res = await call(farcasterWith(h, { FARCASTER_JWKS_URL: countingUrl }), 'POST', VERIFY, { token })
-    expect(res.status).toBe(502)
+    expect(res.status).toBe(503)
     expect(jwksHits).toBeGreaterThan(0)
     spy.mockRestore()
   })
@@ -132,12 +132,12 @@ describe('farcaster verify: token gating checks only an address the signer prove
     }
   })
 
-  it('a signature that needs the chain (not the address\'s EOA signature) with the RPC down → 502 Chain unavailable', async () => {
+  it('a signature that needs the chain (not the address\'s EOA signature) with the RPC down → 503 Chain unavailable', async () => {
     const spy = vi.spyOn(console, 'error').mockImplementation(() => {})
     const token = await idToken(peers, 8106)
     const addressSignature = await WALLETS.nobody.signMessage({ message: await addressProofMessage(h.services.config, { address: HOLDER, fid: 8106, token }) })
     const res = await verify({ token, address: HOLDER, addressSignature }, farcasterWith(h, { BASE_RPC_URL: rpcDown }))
-    expect(res.status).toBe(502)
+    expect(res.status).toBe(503)
     expect(await res.json()).toEqual({ error: 'Chain unavailable', code: 'CHAIN_UNAVAILABLE' })
     spy.mockRestore()
   })

@@ -75,24 +75,24 @@ describe('farcaster verify: token gate refuses', () => {
     expect(await userOf(6104)).toBeUndefined()
   })
 
-  it('the chain unreachable → 502 Chain unavailable; no user is created', async () => {
+  it('the chain unreachable → 503 Chain unavailable; no user is created', async () => {
     quiet()
     const token = await idToken(peers, 6103)
     // An EOA proof is recovered offline, so the balance read is what meets the dead RPC.
     const addressSignature = await proveAddress(h.services.config, HOLDER, 6103, token)
     const res = await call(farcasterWith(h, { BASE_RPC_URL: rpcDown }), 'POST', VERIFY, { token, address: HOLDER, addressSignature })
-    expect(res.status).toBe(502)
+    expect(res.status).toBe(503)
     expect(await res.json()).toEqual({ error: 'Chain unavailable', code: 'CHAIN_UNAVAILABLE' })
     expect(await userOf(6103)).toBeUndefined()
   })
 })
 
 describe('farcaster verify: issuer key set unavailable', () => {
-  it('JWKS on a closed port, answering 404 or not a key set → 502 Farcaster issuer unavailable', async () => {
+  it('JWKS on a closed port, answering 404 or not a key set → 503 Farcaster issuer unavailable', async () => {
     const logged = quiet()
     for (const url of [`${rpcDown}/jwks`, `${peers.issuerUrl}/no-such-jwks`, `${peers.issuerUrl}/.well-known/openid-configuration`]) {
       const res = await call(farcasterWith(h, { FARCASTER_JWKS_URL: url }), 'POST', VERIFY, { token: await idToken(peers, 6201) })
-      expect(res.status, url).toBe(502)
+      expect(res.status, url).toBe(503)
       expect(await res.json()).toEqual({ error: 'Farcaster issuer unavailable', code: 'PROVIDER_UNAVAILABLE' })
     }
     expect(logged).toHaveBeenCalled()
@@ -223,26 +223,26 @@ describe('token gating: refused', () => {
     expect(logged).toHaveBeenCalled()
   })
 
-  it('the RPC endpoint down → 502 Chain unavailable, on both verbs', async () => {
+  it('the RPC endpoint down → 503 Chain unavailable, on both verbs', async () => {
     quiet()
     const app = farcasterWith(h, { BASE_RPC_URL: rpcDown })
     for (const res of [await post(app, { address: HOLDER }), await get(app, `?address=${HOLDER}`)]) {
-      expect(res.status).toBe(502)
+      expect(res.status).toBe(503)
       expect(await res.json()).toEqual({ error: 'Chain unavailable', code: 'CHAIN_UNAVAILABLE' })
     }
   })
 
-  it('an RPC endpoint serving another chain → 502 (never a balance from the wrong chain)', async () => {
+  it('an RPC endpoint serving another chain → 503 (never a balance from the wrong chain)', async () => {
     const logged = quiet()
     const res = await post(farcasterWith(h, { BASE_RPC_URL: otherChain.url }), { address: HOLDER })
-    expect(res.status).toBe(502)
+    expect(res.status).toBe(503)
     expect(await res.json()).toEqual({ error: 'Chain unavailable', code: 'CHAIN_UNAVAILABLE' })
     expect(logged.mock.calls.some((a) => String(a[0]).includes('not 8453'))).toBe(true)
   })
 
-  it('a gate contract that is not an ERC-20 (an account without code) → 502', async () => {
+  it('a gate contract that is not an ERC-20 (an account without code) → 503', async () => {
     quiet()
     const res = await post(farcasterWith(h, { TOKEN_GATE_CONTRACT: NOBODY }), { address: HOLDER })
-    expect(res.status).toBe(502)
+    expect(res.status).toBe(503)
   })
 })

@@ -184,7 +184,7 @@ describe('gateway: payment refusals without MPP or Stripe configured', () => {
 })
 
 describe('gateway: configuration and unexpected failures', () => {
-  it('a bad GATEWAY_PLUGINS is refused clearly: parsing names the problem; the route answers 500 MISCONFIGURED', async () => {
+  it('a bad GATEWAY_PLUGINS is refused clearly: parsing names the problem; the route answers 500 internal (GATEWAY_INTERNAL)', async () => {
     const bad = (raw: string) => () => gatewayPlugins(parseConfig({ GATEWAY_PLUGINS: raw }))
     expect(bad('{nope')).toThrow(new GatewayConfigError('not JSON'))
     expect(bad('{"search":{}}')).toThrow(/GATEWAY_PLUGINS is invalid: .*search/)
@@ -198,7 +198,7 @@ describe('gateway: configuration and unexpected failures', () => {
     const app = webAppWith(h, { GATEWAY_PLUGINS: '{"agent":{"price":"-1"}}' })
     const res = await gateway(h, { app })
     expect(res.status).toBe(500)
-    expect(await res.json()).toEqual({ error: 'internal', code: 'MISCONFIGURED', message: expect.stringContaining('GATEWAY_PLUGINS is invalid: agent.price') })
+    expect(await res.json()).toEqual({ error: 'internal', code: 'GATEWAY_INTERNAL', message: expect.stringContaining('GATEWAY_PLUGINS is invalid: agent.price') })
   })
 
   it('an unexpected failure is 500 internal in the gateway’s shape', async () => {
@@ -206,7 +206,7 @@ describe('gateway: configuration and unexpected failures', () => {
     const app = webAppWith(h, { PAYMENT_RECIPIENT: '0x000000000000000000000000000000000000dEaD' }, { kv })
     const res = await gateway(h, { app })
     expect(res.status).toBe(500)
-    expect(await res.json()).toEqual({ error: 'internal', code: 'INTERNAL', message: 'The call failed unexpectedly' })
+    expect(await res.json()).toEqual({ error: 'internal', code: 'GATEWAY_INTERNAL', message: 'The call failed unexpectedly' })
   })
 
   it('the chain not answering is 503 CHAIN_UNAVAILABLE and uses nothing: the nonce stays', async () => {

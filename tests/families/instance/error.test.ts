@@ -40,7 +40,7 @@ describe('instance: errors', () => {
     try {
       const unpaid = await call(on, 'POST', `/api/instance/${on.users.bob.id}/start`, { user: on.users.bob })
       expect(unpaid.status).toBe(403)
-      expect(await unpaid.json()).toEqual({ error: 'Active subscription required', code: 'PLAN_REQUIRED' })
+      expect(await unpaid.json()).toEqual({ error: 'Active subscription required', code: 'SUBSCRIPTION_REQUIRED' })
       await setPlan(on.db, on.users.bob.id, 'solo', 'sub_x', { status: 'canceled' })
       expect((await call(on, 'POST', `/api/instance/${on.users.bob.id}/start`, { user: on.users.bob })).status).toBe(403)
     } finally {
@@ -65,7 +65,7 @@ describe('instance: errors', () => {
     // the runtime answers its probes but its gateway refuses the memory reset (404 from the fake)
     const res = await call(h, 'POST', `/api/instance/${u.id}/factory-reset`, { user: u })
     expect(res.status).toBe(502)
-    expect((await res.json()).code).toBe('PROVIDER_UNAVAILABLE')
+    expect((await res.json()).code).toBe('RUNTIME_UNAVAILABLE')
   })
 
   it('debug: missing fields, a command outside the allowlist, invalid JSON: 400; an unreachable runtime: 502', async () => {

@@ -22,7 +22,7 @@ afterEach(() => {
   vi.useRealTimers()
 })
 
-const INVALID = { error: 'Invalid security event token', code: 'INVALID_TOKEN' }
+const INVALID = { error: 'Invalid security event token', code: 'INVALID_SECURITY_EVENT' }
 const enc = (v: unknown) => base64url.encode(JSON.stringify(v))
 const claims = (extra: Record<string, unknown> = {}) => ({
   iss: oidc.url,

@@ -44,7 +44,7 @@ describe('google not configured, provider down', () => {
   it('RISC: an audience that is not configured → 400 without contacting the provider', async () => {
     const res = await postRisc(h, await token('test-client.apps.googleusercontent.com'))
     expect(res.status).toBe(400)
-    expect(await res.json()).toEqual({ error: 'Invalid security event token', code: 'INVALID_TOKEN' })
+    expect(await res.json()).toEqual({ error: 'Invalid security event token', code: 'INVALID_SECURITY_EVENT' })
   })
 
   it("RISC: the provider's keys unreachable → 503 PROVIDER_UNAVAILABLE (the transmitter retries), not 400", async () => {

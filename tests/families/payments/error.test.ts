@@ -150,11 +150,11 @@ describe.skipIf(!anvilAvailable)('open: errors', () => {
     }
   })
 
-  it('502 CHAIN_UNAVAILABLE when the RPC does not answer', { timeout: 120_000 }, async () => {
+  it('503 CHAIN_UNAVAILABLE when the RPC does not answer', { timeout: 120_000 }, async () => {
     const down = await createHarness({ env: { ...chain.env, BASE_RPC_URL: `http://127.0.0.1:${await closedPort()}` } })
     try {
       const res = await postOpen(down.web, { walletAddress: chain.payers[0].address, txHash: `0x${'ab'.repeat(32)}` }, chain.payers[0])
-      expect(await refusal(res, 502, 'CHAIN_UNAVAILABLE')).toEqual({ error: 'The chain could not be reached', code: 'CHAIN_UNAVAILABLE' })
+      expect(await refusal(res, 503, 'CHAIN_UNAVAILABLE')).toEqual({ error: 'The chain could not be reached', code: 'CHAIN_UNAVAILABLE' })
     } finally {
       await down.close()
     }

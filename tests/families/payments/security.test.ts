@@ -171,9 +171,9 @@ describe.skipIf(!anvilAvailable)('payment sessions: an RPC that serves another c
     await testnet?.close()
   })
 
-  it('is refused before any deposit is read (502 CHAIN_UNAVAILABLE): a testnet transfer is not money', async () => {
+  it('is refused before any deposit is read (503 CHAIN_UNAVAILABLE): a testnet transfer is not money', async () => {
     const res = await postOpen(wrong.web, { walletAddress: chain.payers[0].address, txHash: `0x${'ab'.repeat(32)}` }, chain.payers[0])
-    expect(res.status).toBe(502)
+    expect(res.status).toBe(503)
     expect(await res.json()).toEqual({ error: 'The chain could not be reached', code: 'CHAIN_UNAVAILABLE' })
   })
 })

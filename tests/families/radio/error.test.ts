@@ -137,24 +137,24 @@ describe.skipIf(!anvilAvailable)('radio: create refusals', () => {
     expect(w.mux.streams.get(s.stream.id)!.status).toBe('disabled')
   })
 
-  it('Mux down at creation: 502 `STREAMING_UNAVAILABLE`, the session and its payment removed; the fee can be presented again', async () => {
+  it('Mux down at creation: 503 `STREAMING_UNAVAILABLE`, the session and its payment removed; the fee can be presented again', async () => {
     const wallet = await w.smartWallet()
     const txHash = await w.pay(wallet)
     w.mux.fail(500)
-    expect(await json(await w.create({ wallet, txHash }))).toEqual({ status: 502, body: { error: 'Streaming provider unavailable', code: 'STREAMING_UNAVAILABLE' } })
+    expect(await json(await w.create({ wallet, txHash }))).toEqual({ status: 503, body: { error: 'Streaming provider unavailable', code: 'STREAMING_UNAVAILABLE' } })
     expect(await w.sessionsOf(wallet)).toEqual([])
     expect(await w.payment(txHash)).toBeUndefined()
     expect((await w.create({ wallet, txHash })).status).toBe(200)
   })
 
-  it('Mux slow at creation (past MUX_TIMEOUT_MS): 502, nothing kept', async () => {
+  it('Mux slow at creation (past MUX_TIMEOUT_MS): 503, nothing kept', async () => {
     const wallet = await w.smartWallet()
     await w.grantGuestPass(wallet)
     w.mux.slow(3000)
     try {
       await w.withConfig({ MUX_TIMEOUT_MS: 300 }, async () => {
         const started = Date.now()
-        expect((await w.create({ wallet })).status).toBe(502)
+        expect((await w.create({ wallet })).status).toBe(503)
         expect(Date.now() - started).toBeLessThan(2500)
       })
     } finally {
@@ -192,23 +192,23 @@ describe.skipIf(!anvilAvailable)('radio: create refusals', () => {
     expect(await w.sessionsOf(wallet)).toEqual([])
   })
 
-  it("the chain RPC down while a smart wallet's proof is checked: 502 `Chain unavailable`, the nonce spent, nothing started", async () => {
+  it("the chain RPC down while a smart wallet's proof is checked: 503 `Chain unavailable`, the nonce spent, nothing started", async () => {
     const wallet = await w.smartWallet()
     await w.grantGuestPass(wallet)
     const proof = await w.proof(wallet)
     await w.withConfig({ BASE_RPC_URL: 'http://127.0.0.1:9' }, async () => {
-      expect(await json(await w.post({ wallet, ...proof }))).toEqual({ status: 502, body: { error: 'Chain unavailable', code: 'CHAIN_UNAVAILABLE' } })
+      expect(await json(await w.post({ wallet, ...proof }))).toEqual({ status: 503, body: { error: 'Chain unavailable', code: 'CHAIN_UNAVAILABLE' } })
     })
     expect((await json(await w.post({ wallet, ...proof }))).body.code).toBe('NONCE_INVALID')
     expect((await w.create({ wallet })).status).toBe(200)
   })
 
-  it('the chain RPC down: 502 `Chain unavailable`, nothing written, Mux not asked', async () => {
+  it('the chain RPC down: 503 `Chain unavailable`, nothing written, Mux not asked', async () => {
     const wallet = await w.smartWallet()
     const txHash = await w.pay(wallet)
     const posts = w.mux.requests.filter((r) => r.method === 'POST').length
     await w.withConfig({ BASE_RPC_URL: 'http://127.0.0.1:9' }, async () => {
-      expect(await json(await w.create({ wallet, txHash }))).toEqual({ status: 502, body: { error: 'Chain unavailable', code: 'CHAIN_UNAVAILABLE' } })
+      expect(await json(await w.create({ wallet, txHash }))).toEqual({ status: 503, body: { error: 'Chain unavailable', code: 'CHAIN_UNAVAILABLE' } })
     })
     expect(await w.sessionsOf(wallet)).toEqual([])
     expect(await w.payment(txHash)).toBeUndefined()
@@ -252,12 +252,12 @@ describe.skipIf(!anvilAvailable)('radio: end refusals', () => {
     expect((await json(await w.end(t.stream.id, t.session.accessToken))).body).toMatchObject({ code: 'SESSION_ENDED', status: 'auto-ended' })
   })
 
-  it('Mux down while ending: 502, the session unchanged; a retry once Mux is back ends it', async () => {
+  it('Mux down while ending: 503, the session unchanged; a retry once Mux is back ends it', async () => {
     const s = await w.started()
     w.mux.connect(s.stream.id)
     w.mux.down()
     try {
-      expect(await json(await w.end(s.stream.id, s.session.accessToken))).toEqual({ status: 502, body: { error: 'Streaming provider unavailable', code: 'STREAMING_UNAVAILABLE' } })
+      expect(await json(await w.end(s.stream.id, s.session.accessToken))).toEqual({ status: 503, body: { error: 'Streaming provider unavailable', code: 'STREAMING_UNAVAILABLE' } })
       expect((await w.session(s.session.id)).status).toBe('active')
     } finally {
       w.mux.up()
@@ -265,7 +265,7 @@ describe.skipIf(!anvilAvailable)('radio: end refusals', () => {
     // Mux failing midway (disabled, then the asset delete fails): the retry finishes the job.
     w.mux.nextAnswers(0, 500)
     const first = await w.end(s.stream.id, s.session.accessToken)
-    expect(first.status).toBe(502)
+    expect(first.status).toBe(503)
     const retry = await json(await w.end(s.stream.id, s.session.accessToken))
     expect(retry.status).toBe(200)
     expect(w.mux.streams.has(s.stream.id)).toBe(false)
@@ -325,13 +325,13 @@ describe.skipIf(!anvilAvailable)('radio: the live view when Mux fails', () => {
     }
   })
 
-  it('Mux down and the database too: 500 `Radio status unavailable`', async () => {
+  it('Mux down and the database too: 503 `Radio status unavailable`', async () => {
     const real = w.h.services.reader
     const broken: Reader = { asUser: () => Promise.reject(new Error('database down')), asService: () => Promise.reject(new Error('database down')) }
     ;(w.h.services as { reader: Reader }).reader = broken
     w.mux.down()
     try {
-      expect(await json(await w.live())).toEqual({ status: 500, body: { error: 'Radio status unavailable', code: 'STREAMING_UNAVAILABLE' } })
+      expect(await json(await w.live())).toEqual({ status: 503, body: { error: 'Radio status unavailable', code: 'STREAMING_UNAVAILABLE' } })
       // Mux answering with the database down: still 200, entries without their names.
       w.mux.up()
       const { status, body } = await json(await w.live())
@@ -376,12 +376,12 @@ describe.skipIf(!anvilAvailable)('radio: the expiry job', () => {
     expect((await w.session(s.session.id)).status).toBe('archived')
   })
 
-  it('Mux down: 502 so the queue retries; the session stays current until it succeeds', async () => {
+  it('Mux down: 503 so the queue retries; the session stays current until it succeeds', async () => {
     const s = await w.started()
     await w.expireNow(s.session.id)
     w.mux.down()
     try {
-      expect((await w.expire({ sessionId: s.session.id })).status).toBe(502)
+      expect((await w.expire({ sessionId: s.session.id })).status).toBe(503)
       expect((await w.session(s.session.id)).status).toBe('active')
     } finally {
       w.mux.up()

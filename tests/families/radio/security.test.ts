@@ -249,7 +249,7 @@ describe.skipIf(!anvilAvailable)('radio: the Mux webhook', () => {
     ]
     for (const headers of refusals) {
       const res = await w.h.web.request('/api/radio/webhook', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body })
-      expect(await json(res), JSON.stringify(headers)).toEqual({ status: 400, body: { error: 'Invalid signature', code: 'INVALID_SIGNATURE' } })
+      expect(await json(res), JSON.stringify(headers)).toEqual({ status: 400, body: { error: 'Invalid signature', code: 'WEBHOOK_SIGNATURE_INVALID' } })
     }
     expect((await w.session(s.session.id)).status).toBe('active')
     // Within the 5-minute tolerance it is taken; several v1 entries (a rotated secret) are fine.

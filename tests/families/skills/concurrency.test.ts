@@ -26,7 +26,7 @@ describe('skills: concurrent requests', () => {
     expect(statuses.filter((s) => s === 201)).toHaveLength(1)
     expect(statuses.filter((s) => s === 400)).toHaveLength(9)
     for (const r of answers.filter((r) => r.status === 400)) {
-      expect(await r.json()).toEqual({ error: 'A skill with this name already exists', code: 'CONFLICT' })
+      expect(await r.json()).toEqual({ error: 'A skill with this name already exists', code: 'SKILL_NAME_TAKEN' })
     }
     expect(await h.db.select().from(skills).where(eq(skills.nameKey, base.toLowerCase()))).toHaveLength(1)
   })

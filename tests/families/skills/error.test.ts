@@ -53,13 +53,13 @@ describe('skills: create errors', () => {
     await createSkill(h, u, { name: `${uniqueName()}${'n'.repeat(63)}`.slice(0, 80), description: 'd'.repeat(600), category: 'c'.repeat(40), code: `// ${'c'.repeat(1997)}` })
   })
 
-  it('a duplicate name, whatever its case and spacing → 400 CONFLICT; a platform skill’s name is taken too', async () => {
+  it('a duplicate name, whatever its case and spacing → 400 SKILL_NAME_TAKEN; a platform skill’s name is taken too', async () => {
     const u = await freshUser(h)
     const { skill } = await createSkill(h, u)
     for (const name of [skill.name, skill.name.toUpperCase(), `  ${skill.name.toLowerCase()} `]) {
-      expect(await json(post('/api/skills', u, { name, description: 'd' }), 400)).toEqual({ error: 'A skill with this name already exists', code: 'CONFLICT' })
+      expect(await json(post('/api/skills', u, { name, description: 'd' }), 400)).toEqual({ error: 'A skill with this name already exists', code: 'SKILL_NAME_TAKEN' })
     }
-    expect(await json(post('/api/skills', u, { name: 'web search', description: 'd' }), 400)).toEqual({ error: 'A skill with this name already exists', code: 'CONFLICT' })
+    expect(await json(post('/api/skills', u, { name: 'web search', description: 'd' }), 400)).toEqual({ error: 'A skill with this name already exists', code: 'SKILL_NAME_TAKEN' })
   })
 
   it('blocked by the scan → 400 SKILL_BLOCKED with the scan, and nothing is stored', async () => {

@@ -190,11 +190,11 @@ describe('stripe: expert setup checkout errors', () => {
     expect(t.stripe.sessions.length).toBe(sessions)
   })
 
-  it('not configured → 500 NOT_CONFIGURED; Stripe failing → 500 PAYMENT_PROVIDER_UNAVAILABLE', async () => {
+  it('not configured → 500 MISCONFIGURED; Stripe failing → 500 PAYMENT_PROVIDER_UNAVAILABLE', async () => {
     const q = `?date=${date()}&time=10:00&email=a@b.co`
     const res = await expert(bare, q)
     expect(res.status).toBe(500)
-    expect(await res.json()).toEqual({ error: 'Stripe not configured', code: 'NOT_CONFIGURED' })
+    expect(await res.json()).toEqual({ error: 'Stripe not configured', code: 'MISCONFIGURED' })
     t.stripe.failAll('unreachable')
     const down = await expert(t, q)
     t.stripe.failAll(null)

@@ -35,7 +35,7 @@ async function paidCredits(user: Awaited<ReturnType<typeof newUser>>, pack = 500
 }
 
 describe('stripe webhook: signatures', () => {
-  it('forged, tampered, missing, malformed or stale signatures → 400 INVALID_SIGNATURE, nothing written', async () => {
+  it('forged, tampered, missing, malformed or stale signatures → 400 WEBHOOK_SIGNATURE_INVALID, nothing written', async () => {
     const victim = await newUser('Victim')
     const session = await paidCheckout(t, victim, 'network')
     const event = completedEvent(t, session.id)
@@ -53,7 +53,7 @@ describe('stripe webhook: signatures', () => {
     for (const [what, pending] of attempts) {
       const res = await pending
       expect(res.status, what).toBe(400)
-      expect(await res.json()).toEqual({ error: 'Invalid signature', code: 'INVALID_SIGNATURE' })
+      expect(await res.json()).toEqual({ error: 'Invalid signature', code: 'WEBHOOK_SIGNATURE_INVALID' })
     }
     expect(await eventRows(t.h, event.id)).toEqual([])
     expect(await billingState(t.h, victim.id)).toMatchObject({ plan: null, subscriptionStatus: 'inactive', stripeCustomerId: null })

@@ -42,7 +42,7 @@ describe('a wallet account from a fresh key', () => {
   it('but no paid access from it: provisioning is 403, the skills backing agent 402, and no agent exists', async () => {
     const provision = await as(cookie, 'POST', '/api/provision', {})
     expect(provision.status).toBe(403)
-    expect(await provision.json()).toEqual({ error: 'Active subscription required', code: 'PLAN_REQUIRED' })
+    expect(await provision.json()).toEqual({ error: 'Active subscription required', code: 'SUBSCRIPTION_REQUIRED' })
     const install = await as(cookie, 'POST', '/api/skills/install', { skillId: 'platform-web-search', agentId: userId })
     expect(install.status).toBe(402)
     expect(await install.json()).toEqual({ error: 'Paid plan required', code: 'PLAN_REQUIRED' })

@@ -38,7 +38,7 @@ describe('GET /api/wallet?address', () => {
   it('500 quickly when the RPC is down, without the RPC URL', async () => {
     const started = Date.now()
     const res = await walletCall(h, 'GET', `/api/wallet?address=${ADDRESS}`)
-    const body = await expectError(res, 500, 'CHAIN_UNAVAILABLE', 'Could not read balances from the chain')
+    const body = await expectError(res, 503, 'CHAIN_UNAVAILABLE', 'Could not read balances from the chain')
     expect(Date.now() - started).toBeLessThan(5_000)
     expect(JSON.stringify(body)).not.toContain('127.0.0.1')
   })
@@ -46,7 +46,7 @@ describe('GET /api/wallet?address', () => {
   it('500 within the deadline when the RPC never answers', { timeout: 20_000 }, async () => {
     const started = Date.now()
     const res = await walletCall(hung, 'GET', `/api/wallet?address=${ADDRESS}`)
-    await expectError(res, 500, 'CHAIN_UNAVAILABLE')
+    await expectError(res, 503, 'CHAIN_UNAVAILABLE')
     expect(Date.now() - started).toBeLessThan(10_000)
   })
 
@@ -84,7 +84,7 @@ describe('POST /api/wallet', () => {
   })
 
   it('create: 500 CDP not configured; 400 when a wallet exists', async () => {
-    await expectError(await walletCall(h, 'POST', '/api/wallet', { user: h.users.alice, body: { action: 'create' } }), 500, 'NOT_CONFIGURED', 'CDP not configured')
+    await expectError(await walletCall(h, 'POST', '/api/wallet', { user: h.users.alice, body: { action: 'create' } }), 500, 'MISCONFIGURED', 'CDP not configured')
     const user = await h.seedUser('Eve', `eve-${crypto.randomUUID()}@example.com`)
     await seedManagedWallet(h, user, ADDRESS)
     await expectError(await walletCall(h, 'POST', '/api/wallet', { user, body: { action: 'create' } }), 400, 'WALLET_EXISTS', 'Wallet already exists')
@@ -109,17 +109,17 @@ describe('POST /api/wallet/create and /api/wallet/cdp', () => {
   })
 
   it('create: 500 CDP not configured; 400 when a wallet exists', async () => {
-    await expectError(await walletCall(h, 'POST', '/api/wallet/create', { user: h.users.alice, body: { email: h.users.alice.email } }), 500, 'NOT_CONFIGURED', 'CDP not configured')
+    await expectError(await walletCall(h, 'POST', '/api/wallet/create', { user: h.users.alice, body: { email: h.users.alice.email } }), 500, 'MISCONFIGURED', 'CDP not configured')
     const user = await h.seedUser('Gus', `gus-${crypto.randomUUID()}@example.com`)
     await seedManagedWallet(h, user, ADDRESS)
     await expectError(await walletCall(h, 'POST', '/api/wallet/create', { user, body: { email: user.email } }), 400, 'WALLET_EXISTS')
   })
 
   it('cdp: 500 CDP not configured, with or without a key', async () => {
-    await expectError(await walletCall(h, 'POST', '/api/wallet/cdp', { user: h.users.alice, body: {} }), 500, 'NOT_CONFIGURED', 'CDP not configured')
+    await expectError(await walletCall(h, 'POST', '/api/wallet/cdp', { user: h.users.alice, body: {} }), 500, 'MISCONFIGURED', 'CDP not configured')
     const privateKey = `0x${'ab'.repeat(32)}`
     const res = await walletCall(h, 'POST', '/api/wallet/cdp', { user: h.users.alice, body: { privateKey } })
-    const body = await expectError(res, 500, 'NOT_CONFIGURED')
+    const body = await expectError(res, 500, 'MISCONFIGURED')
     expect(JSON.stringify(body)).not.toContain('abab')
   })
 

@@ -39,7 +39,7 @@ describe('sessions', () => {
 
   it('the balance query needs no session (and a cookie changes nothing)', async () => {
     const res = await walletCall(h, 'GET', `/api/wallet?address=${ADDRESS}`)
-    await expectError(res, 500, 'CHAIN_UNAVAILABLE') // reached the chain: no 401 on the way
+    await expectError(res, 503, 'CHAIN_UNAVAILABLE') // reached the chain: no 401 on the way
   })
 })
 
@@ -51,7 +51,7 @@ describe("another user's wallet is never shown", () => {
 
   it('get_seed as bob: 404; create as bob is not blocked by alice’s wallet', async () => {
     await expectError(await walletCall(h, 'POST', '/api/wallet', { user: h.users.bob, body: { action: 'get_seed' } }), 404, 'NOT_FOUND')
-    await expectError(await walletCall(h, 'POST', '/api/wallet', { user: h.users.bob, body: { action: 'create' } }), 500, 'NOT_CONFIGURED')
+    await expectError(await walletCall(h, 'POST', '/api/wallet', { user: h.users.bob, body: { action: 'create' } }), 500, 'MISCONFIGURED')
   })
 
   it('GET /api/wallet/address as bob: null, not alice’s managed or sign-in wallet', async () => {
