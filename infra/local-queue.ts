@@ -1,6 +1,6 @@
 import { CronExpressionParser } from 'cron-parser'
 import { signDelivery } from '../lib/queue/sign'
-import type { PublishOptions, Queue } from '../lib/queue/types'
+import type { PublishOptions, Queue } from '../lib/context'
 
 export interface LocalQueueOptions {
   /** Base URL the deliveries are signed for (what the receiver sees as its own URL). */

@@ -3,7 +3,7 @@ import { type FileHandle, mkdir, open, rename, rm } from 'node:fs/promises'
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path'
 import { Readable } from 'node:stream'
 import { assertValidKey } from '../lib/storage/keys'
-import type { Storage, StoredObject } from '../lib/storage/types'
+import type { Storage, StoredObject } from '../lib/context'
 
 /**
  * Objects as files under `root`; a key `a/b` lives at `root/a/b`.

@@ -1,7 +1,7 @@
 import { HEARTBEAT_CRON, HEARTBEAT_PATH } from '../functions/cron/heartbeat-sync'
 import { RADIO_EXPIRE_PATH, RADIO_SWEEP_CRON } from '../functions/radio/expire'
 import { WATCHDOG_CRON, WATCHDOG_PATH } from '../lib/watchdog/deps'
-import type { Queue } from '../lib/queue/types'
+import type { Queue } from '../lib/context'
 
 /**
  * Every cron of the platform: id, receiver path, cron, body. The local server registers them at start (in-process

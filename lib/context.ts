@@ -3,13 +3,9 @@ import { createMiddleware } from 'hono/factory'
 import type { PlanName } from './billing/plans'
 import type { SessionCache } from './auth/session-cache'
 import type { Config } from './config'
-import type { Db } from './db/client'
+import type { Db, Reader } from './db/rls'
 import type { Kv, RateLimiter } from './kv/types'
-import type { Mailer } from './mail/types'
-import type { Queue, QueueVerifier } from './queue/types'
-import type { Storage } from './storage/types'
 import { errorFields, log } from './log'
-import type { Reader } from './db/rls'
 import type { RuntimeProvider } from './runtime/provider'
 
 export interface RuntimeMetrics {
@@ -106,3 +102,63 @@ export const servicesMiddleware = (provide: ServiceProvider) =>
       }
     }
   })
+
+/** What the platform mails. `kind` names the template, for the outbox and for logs. */
+export interface MailMessage {
+  to: string
+  subject: string
+  text: string
+  kind: string
+}
+
+/** Mail port: a real provider in production (Resend), the database outbox otherwise. */
+export interface Mailer {
+  /** Resolves once the message is accepted (stored or handed to the provider); throws otherwise. */
+  send(msg: MailMessage): Promise<void>
+}
+
+/** Job queue and schedules (QStash in production, in-process when embedded). Deliveries are signed POSTs to a path. */
+export interface PublishOptions {
+  delaySec?: number
+  retries?: number
+  deduplicationId?: string
+  /** At most `parallelism` deliveries with this `key` in flight at once (QStash flow control). */
+  flowControl?: { key: string; parallelism: number }
+}
+
+export interface Queue {
+  /** Delivers `body` as JSON to `path` (e.g. `/api/queue/chat`) on the web service, at least once. */
+  publish(path: string, body: unknown, opts?: PublishOptions): Promise<{ messageId: string }>
+  /** Delivers to `path` on a cron schedule; the same id replaces an existing schedule. */
+  schedule(id: string, path: string, cron: string, body?: unknown): Promise<{ scheduleId: string }>
+}
+
+/** Verifies that a delivery came from the queue (QStash's `Upstash-Signature` JWT). */
+export interface QueueVerifier {
+  verify(signature: string, body: string, url: string): Promise<boolean>
+}
+
+/** Object storage port (S3 in production, files under DATA_DIR/files when embedded). */
+export interface StoredObject {
+  body: ReadableStream<Uint8Array>
+  size: number
+  contentType: string
+}
+
+export interface PutStreamOptions {
+  /** The most the body can hold (the caller enforces it): lets S3 size its parts so the count stays within 10,000. */
+  maxBytes?: number
+}
+
+export interface Storage {
+  put(key: string, body: Uint8Array | ArrayBuffer, contentType: string): Promise<void>
+  /**
+   * Writes a body whose length is not known in advance, holding only a bounded slice of it in memory (local files:
+   * one chunk; S3: one multipart part, uniform in size). Resolves with the byte count once the whole object is written and readable.
+   * When the stream errors (a cancelled upload, a limit passed) or the store fails, rejects and leaves no object
+   * under `key`: nothing half-written is ever readable.
+   */
+  putStream(key: string, body: ReadableStream<Uint8Array>, contentType: string, opts?: PutStreamOptions): Promise<{ size: number }>
+  get(key: string): Promise<StoredObject | null>
+  delete(key: string): Promise<void>
+}

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi'
 import { and, eq, isNull, or, sql } from 'drizzle-orm'
 import { invites } from '../schema'
-import type { Db } from './db/client'
+import type { Db } from './db/rls'
 import { ApiError } from './http/errors'
 
 /** Invite rules shared by the invites family and sign-up (which redeems them). */

@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import type { Agent } from '../../schema'
 import { agents } from '../../schema'
-import type { Db } from '../../lib/db/client'
+import type { Db } from '../../lib/db/rls'
 import { withUser } from '../../lib/db/rls'
 
 export const VerificationSchema = z

@@ -1,6 +1,6 @@
 import { and, count, eq, gte, inArray, isNull, sql } from 'drizzle-orm'
 import { referrals, users } from '../../schema'
-import type { Db } from '../../lib/db/client'
+import type { Db } from '../../lib/db/rls'
 
 /** Credits given to each side of a referral (the spec says both are credited, not how much). */
 export const REFERRAL_CREDITS = 5

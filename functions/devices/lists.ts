@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray } from 'drizzle-orm'
-import type { Db } from '../../lib/db/client'
+import type { Db } from '../../lib/db/rls'
 import { type Device, devices } from '../../schema'
 import type { DeviceStatus } from './schemas'
 

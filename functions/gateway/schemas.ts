@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi'
-import { ERROR_CODES } from '../../lib/http/error-codes'
+import { ERROR_CODES } from '../../lib/http/errors'
 import { PAYMENT_METHODS } from './payment'
 import { PLUGIN_IDS } from './plugins'
 

@@ -1,5 +1,8 @@
 import { z } from '@hono/zod-openapi'
 
+/** The most keys an account holds (spec: 429 when 10 keys exist). */
+export const MAX_KEYS_PER_USER = 10
+
 /** A key as listed: never the raw key, never a hash. */
 export const ApiKeyItemSchema = z
   .object({

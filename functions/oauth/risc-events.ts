@@ -1,5 +1,5 @@
 import { and, eq, inArray, isNull, or } from 'drizzle-orm'
-import type { Db } from '../../lib/db/client'
+import type { Db } from '../../lib/db/rls'
 import { asService } from '../../lib/db/rls'
 import { sameIssuer } from './oidc'
 import { accounts, securityEvents, users } from '../../schema'

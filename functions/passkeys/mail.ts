@@ -1,5 +1,5 @@
 import { oneLine } from '../../lib/mail/notice'
-import type { MailMessage } from '../../lib/mail/types'
+import type { MailMessage } from '../../lib/context'
 
 export const passkeyAddedMail = (to: string, label: string, baseUrl: string): MailMessage => ({
   to,

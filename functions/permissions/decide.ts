@@ -1,6 +1,6 @@
 import { and, eq, gt, type SQL, sql } from 'drizzle-orm'
 import { type PermissionRequest, permissionRequests, sessions } from '../../schema'
-import type { Db } from '../../lib/db/client'
+import type { Db } from '../../lib/db/rls'
 import { withUser } from '../../lib/db/rls'
 
 export type Decision = 'approve' | 'deny'

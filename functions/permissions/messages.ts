@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import type { PermissionRequest } from '../../schema'
-import type { ErrorCode } from '../../lib/http/error-codes'
+import type { ErrorCode } from '../../lib/http/errors'
 import { ApiError } from '../../lib/http/errors'
 import { isHostileText } from '../../lib/http/validation'
 import { errorFields, log } from '../../lib/log'

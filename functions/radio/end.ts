@@ -1,4 +1,4 @@
-import type { Db } from '../../lib/db/client'
+import type { Db } from '../../lib/db/rls'
 import { asService } from '../../lib/db/rls'
 import type { MuxClient } from './mux'
 import { CURRENT_STATUSES, finishSession, lockSession, type RadioSession } from './sessions'

@@ -1,4 +1,4 @@
-import type { Db } from '../../lib/db/client'
+import type { Db } from '../../lib/db/rls'
 import { errorFields, log } from '../../lib/log'
 import { endSession } from './end'
 import type { MuxClient } from './mux'

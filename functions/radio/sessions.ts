@@ -1,5 +1,5 @@
 import { and, asc, eq, gt, inArray, lte, sql } from 'drizzle-orm'
-import type { Db } from '../../lib/db/client'
+import type { Db } from '../../lib/db/rls'
 import { asService } from '../../lib/db/rls'
 import { ApiError } from '../../lib/http/errors'
 import type { VerifiedTransfer } from '../../lib/payments/transfer'

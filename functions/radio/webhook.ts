@@ -1,5 +1,5 @@
 import { and, eq, gt, inArray } from 'drizzle-orm'
-import type { Db } from '../../lib/db/client'
+import type { Db } from '../../lib/db/rls'
 import { asService } from '../../lib/db/rls'
 import { muxEvents, radioSessions } from '../../schema/content'
 import { CURRENT_STATUSES } from './sessions'

@@ -1,4 +1,4 @@
-import type { Db } from '../../lib/db/client'
+import type { Db } from '../../lib/db/rls'
 import type { Kv } from '../../lib/kv/types'
 import { countDownload } from './queries'
 

@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, getTableColumns, ilike, inArray, or, sql, type SQL } from 'drizzle-orm'
-import type { Db } from '../../lib/db/client'
+import type { Db } from '../../lib/db/rls'
 import { asService, withUser } from '../../lib/db/rls'
 import { ApiError } from '../../lib/http/errors'
 import { skillInstallations, skillRatings, skills } from '../../schema'

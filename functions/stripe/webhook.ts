@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
 import type Stripe from 'stripe'
-import type { Db } from '../../lib/db/client'
+import type { Db } from '../../lib/db/rls'
 import { asService } from '../../lib/db/rls'
 import { stripeEvents } from '../../schema'
 import { errorFields, log } from '../../lib/log'

@@ -1,12 +1,11 @@
 import { eq, sql } from 'drizzle-orm'
 import type { Context } from 'hono'
-import type { AppEnv } from '../../lib/context'
+import type { AppEnv, MailMessage } from '../../lib/context'
 import { isDerivedEmail } from '../../lib/auth/accounts'
 import { newMailToken } from '../../lib/auth/mail-token'
 import { asService } from '../../lib/db/rls'
 import { ApiError } from '../../lib/http/errors'
 import { errorFields, log } from '../../lib/log'
-import type { MailMessage } from '../../lib/mail/types'
 import { passwordResets, users } from '../../schema'
 
 /** Where forgot-password hands its work: the reply never waits for the account lookup, the token or the mail. */

@@ -1,6 +1,6 @@
 import { oneLine } from '../../lib/mail/notice'
 import type { ApiKeyListed } from '../../lib/auth/mailbox-proof'
-import type { MailMessage } from '../../lib/mail/types'
+import type { MailMessage } from '../../lib/context'
 
 export interface ResetOutcome {
   userId: string

@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm'
-import type { Db } from '../../lib/db/client'
+import type { Db } from '../../lib/db/rls'
 import { accounts, users, userWallets } from '../../schema'
 
 /** The caller's managed (CDP) wallet row, if any. Run as the user (RLS keeps it to their own row). */

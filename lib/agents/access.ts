@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm'
 import type { Config } from '../config'
-import type { Db } from '../db/client'
+import type { Db } from '../db/rls'
 import { withUser } from '../db/rls'
 import { ApiError } from '../http/errors'
 import { RuntimeProviderError, type RuntimeGateway, type RuntimeTarget } from '../runtime/provider'

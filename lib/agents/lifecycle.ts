@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
 import type { Services } from '../context'
-import type { Db } from '../db/client'
+import type { Db } from '../db/rls'
 import { asService, withUser } from '../db/rls'
 import { requirePaidAccess } from '../auth/plan'
 import { ApiError } from '../http/errors'

@@ -1,6 +1,6 @@
 import { count, eq, sql } from 'drizzle-orm'
 import type { Services } from '../context'
-import type { Db } from '../db/client'
+import type { Db } from '../db/rls'
 import { withUser } from '../db/rls'
 import { ApiError } from '../http/errors'
 import { errorFields, log } from '../log'

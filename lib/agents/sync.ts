@@ -1,6 +1,6 @@
 import { and, asc, eq } from 'drizzle-orm'
 import type { Services } from '../context'
-import type { Db } from '../db/client'
+import type { Db } from '../db/rls'
 import { withUser } from '../db/rls'
 import type { SyncPayload } from '../runtime/provider'
 import { skillManifest } from '../skills/manifest'

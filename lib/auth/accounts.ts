@@ -1,7 +1,7 @@
 import { and, eq, isNull } from 'drizzle-orm'
 import { users } from '../../schema'
 import type { Config } from '../config'
-import type { Db } from '../db/client'
+import type { Db } from '../db/rls'
 import { asService } from '../db/rls'
 import { sqlState } from '../log'
 

@@ -5,7 +5,6 @@ import type { Reader } from '../db/rls'
 
 export const API_KEY_PREFIX = 'sk_'
 export const LOOKUP_PREFIX_LENGTH = 10
-export const MAX_KEYS_PER_USER = 10
 
 /** `sk_` + 256 random bits as hex; the first 10 characters are the lookup prefix. */
 export const generateApiKey = () => `${API_KEY_PREFIX}${randomHex(32)}`

@@ -1,6 +1,6 @@
 import { and, desc, eq, gt, isNull, lt, sql } from 'drizzle-orm'
 import { apiKeys, emailVerifications, passkeys, sessions, users } from '../../schema'
-import type { Db } from '../db/client'
+import type { Db } from '../db/rls'
 import { deleteSessions, type EndedSession } from './session-bound'
 
 /** How the owner of the account's address proved it. */

@@ -1,8 +1,7 @@
 import { and, eq, gt, inArray, ne, sql } from 'drizzle-orm'
 import { sessions } from '../../schema'
 import type { AppContext } from '../context'
-import type { Db } from '../db/client'
-import type { Reader } from '../db/rls'
+import type { Db, Reader } from '../db/rls'
 import { errorFields, log } from '../log'
 import { expireCachedSessions } from './session-cache'
 

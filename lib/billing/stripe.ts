@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import Stripe from 'stripe'
 import type { Config } from '../config'
-import type { Db } from '../db/client'
+import type { Db } from '../db/rls'
 import { readAsUser, type Reader } from '../db/rls'
 import { errorFields, type LogFields } from '../log'
 import { users } from '../../schema'

@@ -2,7 +2,7 @@ import { neon, Pool } from '@neondatabase/serverless'
 import type { SQL } from 'drizzle-orm'
 import { drizzle as drizzleHttp } from 'drizzle-orm/neon-http'
 import { drizzle } from 'drizzle-orm/neon-serverless'
-import type { Db } from './client'
+import type { Db } from './rls'
 import { type Reader, serviceSettings, type Statements, statementList, userSettings } from './rls'
 
 /**

@@ -1,11 +1,10 @@
 import { sql } from 'drizzle-orm'
 import type { BatchItem } from 'drizzle-orm/batch'
-import type { Db } from './client'
-import type { CrossUserPurpose } from './cross-user'
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 
 /** The non-superuser role every signed-in user's queries run as; RLS policies are written for it. */
 export const APP_ROLE = 'app_user'
-/** The role the listed cross-user queries run as (lib/db/cross-user.ts). */
+/** The role the listed cross-user queries run as (`CROSS_USER_PURPOSES` below). */
 export const SERVICE_ROLE = 'app_service'
 
 /**
@@ -28,7 +27,7 @@ export function withUser<T>(db: Db, userId: string, fn: (tx: Db) => Promise<T>):
 
 /**
  * Runs `fn` in one transaction as `SERVICE_ROLE`: the only way to read or write across users. `purpose`
- * names the entry of lib/db/cross-user.ts that allows it, so every such query is listed in one file.
+ * names the entry of `CROSS_USER_PURPOSES` that allows it, so every such query is listed in one file.
  */
 export function asService<T>(db: Db, _purpose: CrossUserPurpose, fn: (tx: Db) => Promise<T>): Promise<T> {
   return db.transaction(async (tx) => {
@@ -80,3 +79,60 @@ export const transactionReader = (db: Db): Reader => ({
 /** `Reader.asUser` for the signed-in caller of a route behind `requireSession`. */
 export const readAsUser = <T>(c: { var: { services: { reader: Reader }; user: { id: string } } }, build: (db: Db) => Statements<T>) =>
   c.var.services.reader.asUser(c.var.user.id, build)
+
+/**
+ * Any drizzle Postgres database: Neon (Workers), node-postgres or PGlite (local). Built without the relational
+ * schema (handles are made per request; see lib/db/neon.ts), so queries use the SQL-like builder, not `db.query`.
+ */
+export type Db = PgDatabase<PgQueryResultHKT>
+
+/**
+ * Every query that must see across users runs through `asService(db, purpose, fn)` (lib/db/rls.ts) as the
+ * role `app_service`, and names one of these purposes. This list is the whole of the app's cross-user access:
+ * a new entry is a security decision, reviewed here.
+ */
+export const CROSS_USER_PURPOSES = {
+  sessionLookup: 'Resolve a session cookie: the session by its token hash, with its user',
+  sessionLifecycle: 'Start and end sessions at sign-in and sign-out, and remove expired ones',
+  apiKeyLookup: 'Resolve an API key by its prefix, then compare its hash',
+  signIn: 'Find or create the user at sign-up and sign-in: by email, by (provider, subject), by passkey credential; clear an unverified account its provider-proven owner takes over',
+  passwordReset: 'Issue and redeem password reset tokens for an email; a reset also ends sessions, removes passkeys, marks the email verified and keeps or revokes API keys',
+  emailVerification: 'Issue and redeem email verification tokens (by token hash), and credit the referral a verification completes',
+  referral: 'Find a referrer by code and record the referral at sign-up; give an account created without one its referral code',
+  invites: 'Verify and redeem invite codes; admin invite lists and admin-made invites',
+  riscEvents: "Google RISC events: record them, and end the affected users' sessions and links",
+  mailOutbox: 'Write the dev outbox, whoever the mail is for',
+  farcasterRefresh: 'Refresh a Farcaster session token: check that the user it names still exists (no session yet)',
+  identityLookup: 'The backend resolves a user named by verified identity headers or the shared key',
+  stripeWebhook:
+    'Apply verified Stripe events and checkouts (webhook, checkout verify): record each event once, find the user by Stripe customer or checkout reference, set plan, status and period, grant paid credits once',
+  userInvites: "Create a signed-in user's guest invite: the route fixes the audience, so users get no INSERT on invites",
+  agentsForUser: "List a user's agents for the internal shared-key route `GET /api/agents/user/:userId` (never the gateway token)",
+  agentLifecycle: "The backend's shared-key lifecycle routes (`POST /api/agents/:id/start|stop|restart|repair`): find the agent by id, whoever owns it",
+  subscriptionDeploy: "The backend records a paid subscription's runtime tier for the Stripe customer's user (shared key)",
+  watchdog:
+    "The watchdog's sweep over every user's running agents: find the agents due a check, lease them, record each probe's outcome and transition (agent_watchdog, agent_events, the agent's last-seen time, starting → running, and starting again after a repair), and read the owner's email for the crash-loop notice",
+  heartbeatSync:
+    "The heartbeat cron reads every live (running or starting) agent's row, opens its sealed gateway token and calls its gateway to write the stored heartbeat setting there when the gateway's job differs",
+  gatewayPayments:
+    'The paid gateway (anonymous wallets, no user): record each on-chain payment once (MPP credentials, session deposits), open payment sessions, and debit them against single-use voucher nonces',
+  chatDelivery:
+    "The chat queue receiver delivers a user's job to their agent's runtime: read the job and its agent (the sealed gateway token), record attempts, result and status",
+  permissionHook:
+    'The tool-call hook (internal key) records a dangerous call as a permission request for the agent\'s owner, and reads its state when the hook polls',
+  radioStreams:
+    'DJ radio sessions belong to wallets, not users: open a session for a wallet (its guest pass, its one current session, its session fee recorded once in chain_payments), end it with its DJ access token, expire it after 2 hours, and list current sessions for the public live view',
+  muxWebhook: 'Apply verified Mux webhook events once (mux_events) to the radio session streaming to that live stream',
+  skillCatalog:
+    "The public skills catalog, signed in or not: read skills with each one's count of enabled installations across every user (a count, never whose), and write the platform's own skills into it when they are missing",
+  skillCounters:
+    "Counters on a skill's public catalog row, which users cannot update: a user's first download of a skill in a UTC day adds one to `downloads`; a rating upserts the caller's own rating and moves the skill's `rating_sum` and `rating_count` by the difference in the same transaction, under the skill row's lock",
+  localRestart:
+    "The local server's start (infra/local-restart.ts): find every user's agents on local runtimes still recorded as starting or running (their processes ended with the previous server), so each can be recorded stopped as its owner",
+  skillReview: "An admin's review of a skill (users cannot update skills): its stored scan becomes `verified`, with the reviewer and the time",
+  // Paid access over time (functions/cron/watchdog/reconcile.ts, functions/cron/watchdog/batch.ts).
+  accessReconciliation:
+    "The watchdog's reconciliation of paid access: rank every user's agents that hold a plan's place with their owner's plan, subscription, trial and mailbox fields to find those whose owner's paid access ended or which are past the plan's count, stop their runtimes and mark them suspended with the transition; and read a degraded agent's owner's access before a repair",
+} as const
+
+export type CrossUserPurpose = keyof typeof CROSS_USER_PURPOSES

@@ -1,7 +1,7 @@
-import type { Db } from '../db/client'
+import type { Db } from '../db/rls'
 import { ApiError } from '../http/errors'
 import { errorFields, log } from '../log'
-import type { Storage } from '../storage/types'
+import type { Storage } from '../context'
 import { isInUserPrefix } from './names'
 import { type DeletingRecord, finishDeleting } from './records'
 

@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm'
-import type { Db } from '../db/client'
+import type { Db } from '../db/rls'
 import { type Reader, withUser } from '../db/rls'
 import { files, storageUsage } from '../../schema'
 

@@ -1,8 +1,8 @@
-import type { ErrorCode } from './error-codes'
+import type { ErrorCode } from './errors'
 
 /**
  * What each error `code` means, listed in both OpenAPI documents (lib/http/openapi-docs.ts) with its status from
- * the catalogue (./error-codes.ts). Kept apart from it so the functions' bundles carry only codes, statuses and
+ * the catalogue (`ERRORS` in ./errors.ts). Kept apart from it so the functions' bundles carry only codes, statuses and
  * default texts; the type makes every code have its line here.
  */
 export const errorCodes = {

@@ -2,7 +2,7 @@ import { Scalar } from '@scalar/hono-api-reference'
 import type { Router } from '../app'
 import { IDENTITY_SCHEME_DESCRIPTION } from '../auth/identity'
 import { errorCodes } from './error-catalogue'
-import { ERRORS, type ErrorCode } from './error-codes'
+import { ERRORS, type ErrorCode } from './errors'
 
 const securitySchemes = {
   session: { type: 'apiKey', in: 'cookie', name: 'service-session', description: 'Database-backed session cookie' },

@@ -1,6 +1,6 @@
 import { type RouteConfig, z } from '@hono/zod-openapi'
 import type { MiddlewareHandler } from 'hono'
-import { ERROR_CODES } from './error-codes'
+import { ERROR_CODES } from './errors'
 
 /** The error envelope every route documents. */
 export const ErrorSchema = z

@@ -1,10 +1,10 @@
 import type { Config } from '../config'
-import type { Db } from '../db/client'
+import type { Db } from '../db/rls'
 import { OutboxMailer } from './outbox'
 import { ResendMailer } from './resend'
-import type { Mailer } from './types'
+import type { Mailer } from '../context'
 
-export type { Mailer, MailMessage } from './types'
+export type { Mailer, MailMessage } from '../context'
 
 /** Resend when `RESEND_API_KEY` is set, else the database outbox (logging bodies outside production). */
 export const mailerFor = (config: Config, db: () => Db): Mailer =>

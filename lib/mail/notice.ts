@@ -1,5 +1,4 @@
-import type { AppContext } from '../context'
-import type { MailMessage } from './types'
+import type { AppContext, MailMessage } from '../context'
 import { errorFields, log, type LogFields } from '../log'
 
 /**

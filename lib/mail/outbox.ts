@@ -1,8 +1,8 @@
 import { mailOutbox } from '../../schema'
-import type { Db } from '../db/client'
+import type { Db } from '../db/rls'
 import { asService } from '../db/rls'
 import { log } from '../log'
-import type { Mailer, MailMessage } from './types'
+import type { Mailer, MailMessage } from '../context'
 
 export interface OutboxOptions {
   /** Log the body too (links and tokens included): local development only. */

@@ -1,4 +1,4 @@
-import type { Mailer, MailMessage } from './types'
+import type { Mailer, MailMessage } from '../context'
 
 export interface ResendOptions {
   apiKey: string

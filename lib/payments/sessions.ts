@@ -1,5 +1,5 @@
 import { and, eq, getTableColumns, gt, sql } from 'drizzle-orm'
-import type { Db } from '../db/client'
+import type { Db } from '../db/rls'
 import { asService, type Reader } from '../db/rls'
 import { chainPayments, paymentSessions, paymentSessionVouchers } from '../../schema'
 import type { VerifiedTransfer } from './transfer'

@@ -1,5 +1,5 @@
 import { Client, Receiver } from '@upstash/qstash'
-import type { PublishOptions, Queue, QueueVerifier } from './types'
+import type { PublishOptions, Queue, QueueVerifier } from '../context'
 
 /** QStash: deliveries are signed POSTs to `{publicUrl}{path}`; schedules are QStash schedules. */
 export class QStashQueue implements Queue {

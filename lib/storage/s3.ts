@@ -1,7 +1,7 @@
 import { errorFields, log } from '../log'
 import { assertValidKey } from './keys'
 import { EMPTY_SHA256, payloadHash, signS3Request, uriEncode } from './sigv4'
-import type { Storage, StoredObject } from './types'
+import type { Storage, StoredObject } from '../context'
 
 export interface S3Options {
   bucket: string

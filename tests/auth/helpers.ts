@@ -4,7 +4,7 @@ import { hashSecret } from '../../lib/auth/password'
 import type { Config } from '../../lib/config'
 import type { Services } from '../../lib/context'
 import { sha256Hex } from '../../lib/crypto'
-import type { Db } from '../../lib/db/client'
+import type { Db } from '../../lib/db/rls'
 import { apiKeys, users } from '../../schema'
 
 /** A user API key stored as the keys family stores it (bcrypt at the test cost, SHA-256, prefix). */

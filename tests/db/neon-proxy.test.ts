@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from 'drizzle-orm'
 import { neonDb } from '../../lib/db/neon'
-import type { Db } from '../../lib/db/client'
+import type { Db } from '../../lib/db/rls'
 import { configureNeonForLocalProxy, startNeonProxy } from '../support/neon-proxy'
 
 const url = process.env.TEST_DATABASE_URL

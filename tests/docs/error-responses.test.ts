@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { backendApiDocument } from '../../functions/backend/app'
 import { webApiDocument } from '../../functions/docs/document'
-import { ERRORS, type ErrorCode } from '../../lib/http/error-codes'
+import { ERRORS, type ErrorCode } from '../../lib/http/errors'
 
 /**
  * Every error a route documents (4xx, 5xx) is the platform's `{error, code}`: its JSON schema requires `code`,

@@ -1,8 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createPlatformApp, createRouter, MAX_BODY_BYTES } from '../../lib/app'
-import { ApiError } from '../../lib/http/errors'
-import { ERRORS, type ErrorCode } from '../../lib/http/error-codes'
+import { ApiError, ERRORS, type ErrorCode } from '../../lib/http/errors'
 import { jsonBody } from '../../lib/http/validation'
 import { createHarness, type Harness } from '../support/harness'
 

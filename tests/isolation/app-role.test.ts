@@ -1,7 +1,7 @@
 import { eq, sql, type SQL } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { APP_LOGIN_ROLE } from '../../infra/database'
-import type { Db } from '../../lib/db/client'
+import type { Db } from '../../lib/db/rls'
 import { withUser } from '../../lib/db/rls'
 import { users } from '../../schema'
 import { createHarness, type Harness, type SeededUser } from '../support/harness'

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { openPglite, type PgliteDatabase } from '../../infra/database'
-import type { Db } from '../../lib/db/client'
+import type { Db } from '../../lib/db/rls'
 import type { Context } from 'hono'
 import { parseConfig } from '../../lib/config'
 import type { AppEnv } from '../../lib/context'

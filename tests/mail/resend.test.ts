@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MailProviderError, ResendMailer } from '../../lib/mail/resend'
-import type { MailMessage } from '../../lib/mail/types'
+import type { MailMessage } from '../../lib/context'
 import { startResendServer, type ResendServer } from './resend-server'
 
 const KEY = 're_test_0123456789'

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import type { Storage } from '../../lib/storage/types'
+import type { Storage } from '../../lib/context'
 
 /** Behaviour every Storage adapter must share. `get` is a getter because adapters are built in beforeAll. */
 export function storageContract(name: string, get: () => Storage) {

@@ -1,5 +1,5 @@
 import { expect } from 'vitest'
-import type { Db } from '../../lib/db/client'
+import type { Db } from '../../lib/db/rls'
 import { withUser } from '../../lib/db/rls'
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core'
 

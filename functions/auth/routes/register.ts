@@ -7,7 +7,7 @@ import { createVerificationToken, verificationMail, VERIFY_TTL_HOURS } from '../
 import { hashSecret } from '../../../lib/auth/password'
 import { REFERRAL_CREDITS, REFERRAL_DAILY_CAP } from '../referrals'
 import type { AppEnv } from '../../../lib/context'
-import type { Db } from '../../../lib/db/client'
+import type { Db } from '../../../lib/db/rls'
 import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { emailField, newPasswordField } from '../../../lib/http/fields'

@@ -1,18 +1,15 @@
-import { createRoute } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { deliverChatJob } from '../delivery'
 import { CHAT_QUEUE_PATH } from '../jobs'
 import type { AppEnv } from '../../../lib/context'
 import { errorResponse, ok } from '../../../lib/http/openapi'
+import { queueReceiverRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
-import { requireQueueSignature } from '../../../lib/queue/receiver'
 import { ChatDeliveryResultSchema, ChatDeliverySchema } from '../schemas'
 
-export const route = createRoute({
-  method: 'post',
+export const route = queueReceiverRoute({
   path: CHAT_QUEUE_PATH,
   operationId: 'deliverChatJob',
-  security: [{ queueSignature: [] }],
   tags: ['Gateway'],
   summary: 'Queue receiver: deliver a chat job to its agent’s runtime',
   description:
@@ -23,11 +20,9 @@ export const route = createRoute({
     'which the runtime dedupes on; the reply is stored as `result`, the job `succeeded`, its workload slots given back. ' +
     'A failed delivery before the last (`Upstash-Retried` below 3) puts the job back to `queued` with the `error` and ' +
     'answers 502 so the queue retries; the last one, or an agent without a runtime gateway, marks it `failed` (200).',
-  middleware: [requireQueueSignature] as const,
   request: { body: jsonBody(ChatDeliverySchema) },
   responses: {
     200: ok(ChatDeliveryResultSchema, 'Delivered, failed for good, or nothing to do'),
-    401: errorResponse('Missing or invalid queue signature (`SIGNATURE_REQUIRED`, `INVALID_SIGNATURE`)'),
     502: errorResponse('`Runtime unavailable`: the runtime did not answer or failed; retried by the queue (`RUNTIME_UNAVAILABLE`)'),
   },
 })

@@ -1,10 +1,10 @@
-import { createRoute, z } from '@hono/zod-openapi'
+import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
 import { HEARTBEAT_PATH, syncHeartbeats } from '../heartbeat-sync'
-import { errorResponse, ok } from '../../../lib/http/openapi'
+import { ok } from '../../../lib/http/openapi'
+import { queueReceiverRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
-import { requireQueueSignature } from '../../../lib/queue/receiver'
 import { ContinuationRun } from '../schemas'
 
 const count = (description: string) => z.number().int().min(0).max(100_000).openapi({ format: 'int32', description })
@@ -13,11 +13,9 @@ const Message = z
   .object({ cursor: z.string().min(1).max(100).optional().openapi({ description: 'A continuation: the agents after this id' }), run: ContinuationRun })
   .openapi('HeartbeatSyncMessage', { description: 'Empty (`{}`) from the cron: start from the first agent' })
 
-export const route = createRoute({
-  method: 'post',
+export const route = queueReceiverRoute({
   path: HEARTBEAT_PATH,
   operationId: 'syncHeartbeats',
-  security: [{ queueSignature: [] }],
   tags: ['Agents'],
   summary: "Cron and queue receiver: put each live agent's stored heartbeat setting on its gateway",
   description:
@@ -26,7 +24,6 @@ export const route = createRoute({
     'stored while the gateway was unreachable, a runtime that lost its job) gets it. The gateway runs the heartbeat itself; ' +
     'nothing is sent twice. 200 agents per delivery, then a `{cursor}` continuation. An unreachable gateway is counted ' +
     'and tried again at the next run.',
-  middleware: [requireQueueSignature] as const,
   request: { body: jsonBody(Message) },
   responses: {
     200: ok(
@@ -40,7 +37,6 @@ export const route = createRoute({
         })
         .openapi('HeartbeatSyncResult'),
     ),
-    401: errorResponse('Missing or invalid queue signature (`SIGNATURE_REQUIRED`, `INVALID_SIGNATURE`)'),
   },
 })
 

@@ -1,18 +1,15 @@
-import { createRoute } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
-import { errorResponse, ok } from '../../../lib/http/openapi'
+import { ok } from '../../../lib/http/openapi'
+import { queueReceiverRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
-import { requireQueueSignature } from '../../../lib/queue/receiver'
 import { watchdogDeps, WATCHDOG_PATH } from '../../../lib/watchdog/deps'
 import { runWatchdog } from '../watchdog/sweep'
 import { WatchdogMessage, WatchdogResult } from '../schemas'
 
-export const route = createRoute({
-  method: 'post',
+export const route = queueReceiverRoute({
   path: WATCHDOG_PATH,
   operationId: 'runWatchdog',
-  security: [{ queueSignature: [] }],
   tags: ['Agents'],
   summary: 'Cron and queue receiver: the agent watchdog',
   description:
@@ -29,11 +26,9 @@ export const route = createRoute({
     'are marked `suspended` (nothing deleted), as are the newest beyond a plan’s agent count; `{userIds}` (published ' +
     'by a payment event) reconciles those users at once. Suspended agents are never repaired, nor is an agent whose ' +
     'owner has no paid access. The watchdog has no endpoint of its own for users.',
-  middleware: [requireQueueSignature] as const,
   request: { body: jsonBody(WatchdogMessage) },
   responses: {
     200: ok(WatchdogResult, 'The sweep was published, or the batch checked'),
-    401: errorResponse('Missing or invalid queue signature (`SIGNATURE_REQUIRED`, `INVALID_SIGNATURE`)'),
   },
 })
 

@@ -1,5 +1,5 @@
 import { oneLine } from '../../../lib/mail/notice'
-import type { MailMessage } from '../../../lib/mail/types'
+import type { MailMessage } from '../../../lib/context'
 
 /** The one mail an agent's owner gets when the watchdog gives up repairing it (`crash_loop`). */
 export const crashLoopMail = (to: string, agent: { id: string; name: string }, crashes: number, windowMinutes: number, baseUrl: string): MailMessage => ({

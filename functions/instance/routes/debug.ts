@@ -1,6 +1,5 @@
 import type { RouteHandler } from '@hono/zod-openapi'
-import { findOwnAgent } from '../../../lib/agents/access'
-import { agentGateway, TOKEN_UNREADABLE_DOC } from '../../../lib/agents/access'
+import { findOwnAgent, agentGateway, TOKEN_UNREADABLE_DOC } from '../../../lib/agents/access'
 import { providerApiError } from '../../../lib/agents/lifecycle'
 import { PAID_ACCESS_RULE, PLAN_REQUIRED_DOC, requirePaidAccess } from '../../../lib/auth/plan'
 import { RuntimeProviderError } from '../../../lib/runtime/provider'

@@ -1,10 +1,10 @@
 import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { count, eq } from 'drizzle-orm'
-import { generateApiKey, lookupPrefix, MAX_KEYS_PER_USER } from '../../../lib/auth/api-keys'
+import { generateApiKey, lookupPrefix } from '../../../lib/auth/api-keys'
 import { hashSecret } from '../../../lib/auth/password'
 import { sha256Hex } from '../../../lib/crypto'
-import type { Db } from '../../../lib/db/client'
+import type { Db } from '../../../lib/db/rls'
 import { asUser } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
@@ -13,6 +13,7 @@ import { signedInRoute } from '../../../lib/http/routes'
 import { enforceRateLimit, limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { apiKeys, users } from '../../../schema'
+import { MAX_KEYS_PER_USER } from '../schemas'
 
 const CreateKeyBody = z
   .object(

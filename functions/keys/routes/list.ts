@@ -1,13 +1,12 @@
 import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { desc, eq } from 'drizzle-orm'
-import { MAX_KEYS_PER_USER } from '../../../lib/auth/api-keys'
 import { readAsUser } from '../../../lib/db/rls'
 import { ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
 import { apiKeys } from '../../../schema'
 import { toItem } from '../item'
-import { ApiKeyItemSchema } from '../schemas'
+import { ApiKeyItemSchema, MAX_KEYS_PER_USER } from '../schemas'
 
 export const route = signedInRoute({
   method: 'get',

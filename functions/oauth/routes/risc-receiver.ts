@@ -1,17 +1,15 @@
-import { createRoute, z } from '@hono/zod-openapi'
+import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
-import { errorResponse, ok } from '../../../lib/http/openapi'
+import { ok } from '../../../lib/http/openapi'
+import { queueReceiverRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
-import { requireQueueSignature } from '../../../lib/queue/receiver'
 import { processSecurityEvent, RISC_QUEUE_PATH } from '../risc-events'
 import { afterSessionsEnded } from '../../../lib/auth/session-bound'
 
-export const route = createRoute({
-  method: 'post',
+export const route = queueReceiverRoute({
   path: RISC_QUEUE_PATH,
   operationId: 'processRiscEvent',
-  security: [{ queueSignature: [] }],
   tags: ['Security'],
   summary: 'Queue receiver: act on a stored RISC event',
   description:
@@ -20,11 +18,9 @@ export const route = createRoute({
     'deletes sessions when the reason is hijacking); ' +
     'account-enabled clears it; tokens-revoked drops the stored tokens; verification does nothing. Records ' +
     '`processedAt` and `outcome`.',
-  middleware: [requireQueueSignature] as const,
   request: { body: jsonBody(z.object({ jti: z.string().min(1).max(256) })) },
   responses: {
     200: ok(z.object({ processed: z.boolean(), outcome: z.string().max(1024).optional() }), 'Processed, or already processed'),
-    401: errorResponse('Missing or invalid queue signature'),
   },
 })
 

@@ -1,21 +1,18 @@
-import { createRoute } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
+import { queueReceiverRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
 import { log } from '../../../lib/log'
-import { requireQueueSignature } from '../../../lib/queue/receiver'
 import { expireSessions, RADIO_EXPIRE_PATH, RADIO_SWEEP_CRON } from '../expire'
 import { MuxError, muxClient } from '../mux'
 import { MAX_SESSION_SEC } from '../sessions'
 import { ExpireMessage, ExpireResultSchema } from '../schemas'
 
-export const route = createRoute({
-  method: 'post',
+export const route = queueReceiverRoute({
   path: RADIO_EXPIRE_PATH,
   operationId: 'expireRadioSessions',
-  security: [{ queueSignature: [] }],
   tags: ['Radio'],
   summary: 'Queue receiver: end DJ sessions at their 2-hour maximum',
   description:
@@ -24,11 +21,9 @@ export const route = createRoute({
     '(recordings kept); a session ended meanwhile is left as it is. When Mux fails the answer is 502 and the queue ' +
     `retries. \`{}\` (the cron, \`${RADIO_SWEEP_CRON}\`) sweeps: every current session past its expiry, 50 per delivery, ` +
     'for expiries a lost delivery missed; Mux failures there are counted and left for the next sweep.',
-  middleware: [requireQueueSignature] as const,
   request: { body: jsonBody(ExpireMessage) },
   responses: {
     200: ok(ExpireResultSchema),
-    401: errorResponse('Missing or invalid queue signature (`SIGNATURE_REQUIRED`, `INVALID_SIGNATURE`)'),
     503: errorResponse('Mux failed on the named session: `Streaming provider unavailable` (`STREAMING_UNAVAILABLE`), retried; or `Streaming not configured` (`NOT_CONFIGURED`)'),
   },
 })

@@ -1,5 +1,4 @@
-import { createRoute, type RouteHandler } from '@hono/zod-openapi'
-import { z } from '@hono/zod-openapi'
+import { createRoute, type RouteHandler, z } from '@hono/zod-openapi'
 import { requireAdminSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
 import { limits } from '../../../lib/http/limits'

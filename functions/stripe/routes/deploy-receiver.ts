@@ -1,19 +1,16 @@
-import { createRoute } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { SUBSCRIPTION_DEPLOY_PATH } from '../subscription'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
+import { queueReceiverRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
 import { errorFields, log } from '../../../lib/log'
-import { requireQueueSignature } from '../../../lib/queue/receiver'
 import { DeployJobSchema, DeployResultSchema } from '../schemas'
 
-export const route = createRoute({
-  method: 'post',
+export const route = queueReceiverRoute({
   path: SUBSCRIPTION_DEPLOY_PATH,
   operationId: 'deliverSubscriptionDeploy',
-  security: [{ queueSignature: [] }],
   tags: ['Billing'],
   summary: 'Queue receiver: deploy the runtime of a new subscription',
   description:
@@ -23,11 +20,9 @@ export const route = createRoute({
     'subscription). The backend\'s 2xx is 200; its 5xx, 408, 429, a timeout (10 s) or no answer is 502 so the queue ' +
     'retries; its other 4xx is a permanent refusal: logged, and 200 `deployed: false` so it is not retried forever. 503 when ' +
     '`BACKEND_URL` or `INTERNAL_API_KEY` is unset (retried).',
-  middleware: [requireQueueSignature] as const,
   request: { body: jsonBody(DeployJobSchema) },
   responses: {
     200: ok(DeployResultSchema, 'Deployed, or refused for good by the backend'),
-    401: errorResponse('Missing or invalid queue signature'),
     502: errorResponse('The backend failed (5xx, 408, 429) or did not answer (`BACKEND_UNAVAILABLE`): retried by the queue'),
     503: errorResponse('Backend not configured (`NOT_CONFIGURED`): retried by the queue'),
   },

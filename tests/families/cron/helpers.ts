@@ -1,7 +1,7 @@
 import { asc, eq } from 'drizzle-orm'
 import type { LocalQueue } from '../../../infra/local-queue'
 import { signDelivery } from '../../../lib/queue/sign'
-import type { PublishOptions, Queue } from '../../../lib/queue/types'
+import type { PublishOptions, Queue } from '../../../lib/context'
 import type { RuntimeProvider } from '../../../lib/runtime/provider'
 import { checkAgents } from '../../../functions/cron/watchdog/batch'
 import { watchdogDeps, type WatchdogDeps } from '../../../lib/watchdog/deps'

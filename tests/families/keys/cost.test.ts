@@ -1,7 +1,7 @@
 import bcrypt from 'bcryptjs'
 import { eq } from 'drizzle-orm'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
-import { MAX_KEYS_PER_USER } from '../../../lib/auth/api-keys'
+import { MAX_KEYS_PER_USER } from '../../../functions/keys/schemas'
 import { limits } from '../../../lib/http/limits'
 import { apiKeys } from '../../../schema'
 import { createHarness, type Harness, type SeededUser } from '../../support/harness'
