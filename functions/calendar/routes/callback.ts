@@ -19,7 +19,7 @@ export const route = createRoute({
   tags: ['Calendar'],
   summary: 'Google Calendar OAuth callback',
   description:
-    'Called by Google. Checks the state (HMAC-SHA256 under `SESSION_SECRET`, at most 10 minutes old, single use, and ' +
+    'Called by Google. Checks the state (an HS256 JWT under `SESSION_SECRET`, audience `calendar-oauth-state`, at most 10 minutes old, single use, and ' +
     'the browser must send a session of the user the state names: without one, or signed in as someone else, ' +
     '`invalid_state` and the state is not used up), exchanges the code (with its ' +
     'PKCE verifier), reads the primary calendar\'s id and time zone and stores the connection for the user the state ' +

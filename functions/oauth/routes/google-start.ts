@@ -17,7 +17,7 @@ export const route = createRoute({
   description:
     "302 to Google's `authorization_endpoint` (from the discovery document) with `response_type=code`, scopes " +
     '`openid email profile`, `access_type=offline`, `prompt=select_account`, PKCE (S256), a nonce, and a signed ' +
-    'single-use `state` (10 minutes) also set as the `google-oauth-state` cookie. `redirect_uri` is ' +
+    'single-use `state` (an HS256 JWT under `SESSION_SECRET`, 10 minutes) also set as the `google-oauth-state` cookie. `redirect_uri` is ' +
     '`{PUBLIC_URL or this origin}/api/auth/google/callback`. Unconfigured: 302 to `/login?error=GoogleNotConfigured`.',
   responses: {
     302: { description: "To Google's consent screen, or to the dashboard's `/login?error=<code>`" },
