@@ -5,6 +5,7 @@ import type { Context } from 'hono'
 import { signInWithIdentity } from '../../../lib/auth/sign-in'
 import type { AppEnv } from '../../../lib/context'
 import { timingSafeEqual } from '../../../lib/crypto'
+import { deadline } from '../../../lib/deadline'
 import { ApiError } from '../../../lib/http/errors'
 import { issuerVariants, OidcUnavailableError, verifyProviderJwt, type Discovery } from '../oidc'
 import { googleClient, googleDiscovery, loginRedirect, providerError, SignInFailure } from '../google'
@@ -109,12 +110,13 @@ async function exchangeCode(discovery: Discovery, client: { id: string; secret: 
     client_secret: client.secret,
     code_verifier: pending.verifier,
   })
+  const bound = deadline(10_000)
   try {
     const res = await fetch(discovery.token_endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       body,
-      signal: AbortSignal.timeout(10_000),
+      signal: bound.signal,
     })
     if (!res.ok) {
       await res.body?.cancel()
@@ -124,6 +126,8 @@ async function exchangeCode(discovery: Discovery, client: { id: string; secret: 
   } catch (e) {
     log.warn('oauth.google_token_exchange_failed', errorFields(e))
     throw new SignInFailure('TokenExchangeFailed')
+  } finally {
+    bound.clear()
   }
 }
 
