@@ -3,6 +3,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { completeConnection, ConnectFailure, DASHBOARD_CALENDAR } from '../oauth'
 import type { AppEnv } from '../../../lib/context'
+import { noStore } from '../../../lib/http/no-store'
 import { errorFields, log } from '../../../lib/log'
 
 const Query = z.object({
@@ -16,6 +17,7 @@ export const route = createRoute({
   path: '/api/calendar/callback',
   operationId: 'finishCalendarConnect',
   security: [],
+  middleware: [noStore] as const,
   tags: ['Calendar'],
   summary: 'Google Calendar OAuth callback',
   description:
@@ -33,7 +35,6 @@ export const route = createRoute({
 })
 
 function back(c: Context<AppEnv>, outcome: { connected: true } | { error: string }) {
-  c.header('Cache-Control', 'no-store')
   const query = 'error' in outcome ? `error=${encodeURIComponent(outcome.error)}` : 'connected=true'
   return c.redirect(`${c.var.services.config.baseUrl}${DASHBOARD_CALENDAR}?${query}`, 302)
 }

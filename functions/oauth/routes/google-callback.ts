@@ -4,6 +4,7 @@ import { errors } from 'jose'
 import type { Context } from 'hono'
 import { signInWithIdentity } from '../../../lib/auth/sign-in'
 import type { AppEnv } from '../../../lib/context'
+import { noStore } from '../../../lib/http/no-store'
 import { timingSafeEqual } from '../../../lib/crypto'
 import { deadline } from '../../../lib/deadline'
 import { ApiError } from '../../../lib/http/errors'
@@ -23,6 +24,7 @@ export const route = createRoute({
   path: '/api/auth/google/callback',
   operationId: 'finishGoogleSignIn',
   security: [],
+  middleware: [noStore] as const,
   tags: ['Auth'],
   summary: 'Google sign-in callback',
   description:
@@ -88,7 +90,6 @@ async function complete(c: Context<AppEnv>, query: z.infer<typeof Query>) {
     if (e instanceof ApiError && e.code === 'ACCOUNT_LINK_REFUSED') throw new SignInFailure('AccountLinkRefused')
     throw e
   }
-  c.header('Cache-Control', 'no-store')
   return c.redirect(`${config.baseUrl}/dashboard`, 302)
 }
 

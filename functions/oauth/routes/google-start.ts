@@ -1,6 +1,7 @@
 import { createRoute } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
+import { noStore } from '../../../lib/http/no-store'
 import { randomHex } from '../../../lib/crypto'
 import { OidcUnavailableError, pkcePair } from '../oidc'
 import { callbackUrl, googleClient, googleDiscovery, loginRedirect } from '../google'
@@ -12,6 +13,7 @@ export const route = createRoute({
   path: '/api/auth/google',
   operationId: 'startGoogleSignIn',
   security: [],
+  middleware: [noStore] as const,
   tags: ['Auth'],
   summary: 'Start Google sign-in',
   description:
@@ -47,7 +49,6 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
       code_challenge_method: 'S256',
     }
     for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v)
-    c.header('Cache-Control', 'no-store')
     return c.redirect(url.toString(), 302)
   } catch (e) {
     log.error('oauth.google_start_failed', { requestId: c.var.requestId, ...errorFields(e) })
