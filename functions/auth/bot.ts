@@ -1,6 +1,7 @@
 import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import type { AppEnv } from '../../lib/context'
+import { deadline } from '../../lib/deadline'
 import { ApiError } from '../../lib/http/errors'
 
 // Scripted HTTP clients and crawlers: a browser sign-up never sends these.
@@ -25,9 +26,13 @@ export async function verifyTurnstile(c: Context<AppEnv>, bodyToken: string | un
   const token = bodyToken ?? c.req.header('cf-turnstile-response')
   if (!token) throw new ApiError('BOT_DETECTED', 'Bot verification required')
   const form = new URLSearchParams({ secret: config.TURNSTILE_SECRET_KEY, response: token, remoteip: clientIp(c) })
-  const res = await fetch(config.TURNSTILE_VERIFY_URL, { method: 'POST', body: form, signal: AbortSignal.timeout(5000) }).catch(
-    () => null,
-  )
-  const outcome = res?.ok ? ((await res.json().catch(() => null)) as { success?: boolean } | null) : null
+  const bound = deadline(5000)
+  let outcome: { success?: boolean } | null
+  try {
+    const res = await fetch(config.TURNSTILE_VERIFY_URL, { method: 'POST', body: form, signal: bound.signal }).catch(() => null)
+    outcome = res?.ok ? ((await res.json().catch(() => null)) as { success?: boolean } | null) : null
+  } finally {
+    bound.clear()
+  }
   if (!outcome?.success) throw new ApiError('BOT_DETECTED', 'Bot verification failed')
 }

@@ -131,16 +131,14 @@ class CalendarSession {
     try {
       const expiry = this.conn.tokens.expiresAt?.getTime()
       if (!this.refreshed && expiry !== undefined && expiry - EXPIRY_MARGIN_MS <= Date.now()) await this.refresh()
-      let res = await this.send(req)
-      if (res.status === 401 && !this.refreshed) {
-        await res.body?.cancel()
+      let answer = await this.send(req)
+      if (answer.status === 401 && !this.refreshed) {
         await this.refresh()
-        res = await this.send(req)
+        answer = await this.send(req)
       }
-      if (res.ok) return res.status === 204 ? null : await res.json()
-      await res.body?.cancel()
-      if ((res.status === 404 || res.status === 410) && opts.notFound) throw opts.notFound()
-      log.warn('calendar.provider_refused', { method: req.method, status: res.status })
+      if (answer.ok) return answer.body
+      if ((answer.status === 404 || answer.status === 410) && opts.notFound) throw opts.notFound()
+      log.warn('calendar.provider_refused', { method: req.method, status: answer.status })
       throw calendarUnavailable()
     } catch (e) {
       if (e instanceof ApiError) throw e

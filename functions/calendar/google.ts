@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { deadline } from '../../lib/deadline'
 import { ApiError } from '../../lib/http/errors'
 import { errorFields, log } from '../../lib/log'
 import type { GoogleClient } from '../../lib/oidc/google'
@@ -30,6 +31,38 @@ export class ProviderFailure extends Error {
   override name = 'ProviderFailure'
 }
 
+/** Google's answer: its status and its JSON (null for a 204, or an error answer that is not JSON). */
+export interface GoogleAnswer {
+  status: number
+  ok: boolean
+  body: unknown
+}
+
+/**
+ * One request to Google, its answer read whole, within TIMEOUT_MS. A network failure, a timeout, or a success whose
+ * body is not JSON is `ProviderFailure`.
+ */
+async function request(url: string | URL, init: RequestInit, what: string): Promise<GoogleAnswer> {
+  const bound = deadline(TIMEOUT_MS)
+  try {
+    let res: Response
+    try {
+      res = await fetch(url, { ...init, signal: bound.signal })
+    } catch (e) {
+      throw new ProviderFailure(`${what} unreachable`, { cause: e })
+    }
+    if (res.status === 204) return { status: 204, ok: true, body: null }
+    if (!res.ok) return { status: res.status, ok: false, body: await res.json().catch(() => null) }
+    try {
+      return { status: res.status, ok: true, body: await res.json() }
+    } catch (e) {
+      throw new ProviderFailure(`${what} answered ${res.status} with a body that is not JSON`, { cause: e })
+    }
+  } finally {
+    bound.clear()
+  }
+}
+
 // ---- OAuth token endpoint ----------------------------------------------------------------------------------
 
 const TokenResponse = z.object({
@@ -48,21 +81,15 @@ export interface Tokens {
   scope?: string
 }
 
-async function tokenRequest(endpoint: string, params: Record<string, string>) {
-  try {
-    return await fetch(endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: new URLSearchParams(params),
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    })
-  } catch (e) {
-    throw new ProviderFailure('token endpoint unreachable', { cause: e })
-  }
-}
+const tokenRequest = (endpoint: string, params: Record<string, string>) =>
+  request(
+    endpoint,
+    { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: new URLSearchParams(params) },
+    'token endpoint',
+  )
 
-async function readTokens(res: Response, what: string): Promise<Tokens> {
-  const parsed = TokenResponse.safeParse(await res.json().catch(() => null))
+function readTokens(answer: GoogleAnswer, what: string): Tokens {
+  const parsed = TokenResponse.safeParse(answer.body)
   if (!parsed.success) throw new ProviderFailure(`${what}: token response without an access token`)
   const t = parsed.data
   return {
@@ -75,7 +102,7 @@ async function readTokens(res: Response, what: string): Promise<Tokens> {
 
 /** Authorization code (with its PKCE verifier and the same redirect URI) for tokens; client_secret_post. */
 export async function exchangeCode(endpoint: string, client: GoogleClient, code: string, redirectUri: string, verifier: string) {
-  const res = await tokenRequest(endpoint, {
+  const answer = await tokenRequest(endpoint, {
     grant_type: 'authorization_code',
     code,
     redirect_uri: redirectUri,
@@ -83,27 +110,24 @@ export async function exchangeCode(endpoint: string, client: GoogleClient, code:
     client_secret: client.secret,
     code_verifier: verifier,
   })
-  if (!res.ok) {
-    await res.body?.cancel()
-    throw new ProviderFailure(`code exchange answered ${res.status}`)
-  }
-  return readTokens(res, 'code exchange')
+  if (!answer.ok) throw new ProviderFailure(`code exchange answered ${answer.status}`)
+  return readTokens(answer, 'code exchange')
 }
 
 /** A new access token from the refresh token. `invalid_grant` (RFC 6749 §5.2) is `GrantRevoked`. */
 export async function refreshAccessToken(endpoint: string, client: GoogleClient, refreshToken: string) {
-  const res = await tokenRequest(endpoint, {
+  const answer = await tokenRequest(endpoint, {
     grant_type: 'refresh_token',
     refresh_token: refreshToken,
     client_id: client.id,
     client_secret: client.secret,
   })
-  if (!res.ok) {
-    const body = (await res.json().catch(() => null)) as { error?: unknown } | null
-    if ((res.status === 400 || res.status === 401) && body?.error === 'invalid_grant') throw new GrantRevoked('refresh token revoked')
-    throw new ProviderFailure(`refresh answered ${res.status}`)
+  if (!answer.ok) {
+    const body = answer.body as { error?: unknown } | null
+    if ((answer.status === 400 || answer.status === 401) && body?.error === 'invalid_grant') throw new GrantRevoked('refresh token revoked')
+    throw new ProviderFailure(`refresh answered ${answer.status}`)
   }
-  return readTokens(res, 'refresh')
+  return readTokens(answer, 'refresh')
 }
 
 // ---- Calendar API ------------------------------------------------------------------------------------------
@@ -115,22 +139,13 @@ export interface CalendarRequest {
   body?: unknown
 }
 
-/** One Calendar API request with a bearer token; a network failure or timeout is `ProviderFailure`. */
-export async function calendarFetch(apiUrl: string, accessToken: string, req: CalendarRequest) {
+/** One Calendar API request with a bearer token (see `request`). */
+export function calendarFetch(apiUrl: string, accessToken: string, req: CalendarRequest) {
   const url = new URL(`${apiUrl.replace(/\/+$/, '')}${req.path}`)
   for (const [k, v] of Object.entries(req.query ?? {})) url.searchParams.set(k, v)
   const headers: Record<string, string> = { authorization: `Bearer ${accessToken}`, accept: 'application/json' }
   if (req.body !== undefined) headers['content-type'] = 'application/json'
-  try {
-    return await fetch(url, {
-      method: req.method,
-      headers,
-      body: req.body === undefined ? undefined : JSON.stringify(req.body),
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    })
-  } catch (e) {
-    throw new ProviderFailure(`calendar ${req.method} unreachable`, { cause: e })
-  }
+  return request(url, { method: req.method, headers, body: req.body === undefined ? undefined : JSON.stringify(req.body) }, `calendar ${req.method}`)
 }
 
 /** Sends a Calendar API request with a live token (refreshing as needed) and answers its JSON, null for 204. */

@@ -105,12 +105,9 @@ export async function completeConnection(c: Context<AppEnv>, query: CallbackQuer
 
   // The fresh token needs no refresh: calls go straight to Google, any failure is `unknown`.
   const call: CalendarCall = async (req: CalendarRequest) => {
-    const res = await calendarFetch(config.GOOGLE_CALENDAR_API_URL, tokens.accessToken, req)
-    if (!res.ok) {
-      await res.body?.cancel()
-      throw new Error(`calendars.get answered ${res.status}`)
-    }
-    return res.json()
+    const answer = await calendarFetch(config.GOOGLE_CALENDAR_API_URL, tokens.accessToken, req)
+    if (!answer.ok) throw new Error(`calendars.get answered ${answer.status}`)
+    return answer.body
   }
   const primary = await primaryCalendar(call)
   await saveConnection(db, config, { userId: state.userId, ...primary, tokens })

@@ -1,29 +1,22 @@
 import { base64url } from 'jose'
-import { hmacSha256, hmacSha256Hex, randomHex, sha256, timingSafeEqual } from '../../lib/crypto'
+import { signToken, verifyToken } from '../../lib/auth/signed-token'
+import { hmacSha256, randomHex, sha256 } from '../../lib/crypto'
 import type { Kv } from '../../lib/kv/types'
 
 /** The spec's "Limits": a calendar OAuth state is valid 10 minutes. */
 export const STATE_TTL_MS = 10 * 60 * 1000
-/** A state issued this far in the future (clock skew between isolates) is still taken; further is forged. */
-const CLOCK_SKEW_MS = 60 * 1000
-const STATE_FORMAT = /^([A-Za-z0-9_-]{1,400})\.([0-9a-f]{64})$/
+const NONCE = /^[0-9a-f]{32}$/
 
-/** What a state carries: whose calendar is being connected, a single-use nonce, and when it was issued. */
+/** What a state carries: whose calendar is being connected, a single-use nonce, and when it was issued (ms). */
 export interface CalendarState {
   userId: string
   nonce: string
   issuedAt: number
 }
 
-const enc = new TextEncoder()
-const dec = new TextDecoder()
-const sign = (secret: string, body: string) => hmacSha256Hex(secret, `calendar-oauth-state:${body}`)
-
-/** `<base64url(JSON {u, n, t})>.<hex HMAC-SHA256 under SESSION_SECRET>`: self-contained, nothing stored until used. */
-export async function signState(secret: string, state: CalendarState) {
-  const body = base64url.encode(enc.encode(JSON.stringify({ u: state.userId, n: state.nonce, t: state.issuedAt })))
-  return `${body}.${await sign(secret, body)}`
-}
+/** A signed token (lib/auth/signed-token.ts) naming the user (`sub`) and the nonce (`jti`): nothing stored until used. */
+export const signState = (secret: string, state: CalendarState) =>
+  signToken(secret, 'calendar-oauth-state', { sub: state.userId, jti: state.nonce }, { expiresInSec: STATE_TTL_MS / 1000, now: state.issuedAt })
 
 /** A new state for `userId`, issued now, with its nonce (the PKCE verifier is derived from it). */
 export async function issueState(secret: string, userId: string, now = Date.now()) {
@@ -36,18 +29,10 @@ export async function issueState(secret: string, userId: string, now = Date.now(
  * malformed, expired or from the future). Checks nothing in the store: see `spendState`.
  */
 export async function verifyState(secret: string, state: string, now = Date.now()): Promise<CalendarState | null> {
-  const m = STATE_FORMAT.exec(state)
-  if (!m || !timingSafeEqual(m[2], await sign(secret, m[1]))) return null
-  let parsed: { u?: unknown; n?: unknown; t?: unknown }
-  try {
-    parsed = JSON.parse(dec.decode(base64url.decode(m[1])))
-  } catch {
-    return null
-  }
-  const { u, n, t } = parsed ?? {}
-  if (typeof u !== 'string' || !u || typeof n !== 'string' || !/^[0-9a-f]{32}$/.test(n) || typeof t !== 'number' || !Number.isFinite(t)) return null
-  if (now - t > STATE_TTL_MS || t - now > CLOCK_SKEW_MS) return null
-  return { userId: u, nonce: n, issuedAt: t }
+  const claims = await verifyToken(secret, 'calendar-oauth-state', state, { now })
+  const { sub, jti, iat } = claims ?? {}
+  if (typeof sub !== 'string' || !sub || typeof jti !== 'string' || !NONCE.test(jti) || typeof iat !== 'number') return null
+  return { userId: sub, nonce: jti, issuedAt: iat * 1000 }
 }
 
 /** Marks the state's nonce used, once: true for the first caller, false for a replay (kv `SET NX`, 10 minutes). */

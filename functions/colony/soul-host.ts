@@ -1,4 +1,5 @@
 import type { Config } from '../../lib/config'
+import { deadline } from '../../lib/deadline'
 import { readCapped } from '../../lib/http/read-capped'
 
 /** The most a soul host's answer may weigh: a colony tree or a cognitive state is far below this. */
@@ -32,20 +33,12 @@ export const soulHosts = (config: Pick<Config, 'SOUL_SERVICE_URL' | 'SOUL_SERVIC
 async function ask(base: string, path: string, config: Pick<Config, 'SOUL_SERVICE_TOKEN' | 'SOUL_SERVICE_TIMEOUT_MS'>, stop: AbortSignal) {
   const started = Date.now()
   const done = (ok: boolean, detail: string, data?: unknown) => ({ attempt: { host: origin(base), ok, detail, latencyMs: Date.now() - started }, data })
-  // One controller per host, held here with its timer: a signal composed by AbortSignal.any can be collected
-  // before it fires (Node 20), leaving a hanging host's fetch waiting for ever.
-  const controller = new AbortController()
-  let timedOut = false
-  const timer = setTimeout(() => {
-    timedOut = true
-    controller.abort()
-  }, config.SOUL_SERVICE_TIMEOUT_MS)
-  const onStop = () => controller.abort()
-  stop.addEventListener('abort', onStop, { once: true })
+  // The whole exchange, body included, within the timeout; cancelled early once another host's answer is chosen.
+  const bound = deadline(config.SOUL_SERVICE_TIMEOUT_MS, stop)
   try {
     const res = await fetch(`${base}${path}`, {
       headers: { accept: 'application/json', ...(config.SOUL_SERVICE_TOKEN ? { authorization: `Bearer ${config.SOUL_SERVICE_TOKEN}` } : {}) },
-      signal: controller.signal,
+      signal: bound.signal,
     })
     if (!res.ok) {
       await res.body?.cancel()
@@ -57,12 +50,11 @@ async function ask(base: string, path: string, config: Pick<Config, 'SOUL_SERVIC
     if (!data || typeof data !== 'object' || Array.isArray(data)) return done(false, 'malformed')
     return done(true, `HTTP ${res.status}`, data)
   } catch (e) {
-    if (timedOut) return done(false, 'timeout')
+    if (bound.timedOut) return done(false, 'timeout')
     if (stop.aborted) return done(false, 'not needed')
     return done(false, (e as { name?: string })?.name === 'SyntaxError' ? 'malformed' : 'unreachable')
   } finally {
-    clearTimeout(timer)
-    stop.removeEventListener('abort', onStop)
+    bound.clear()
   }
 }
 

@@ -1,5 +1,6 @@
 import { createLocalJWKSet, decodeProtectedHeader, errors, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyOptions } from 'jose'
 import type { Config } from '../../lib/config'
+import { deadline } from '../../lib/deadline'
 import { ApiError } from '../../lib/http/errors'
 import { errorFields, log } from '../../lib/log'
 
@@ -27,9 +28,15 @@ type KeySet = { keys: ReturnType<typeof createLocalJWKSet>; at: number }
 const keySets = new Map<string, KeySet>()
 
 async function fetchKeySet(url: string): Promise<KeySet> {
-  const res = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'manual', signal: AbortSignal.timeout(5_000) })
-  if (!res.ok) throw new IssuerFault(`key set answered ${res.status}`)
-  const body = (await res.json()) as JSONWebKeySet
+  const bound = deadline(5_000)
+  let body: JSONWebKeySet
+  try {
+    const res = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'manual', signal: bound.signal })
+    if (!res.ok) throw new IssuerFault(`key set answered ${res.status}`)
+    body = (await res.json()) as JSONWebKeySet
+  } finally {
+    bound.clear()
+  }
   const set = { keys: createLocalJWKSet(body), at: Date.now() } // throws JWKSInvalid for a non-key-set
   keySets.set(url, set)
   return set

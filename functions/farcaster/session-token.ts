@@ -17,6 +17,7 @@ export interface SessionTokenData {
 const dec = new TextDecoder('utf-8', { fatal: true })
 const B64URL = /^[A-Za-z0-9_-]+$/
 
+// The spec fixes this two-part shape, so it is not a JWT (lib/auth/signed-token.ts); the HMAC is lib/crypto's.
 const sign = async (secret: string, dataPart: string) => base64url.encode(await hmacSha256(secret, dataPart))
 
 let devSecret: string | undefined

@@ -1,3 +1,4 @@
+import { deadline } from '../../lib/deadline'
 import { readCappedBytes } from '../../lib/http/read-capped'
 import { ApiError } from '../../lib/http/errors'
 import type { Plugin } from './plugins'
@@ -57,8 +58,8 @@ function idleLimited(source: ReadableStream<Uint8Array>, idleMs: number, onIdle:
  * a chunk; any other body is read whole, capped at `MAX_PLUGIN_ANSWER_BYTES`, with the same idle limit.
  */
 export async function callPlugin(plugin: Plugin & { url: string }, payload: Record<string, unknown>, opts: { accept?: string; timeoutMs: number }): Promise<PluginAnswer> {
-  const controller = new AbortController()
-  const timer = setTimeout(() => controller.abort(), opts.timeoutMs)
+  // Bounds the wait for the headers only: the body has its own idle limit (`idleLimited`).
+  const headersDue = deadline(opts.timeoutMs)
   let res: Response
   try {
     res = await fetch(plugin.url, {
@@ -66,12 +67,12 @@ export async function callPlugin(plugin: Plugin & { url: string }, payload: Reco
       headers: { 'content-type': 'application/json', accept: opts.accept || '*/*' },
       body: JSON.stringify(payload),
       redirect: 'manual',
-      signal: controller.signal,
+      signal: headersDue.signal,
     })
   } catch {
-    throw pluginUnavailable(controller.signal.aborted ? `no answer within ${opts.timeoutMs / 1000} s` : 'its upstream could not be reached')
+    throw pluginUnavailable(headersDue.timedOut ? `no answer within ${opts.timeoutMs / 1000} s` : 'its upstream could not be reached')
   } finally {
-    clearTimeout(timer)
+    headersDue.clear()
   }
   if (res.status >= 300 && res.status < 400) {
     await res.body?.cancel().catch(() => {})

@@ -43,9 +43,8 @@ export class SignInFailure extends Error {
   }
 }
 
-/** The dashboard (first APP_ORIGIN) is where the browser lands, success or not. */
+/** The dashboard (first APP_ORIGIN) is where the browser lands, success or not (the sign-in routes declare `noStore`). */
 export function loginRedirect(c: Context<AppEnv>, code: string) {
-  c.header('Cache-Control', 'no-store')
   return c.redirect(`${c.var.services.config.baseUrl}/login?error=${encodeURIComponent(code)}`, 302)
 }
 

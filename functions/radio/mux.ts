@@ -1,4 +1,5 @@
 import type { Config } from '../../lib/config'
+import { deadline } from '../../lib/deadline'
 import { ApiError } from '../../lib/http/errors'
 
 /**
@@ -55,32 +56,37 @@ export function muxClient(config: Pick<Config, 'MUX_TOKEN_ID' | 'MUX_TOKEN_SECRE
 
   /** The JSON answer's `data`; null for a 404 when `missingOk`. Throws MuxError otherwise. */
   async function call<T>(method: string, path: string, body?: unknown, missingOk = false): Promise<T | null> {
-    let res: Response
+    // The whole exchange, the answer's body included, within MUX_TIMEOUT_MS.
+    const bound = deadline(config.MUX_TIMEOUT_MS)
     try {
-      res = await fetch(`${base}${path}`, {
-        method,
-        headers: { authorization, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(config.MUX_TIMEOUT_MS),
-      })
-    } catch (e) {
-      const timedOut = (e as Error)?.name === 'TimeoutError' || (e as Error)?.name === 'AbortError'
-      throw new MuxError(0, timedOut ? `Mux did not answer within ${config.MUX_TIMEOUT_MS} ms` : 'Mux unreachable')
-    }
-    if (res.status === 404 && missingOk) {
-      await res.body?.cancel()
-      return null
-    }
-    if (!res.ok) {
-      await res.body?.cancel()
-      throw new MuxError(res.status, `Mux answered ${res.status} to ${method}`)
-    }
-    if (res.status === 204) return {} as T
-    try {
-      const json = (await res.json()) as { data?: T }
-      return (json?.data ?? {}) as T
-    } catch {
-      throw new MuxError(res.status, 'Mux answered with a body that is not JSON')
+      let res: Response
+      try {
+        res = await fetch(`${base}${path}`, {
+          method,
+          headers: { authorization, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: bound.signal,
+        })
+      } catch {
+        throw new MuxError(0, bound.timedOut ? `Mux did not answer within ${config.MUX_TIMEOUT_MS} ms` : 'Mux unreachable')
+      }
+      if (res.status === 404 && missingOk) {
+        await res.body?.cancel()
+        return null
+      }
+      if (!res.ok) {
+        await res.body?.cancel()
+        throw new MuxError(res.status, `Mux answered ${res.status} to ${method}`)
+      }
+      if (res.status === 204) return {} as T
+      try {
+        const json = (await res.json()) as { data?: T }
+        return (json?.data ?? {}) as T
+      } catch {
+        throw new MuxError(res.status, 'Mux answered with a body that is not JSON')
+      }
+    } finally {
+      bound.clear()
     }
   }
 

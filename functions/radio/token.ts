@@ -1,10 +1,9 @@
-import { base64url } from 'jose'
-import { hmacSha256Hex, timingSafeEqual } from '../../lib/crypto'
+import { signToken, verifyToken } from '../../lib/auth/signed-token'
 
 /**
- * A DJ access token: `<base64url(JSON {s, w, exp})>.<hex HMAC-SHA256 under SESSION_SECRET>`, naming one radio
- * session and its wallet, valid until the session's own expiry. Self-contained: nothing is stored, so it is shown
- * once at creation and proves the bearer created that session (it ends it: `DELETE /api/radio/streams/:id`).
+ * A DJ access token: a signed token (lib/auth/signed-token.ts) under SESSION_SECRET naming one radio session (`sub`)
+ * and its wallet, valid until the session's own expiry. Self-contained: nothing is stored, so it is shown once at
+ * creation and proves the bearer created that session (it ends it: `DELETE /api/radio/streams/:id`).
  */
 export interface DjToken {
   sessionId: string
@@ -14,29 +13,15 @@ export interface DjToken {
   exp: number
 }
 
-const TOKEN_FORMAT = /^([A-Za-z0-9_-]{1,400})\.([0-9a-f]{64})$/
-const enc = new TextEncoder()
-const dec = new TextDecoder('utf-8', { fatal: true })
-// A domain prefix: no other HMAC made under SESSION_SECRET (CSRF, OAuth state) can pass as a DJ token.
-const sign = (secret: string, body: string) => hmacSha256Hex(secret, `radio-dj-token:${body}`)
+const WALLET = /^0x[0-9a-f]{40}$/
 
-export async function issueDjToken(secret: string, token: DjToken) {
-  const body = base64url.encode(enc.encode(JSON.stringify({ s: token.sessionId, w: token.wallet, exp: token.exp })))
-  return `${body}.${await sign(secret, body)}`
-}
+export const issueDjToken = (secret: string, token: DjToken) =>
+  signToken(secret, 'radio-dj-access', { sub: token.sessionId, wallet: token.wallet }, { expiresAt: new Date(token.exp * 1000) })
 
-/** The token's content when well-formed, signed under `secret` (compared in constant time) and unexpired; else null. */
+/** The token's content when signed under `secret` as a DJ token, unexpired and well-formed; else null. */
 export async function readDjToken(secret: string, token: string, now = Date.now()): Promise<DjToken | null> {
-  const m = TOKEN_FORMAT.exec(token)
-  if (!m || !timingSafeEqual(m[2], await sign(secret, m[1]))) return null
-  let parsed: { s?: unknown; w?: unknown; exp?: unknown }
-  try {
-    parsed = JSON.parse(dec.decode(base64url.decode(m[1])))
-  } catch {
-    return null
-  }
-  const { s, w, exp } = parsed ?? {}
-  if (typeof s !== 'string' || !s || typeof w !== 'string' || !/^0x[0-9a-f]{40}$/.test(w) || typeof exp !== 'number' || !Number.isFinite(exp)) return null
-  if (exp * 1000 <= now) return null
-  return { sessionId: s, wallet: w, exp }
+  const claims = await verifyToken(secret, 'radio-dj-access', token, { now })
+  const { sub, wallet, exp } = claims ?? {}
+  if (typeof sub !== 'string' || !sub || typeof wallet !== 'string' || !WALLET.test(wallet) || typeof exp !== 'number') return null
+  return { sessionId: sub, wallet, exp }
 }

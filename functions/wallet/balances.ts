@@ -2,6 +2,7 @@ import { erc20Abi, formatUnits, getAddress, type Address } from 'viem'
 import { getBalance, readContract } from 'viem/actions'
 import { assertBaseChain, baseClient, BASE_CHAIN_ID } from '../../lib/chain'
 import type { Config } from '../../lib/config'
+import { deadline } from '../../lib/deadline'
 
 /** A tracked asset's balance as the wallet routes answer it (spec "Wallet asset"). */
 export interface WalletAsset {
@@ -36,9 +37,10 @@ export class ChainReadError extends Error {
 export async function readWalletAssets(config: Pick<Config, 'BASE_RPC_URL' | 'PAYMENT_TOKEN_ADDRESS'>, holder: Address): Promise<WalletAsset[]> {
   const client = baseClient(config)
   const token = getAddress(config.PAYMENT_TOKEN_ADDRESS)
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ChainReadError(`no answer within ${BALANCE_TIMEOUT_MS} ms`)), BALANCE_TIMEOUT_MS)
+  // viem's actions take no signal: the read is raced against the deadline, and left to end on its own.
+  const bound = deadline(BALANCE_TIMEOUT_MS)
+  const timedOut = new Promise<never>((_, reject) => {
+    bound.signal.addEventListener('abort', () => reject(new ChainReadError(`no answer within ${BALANCE_TIMEOUT_MS} ms`)), { once: true })
   })
   // Started in the same tick, so the batching transport sends them as one HTTP request.
   const read = Promise.all([
@@ -47,7 +49,7 @@ export async function readWalletAssets(config: Pick<Config, 'BASE_RPC_URL' | 'PA
     readContract(client, { address: token, abi: erc20Abi, functionName: 'balanceOf', args: [holder] }),
   ])
   try {
-    const [, wei, units] = await Promise.race([read, deadline])
+    const [, wei, units] = await Promise.race([read, timedOut])
     return [
       asset('native', { name: 'Ether', symbol: 'ETH', decimals: 18 }, wei, explorerAddressUrl(holder)),
       asset(token, { name: 'USD Coin', symbol: 'USDC', decimals: 6 }, units, explorerTokenUrl(token, holder)),
@@ -57,7 +59,7 @@ export async function readWalletAssets(config: Pick<Config, 'BASE_RPC_URL' | 'PA
     // viem's short message only: its full message names the RPC URL, which may carry a key.
     throw e instanceof ChainReadError ? e : new ChainReadError((e as { shortMessage?: string }).shortMessage ?? (e instanceof Error ? e.name : 'RPC failed'))
   } finally {
-    clearTimeout(timer)
+    bound.clear()
   }
 }
 

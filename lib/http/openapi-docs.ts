@@ -10,7 +10,7 @@ const securitySchemes = {
   apiKey: { type: 'http', scheme: 'bearer', description: 'A user API key (`sk_...`)' },
   identityHeaders: { type: 'apiKey', in: 'header', name: 'x-user-signature', description: IDENTITY_SCHEME_DESCRIPTION },
   queueSignature: { type: 'apiKey', in: 'header', name: 'Upstash-Signature', description: 'QStash signature of the body for this URL (queue and cron receivers)' },
-  djAccessToken: { type: 'http', scheme: 'bearer', description: 'A DJ access token: `session.accessToken` of `POST /api/radio/streams` (HMAC-signed, names one session, valid until it expires)' },
+  djAccessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A DJ access token: `session.accessToken` of `POST /api/radio/streams` (an HS256 JWT under `SESSION_SECRET`, per RFC8725: the algorithm fixed, its audience `radio-dj-access` required, so no other token of the service passes as one; names one session and its wallet, valid until it expires)' },
   payment: { type: 'http', scheme: 'Payment', description: 'An MPP credential (the "Payment" HTTP authentication scheme) answering the gateway’s 402 challenge' },
 } as const
 

@@ -1,4 +1,5 @@
 import type { Mailer, MailMessage } from '../context'
+import { deadline } from '../deadline'
 
 export interface ResendOptions {
   apiKey: string
@@ -38,23 +39,29 @@ export class ResendMailer implements Mailer {
   }
 
   async send(msg: MailMessage) {
-    const res = await (this.opts.fetch ?? fetch)(this.endpoint, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${this.opts.apiKey}`,
-        'content-type': 'application/json',
-        'user-agent': 'agent-platform-backend/1.0',
-      },
-      body: JSON.stringify({ from: this.opts.from, to: [msg.to], subject: msg.subject, text: msg.text }),
-      signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000),
-    })
-    if (res.ok) {
-      await res.body?.cancel() // the `{id}` is not needed; release the connection
-      return
+    // The whole exchange, the refusal's body included, within the timeout.
+    const bound = deadline(this.opts.timeoutMs ?? 10_000)
+    try {
+      const res = await (this.opts.fetch ?? fetch)(this.endpoint, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${this.opts.apiKey}`,
+          'content-type': 'application/json',
+          'user-agent': 'agent-platform-backend/1.0',
+        },
+        body: JSON.stringify({ from: this.opts.from, to: [msg.to], subject: msg.subject, text: msg.text }),
+        signal: bound.signal,
+      })
+      if (res.ok) {
+        await res.body?.cancel() // the `{id}` is not needed; release the connection
+        return
+      }
+      // The provider's own words, never the request: the message body may hold a reset link.
+      const err = (await res.json().catch(() => ({}))) as ResendError
+      const why = [err.name, err.message].filter(Boolean).join(': ') || res.statusText
+      throw new MailProviderError(res.status, `Resend refused ${msg.kind} mail (${res.status}${why ? `: ${why}` : ''})`)
+    } finally {
+      bound.clear()
     }
-    // The provider's own words, never the request: the message body may hold a reset link.
-    const err = (await res.json().catch(() => ({}))) as ResendError
-    const why = [err.name, err.message].filter(Boolean).join(': ') || res.statusText
-    throw new MailProviderError(res.status, `Resend refused ${msg.kind} mail (${res.status}${why ? `: ${why}` : ''})`)
   }
 }

@@ -1,3 +1,5 @@
+import { deadline } from '../deadline'
+
 /** Probes one service for the dashboard: candidates first, then one longer retry on the primary URL. */
 export type ServiceStatus = 'ok' | 'degraded' | 'down'
 
@@ -24,32 +26,40 @@ export const DASHBOARD_PROBE_TIMINGS: ProbeTimings = { candidateTimeoutMs: 6000,
 const DETAIL_FIELDS = ['active', 'ready', 'status', 'build'] as const
 
 export async function probeService(target: ServiceTarget, timings = DASHBOARD_PROBE_TIMINGS): Promise<ProbeResult> {
-  let firstResponse: Response | undefined
+  let firstRefusal: Classified | undefined
   for (const url of target.urls) {
-    const { res } = await attempt(url, timings.candidateTimeoutMs)
-    if (res) {
-      if (res.ok) return { name: target.name, ...(await classifyResponse(res)) }
-      firstResponse ??= res
-      await res.body?.cancel()
+    const { answer } = await attempt(url, timings.candidateTimeoutMs)
+    if (answer) {
+      if (answer.status === 'ok') return { name: target.name, ...answer }
+      firstRefusal ??= answer
     }
   }
-  if (firstResponse) return { name: target.name, status: 'degraded', detail: String(firstResponse.status) }
+  if (firstRefusal) return { name: target.name, ...firstRefusal }
   // Nothing answered: one last, longer try on the primary.
   const retry = await attempt(target.urls[0], timings.retryTimeoutMs)
-  if (retry.res) return { name: target.name, ...(await classifyResponse(retry.res)) }
+  if (retry.answer) return { name: target.name, ...retry.answer }
   return { name: target.name, status: 'down', detail: describeFailure(retry.error, timings.retryTimeoutMs) }
 }
 
-// Tagged, not `instanceof Response`: @hono/node-server swaps the global Response class, fetch's is another.
-async function attempt(url: string, timeoutMs: number): Promise<{ res?: Response; error?: unknown }> {
+type Classified = { status: ServiceStatus; detail: string }
+
+/** One GET, its answer classified (the body read) within `timeoutMs`; `error` when nothing answered. */
+async function attempt(url: string, timeoutMs: number): Promise<{ answer?: Classified; error?: unknown }> {
+  const bound = deadline(timeoutMs)
   try {
-    return { res: await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' }, redirect: 'manual' }) }
-  } catch (error) {
-    return { error }
+    let res: Response
+    try {
+      res = await fetch(url, { signal: bound.signal, headers: { accept: 'application/json' }, redirect: 'manual' })
+    } catch (error) {
+      return { error }
+    }
+    return { answer: await classifyResponse(res) }
+  } finally {
+    bound.clear()
   }
 }
 
-async function classifyResponse(res: Response): Promise<{ status: ServiceStatus; detail: string }> {
+async function classifyResponse(res: Response): Promise<Classified> {
   if (!res.ok) {
     await res.body?.cancel()
     return { status: 'degraded', detail: String(res.status) }

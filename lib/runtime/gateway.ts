@@ -1,5 +1,6 @@
 import type { ChatMessage, CronJob, DiagnosticCommand, DiagnosticResult, GatewaySession, HeartbeatFrequency, RuntimeGateway, SyncPayload } from './provider'
 import { RuntimeProviderError } from './provider'
+import { deadline } from '../deadline'
 import { readCapped } from '../http/read-capped'
 
 /**
@@ -28,32 +29,38 @@ export const CHAT_TIMEOUT_MS = 60_000
 
 export function httpGateway(baseUrl: string, token: string, fetchImpl: typeof fetch = fetch): RuntimeGateway {
   async function call<T>(method: string, path: string, body?: unknown, timeoutMs = GATEWAY_TIMEOUT_MS): Promise<T> {
-    let res: Response
+    // The whole exchange, the answer's body included, within `timeoutMs`.
+    const bound = deadline(timeoutMs)
     try {
-      res = await fetchImpl(new URL(path, baseUrl), {
-        method,
-        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      })
-    } catch {
-      throw new RuntimeProviderError('Runtime unreachable', 502, 'runtime')
-    }
-    if (!res.ok) {
-      await res.body?.cancel()
-      throw new RuntimeProviderError(`Runtime answered ${res.status}`, 502, 'runtime')
-    }
-    let text: string | null
-    try {
-      text = await readCapped(res, MAX_ANSWER_BYTES)
-    } catch {
-      throw new RuntimeProviderError('Runtime answer cut off', 502, 'runtime')
-    }
-    if (text === null) throw new RuntimeProviderError('Runtime answer too large', 502, 'runtime')
-    try {
-      return JSON.parse(text) as T
-    } catch {
-      throw new RuntimeProviderError('Runtime answered a body that is not JSON', 502, 'runtime')
+      let res: Response
+      try {
+        res = await fetchImpl(new URL(path, baseUrl), {
+          method,
+          headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: bound.signal,
+        })
+      } catch {
+        throw new RuntimeProviderError('Runtime unreachable', 502, 'runtime')
+      }
+      if (!res.ok) {
+        await res.body?.cancel()
+        throw new RuntimeProviderError(`Runtime answered ${res.status}`, 502, 'runtime')
+      }
+      let text: string | null
+      try {
+        text = await readCapped(res, MAX_ANSWER_BYTES)
+      } catch {
+        throw new RuntimeProviderError('Runtime answer cut off', 502, 'runtime')
+      }
+      if (text === null) throw new RuntimeProviderError('Runtime answer too large', 502, 'runtime')
+      try {
+        return JSON.parse(text) as T
+      } catch {
+        throw new RuntimeProviderError('Runtime answered a body that is not JSON', 502, 'runtime')
+      }
+    } finally {
+      bound.clear()
     }
   }
   const list = <T>(value: unknown, key: string): T[] => {

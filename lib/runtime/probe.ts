@@ -1,3 +1,4 @@
+import { deadline } from '../deadline'
 import { readCapped } from '../http/read-capped'
 import { describeFailure } from '../probe/service-probe'
 
@@ -124,30 +125,34 @@ async function ask(fetchImpl: typeof fetch, baseUrl: string, path: ProbePath, ti
     return fail(null, 'invalid URL')
   }
   // One signal for the whole exchange: a runtime that sends headers and then stalls the body still times out.
-  const signal = AbortSignal.timeout(timeoutMs)
-  let res: Response
+  const bound = deadline(timeoutMs)
   try {
-    res = await fetchImpl(url, { signal, headers: { accept: 'application/json' }, redirect: 'manual' })
-  } catch (err) {
-    return fail(null, describeFailure(err, timeoutMs))
+    let res: Response
+    try {
+      res = await fetchImpl(url, { signal: bound.signal, headers: { accept: 'application/json' }, redirect: 'manual' })
+    } catch (err) {
+      return fail(null, describeFailure(err, timeoutMs))
+    }
+    let text: string | null
+    try {
+      // Read no deeper than the cap: a runtime cannot make the platform buffer more, whatever it sends.
+      text = await readCapped(res, MAX_BODY_BYTES)
+    } catch (err) {
+      return fail(res.status, `body cut off: ${describeFailure(bound.signal.aborted ? bound.signal.reason : err, timeoutMs)}`)
+    }
+    if (res.status !== 200) return fail(res.status, `HTTP ${res.status}`)
+    if (text === null) return fail(res.status, 'body too large')
+    let body: unknown
+    try {
+      body = JSON.parse(text)
+    } catch {
+      return fail(res.status, 'body is not JSON')
+    }
+    if (!body || typeof body !== 'object' || Array.isArray(body)) return fail(res.status, 'body is not a JSON object')
+    return { check: { path, ok: true, status: 200, reason: null }, body: body as Record<string, unknown> }
+  } finally {
+    bound.clear()
   }
-  let text: string | null
-  try {
-    // Read no deeper than the cap: a runtime cannot make the platform buffer more, whatever it sends.
-    text = await readCapped(res, MAX_BODY_BYTES)
-  } catch (err) {
-    return fail(res.status, `body cut off: ${describeFailure(signal.aborted ? signal.reason : err, timeoutMs)}`)
-  }
-  if (res.status !== 200) return fail(res.status, `HTTP ${res.status}`)
-  if (text === null) return fail(res.status, 'body too large')
-  let body: unknown
-  try {
-    body = JSON.parse(text)
-  } catch {
-    return fail(res.status, 'body is not JSON')
-  }
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return fail(res.status, 'body is not a JSON object')
-  return { check: { path, ok: true, status: 200, reason: null }, body: body as Record<string, unknown> }
 }
 
 /** Marks a 200 answer failed when its body has the wrong shape or says no; true when it stays ok. */

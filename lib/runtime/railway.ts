@@ -1,4 +1,5 @@
 import { PLANS } from '../billing/plans'
+import { deadline } from '../deadline'
 import { log } from '../log'
 import { assertNoPlatformSecrets } from './env-guard'
 import { httpGateway } from './gateway'
@@ -140,20 +141,26 @@ export class RailwayProvider implements RuntimeProvider {
   }
 
   private async gql<T>(operation: string, query: string, variables: Record<string, unknown>, signal?: AbortSignal): Promise<T> {
-    const timeout = AbortSignal.timeout(RAILWAY_TIMEOUT_MS)
+    // Within RAILWAY_TIMEOUT_MS, the answer's body included, or until the caller's own `signal` aborts.
+    const bound = deadline(RAILWAY_TIMEOUT_MS, signal)
     let res: Response
+    let body: GraphQLBody | null
     try {
-      res = await this.fetchImpl(this.apiUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', [this.authHeader[0]]: this.authHeader[1] },
-        body: JSON.stringify({ query, variables, operationName: operation }),
-        signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
-      })
-    } catch (err) {
-      if (signal?.aborted) throw err
-      return this.fail(operation, `Railway unreachable (${operation})`)
+      try {
+        res = await this.fetchImpl(this.apiUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', [this.authHeader[0]]: this.authHeader[1] },
+          body: JSON.stringify({ query, variables, operationName: operation }),
+          signal: bound.signal,
+        })
+      } catch (err) {
+        if (signal?.aborted) throw err
+        return this.fail(operation, `Railway unreachable (${operation})`)
+      }
+      body = (await res.json().catch(() => null)) as GraphQLBody | null
+    } finally {
+      bound.clear()
     }
-    const body = (await res.json().catch(() => null)) as GraphQLBody | null
     const messages = Array.isArray(body?.errors)
       ? body.errors.map((e) => (typeof e?.message === 'string' ? e.message : 'unknown error')).join('; ')
       : ''

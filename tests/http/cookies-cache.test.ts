@@ -123,6 +123,30 @@ describe('Cache-Control: no-store on authenticated responses', () => {
     expect(refused.headers.get('cache-control')).toBe('no-store')
   })
 
+  it('a session cookie is recognised as the session reader reads it, blanks around its name too', async () => {
+    const res = await h.web.request('/api/user', { headers: { cookie: `theme=dark;  ${SESSION_COOKIE} =${h.users.alice.cookie.split('=')[1]}` } })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('cache-control')).toBe('no-store')
+  })
+
+  it('routes that declare noStore answer no-store without credentials: a nonce, a CSRF token, the session state, a challenge', async () => {
+    const anonymous = [
+      ['GET', '/api/auth/nonce'],
+      ['POST', '/api/auth/nonce'],
+      ['GET', '/api/auth/csrf'],
+      ['GET', '/api/auth/session'],
+    ] as const
+    for (const [method, path] of anonymous) {
+      const res = await h.web.request(path, { method, headers: { 'cf-connecting-ip': '203.0.113.41' } })
+      expect(res.status, `${method} ${path}`).toBe(200)
+      expect(res.headers.get('cache-control'), `${method} ${path}`).toBe('no-store')
+    }
+    // The same route with a session: still no-store, and the session is the caller's.
+    const signedIn = await h.web.request('/api/auth/session', { headers: { cookie: h.users.alice.cookie } })
+    expect((await signedIn.json()).user?.id).toBe(h.users.alice.id)
+    expect(signedIn.headers.get('cache-control')).toBe('no-store')
+  })
+
   it('a public response to a request without credentials keeps its own caching', async () => {
     const res = await h.web.request('/api/version')
     expect(res.status).toBe(200)

@@ -27,6 +27,5 @@ export const route = agentRoute({
 export const handler: RouteHandler<typeof route> = async (c) => {
   const agent = await findOwnAgent(c.var.services.db, c.var.user.id, c.req.valid('param').id)
   const token = await openGatewayToken(c.var.services.config, agent)
-  c.header('Cache-Control', 'no-store')
   return c.json({ agentId: agent.id, token }, 200)
 }

@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { issueCsrfToken, requireSessionSecret } from '../../../lib/auth/csrf'
 import type { AppEnv } from '../../../lib/context'
+import { noStore } from '../../../lib/http/no-store'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 
 export const route = createRoute({
@@ -9,6 +10,7 @@ export const route = createRoute({
   path: '/api/auth/csrf',
   operationId: 'getCsrfToken',
   security: [],
+  middleware: [noStore] as const,
   tags: ['Auth'],
   summary: 'Get a CSRF token',
   description:
@@ -22,6 +24,5 @@ export const route = createRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const secret = requireSessionSecret(c.var.services.config.sessionSecret)
-  c.header('Cache-Control', 'no-store')
   return c.json(await issueCsrfToken(secret), 200)
 }

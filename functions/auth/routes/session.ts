@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { readSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
+import { noStore } from '../../../lib/http/no-store'
 import { ok } from '../../../lib/http/openapi'
 
 const SessionSchema = z
@@ -16,6 +17,7 @@ export const route = createRoute({
   path: '/api/auth/session',
   operationId: 'getSession',
   security: [],
+  middleware: [noStore] as const, // the answer is whether a session came
   tags: ['Auth'],
   summary: 'The current session',
   description: 'Always 200; `user` is null when there is no session or it expired.',
@@ -24,7 +26,6 @@ export const route = createRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const session = await readSession(c)
-  c.header('Cache-Control', 'no-store')
   if (!session) return c.json({ user: null, expires: null }, 200)
   const { id, email, name, isAdmin, expiresAt } = session
   return c.json({ user: { id, email, name, isAdmin }, expires: expiresAt.toISOString() }, 200)

@@ -48,6 +48,5 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
       .orderBy(desc(installations.lastSeen), desc(installations.registeredAt))
       .limit(1),
   )
-  c.header('Cache-Control', 'no-store')
   return c.json({ gateway_token: latest?.gatewayToken ?? null }, 200)
 }

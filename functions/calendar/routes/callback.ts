@@ -3,6 +3,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { completeConnection, ConnectFailure, DASHBOARD_CALENDAR } from '../oauth'
 import type { AppEnv } from '../../../lib/context'
+import { noStore } from '../../../lib/http/no-store'
 import { errorFields, log } from '../../../lib/log'
 
 const Query = z.object({
@@ -16,10 +17,11 @@ export const route = createRoute({
   path: '/api/calendar/callback',
   operationId: 'finishCalendarConnect',
   security: [],
+  middleware: [noStore] as const,
   tags: ['Calendar'],
   summary: 'Google Calendar OAuth callback',
   description:
-    'Called by Google. Checks the state (HMAC-SHA256 under `SESSION_SECRET`, at most 10 minutes old, single use, and ' +
+    'Called by Google. Checks the state (an HS256 JWT under `SESSION_SECRET`, audience `calendar-oauth-state`, at most 10 minutes old, single use, and ' +
     'the browser must send a session of the user the state names: without one, or signed in as someone else, ' +
     '`invalid_state` and the state is not used up), exchanges the code (with its ' +
     'PKCE verifier), reads the primary calendar\'s id and time zone and stores the connection for the user the state ' +
@@ -33,7 +35,6 @@ export const route = createRoute({
 })
 
 function back(c: Context<AppEnv>, outcome: { connected: true } | { error: string }) {
-  c.header('Cache-Control', 'no-store')
   const query = 'error' in outcome ? `error=${encodeURIComponent(outcome.error)}` : 'connected=true'
   return c.redirect(`${c.var.services.config.baseUrl}${DASHBOARD_CALENDAR}?${query}`, 302)
 }

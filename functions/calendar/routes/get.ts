@@ -6,6 +6,7 @@ import { busyIntervals, listEvents } from '../google'
 import { authorizationUrl, DASHBOARD_CALENDAR } from '../oauth'
 import { dayWindow, isCalendarDate, isTimeZone, splitSlots, todayIn } from '../slots'
 import type { AppEnv } from '../../../lib/context'
+import { noStore } from '../../../lib/http/no-store'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { CalendarAvailabilitySchema, CalendarEventsSchema, CalendarInfoSchema, CalendarStatusSchema } from '../schemas'
@@ -38,6 +39,7 @@ export const route = createRoute({
   operationId: 'getCalendar',
   // `status` and `auth` answer without a session (false; the login page); everything else needs one.
   security: [{ session: [] }, {}] as { session?: string[] }[],
+  middleware: [noStore] as const, // the answer depends on whether a session came
   tags: ['Calendar'],
   summary: 'Google Calendar: summary, connection status, consent redirect, events, availability',
   description:
@@ -70,7 +72,6 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const user = await readSession(c)
   if (action === 'status') return c.json({ connected: user ? await isConnected(c, user.id) : false }, 200)
   if (action === 'auth') {
-    c.header('Cache-Control', 'no-store')
     const { baseUrl } = c.var.services.config
     if (!user) return c.redirect(`${baseUrl}/login?callbackUrl=${DASHBOARD_CALENDAR}`, 302)
     return c.redirect(await authorizationUrl(c, user.id), 302)

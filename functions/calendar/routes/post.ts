@@ -97,7 +97,6 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   const body = c.req.valid('json')
   const me = c.var.user.id
   if (body.action === 'connect') {
-    c.header('Cache-Control', 'no-store')
     return c.json({ authUrl: await authorizationUrl(c, me) }, 200)
   }
   const calendar = await openCalendar(c, me)

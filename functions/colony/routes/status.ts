@@ -34,7 +34,6 @@ const describe = (attempts: HostAttempt[]) => attempts.map((a) => `${a.host}: ${
 export const handler: RouteHandler<typeof route> = async (c) => {
   const { action } = c.req.valid('query')
   const { config } = c.var.services
-  c.header('Cache-Control', 'no-store')
 
   if (action === 'diagnostics') {
     const hosts = soulHosts(config)

@@ -59,7 +59,6 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   const [row] = await asService(c.var.services.db, 'invites', (tx) =>
     tx.insert(invites).values({ code, email, audience, expiresAt, createdBy: c.var.user.id }).returning(itemColumns),
   )
-  c.header('Cache-Control', 'no-store')
   return c.json(
     { success: true as const, invite: toItem(row), code, email, audience, inviteUrl: inviteUrl(c.var.services.config.baseUrl, code) },
     201,

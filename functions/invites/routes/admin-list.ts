@@ -46,6 +46,5 @@ export const handler: RouteHandler<typeof route> = async (c) => {
       })
       .from(invites),
   ] as const)
-  c.header('Cache-Control', 'no-store')
   return c.json({ invites: rows.map(toItem), total: counts.total, active: counts.active }, 200)
 }

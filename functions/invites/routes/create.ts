@@ -70,6 +70,5 @@ export const handler: RouteHandler<typeof route> = async (c) => {
     if (!owner) throw new ApiError('USER_NOT_FOUND')
     await tx.insert(invites).values({ code: token, name, audience: USER_INVITE_AUDIENCE, createdBy: me })
   })
-  c.header('Cache-Control', 'no-store')
   return c.json({ success: true as const, inviteUrl: inviteUrl(c.var.services.config.baseUrl, token, name), token }, 200)
 }

@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import type { AppEnv } from '../../../lib/context'
+import { noStore } from '../../../lib/http/no-store'
 import { asService } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
@@ -27,6 +28,7 @@ export const route = createRoute({
   path: '/api/invites/verify',
   operationId: 'verifyInvite',
   security: [],
+  middleware: [noStore] as const,
   tags: ['Invites'],
   summary: 'Check an invite token',
   description: 'No authentication. Always checked against the stored invite, so `note` (token format alone) is never sent.',
@@ -48,6 +50,5 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   if (!row) throw new ApiError('NOT_FOUND', 'Invite not found')
   if (row.status === 'used') throw new ApiError('INVITE_USED')
   if (row.status === 'expired') throw new ApiError('INVITE_EXPIRED')
-  c.header('Cache-Control', 'no-store')
   return c.json({ valid: true as const, plan: planFor(row.audience), audience: row.audience, email: row.email }, 200)
 }

@@ -80,6 +80,5 @@ export const handler: RouteHandler<typeof route> = async (c) => {
     const [created] = await tx.insert(apiKeys).values({ userId: me, name, prefix: lookupPrefix(key), keyHash, keySha256 }).returning()
     return created
   })
-  c.header('Cache-Control', 'no-store')
   return c.json({ id: row.id, name: row.name, key, prefix: row.prefix, createdAt: row.createdAt.toISOString() }, 201)
 }

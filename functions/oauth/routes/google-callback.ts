@@ -4,7 +4,9 @@ import { errors } from 'jose'
 import type { Context } from 'hono'
 import { signInWithIdentity } from '../../../lib/auth/sign-in'
 import type { AppEnv } from '../../../lib/context'
+import { noStore } from '../../../lib/http/no-store'
 import { timingSafeEqual } from '../../../lib/crypto'
+import { deadline } from '../../../lib/deadline'
 import { ApiError } from '../../../lib/http/errors'
 import { issuerVariants, OidcUnavailableError, verifyProviderJwt, type Discovery } from '../oidc'
 import { googleClient, googleDiscovery, loginRedirect, providerError, SignInFailure } from '../google'
@@ -22,6 +24,7 @@ export const route = createRoute({
   path: '/api/auth/google/callback',
   operationId: 'finishGoogleSignIn',
   security: [],
+  middleware: [noStore] as const,
   tags: ['Auth'],
   summary: 'Google sign-in callback',
   description:
@@ -87,7 +90,6 @@ async function complete(c: Context<AppEnv>, query: z.infer<typeof Query>) {
     if (e instanceof ApiError && e.code === 'ACCOUNT_LINK_REFUSED') throw new SignInFailure('AccountLinkRefused')
     throw e
   }
-  c.header('Cache-Control', 'no-store')
   return c.redirect(`${config.baseUrl}/dashboard`, 302)
 }
 
@@ -109,12 +111,13 @@ async function exchangeCode(discovery: Discovery, client: { id: string; secret: 
     client_secret: client.secret,
     code_verifier: pending.verifier,
   })
+  const bound = deadline(10_000)
   try {
     const res = await fetch(discovery.token_endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       body,
-      signal: AbortSignal.timeout(10_000),
+      signal: bound.signal,
     })
     if (!res.ok) {
       await res.body?.cancel()
@@ -124,6 +127,8 @@ async function exchangeCode(discovery: Discovery, client: { id: string; secret: 
   } catch (e) {
     log.warn('oauth.google_token_exchange_failed', errorFields(e))
     throw new SignInFailure('TokenExchangeFailed')
+  } finally {
+    bound.clear()
   }
 }
 

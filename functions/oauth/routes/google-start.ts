@@ -1,6 +1,7 @@
 import { createRoute } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
+import { noStore } from '../../../lib/http/no-store'
 import { randomHex } from '../../../lib/crypto'
 import { OidcUnavailableError, pkcePair } from '../oidc'
 import { callbackUrl, googleClient, googleDiscovery, loginRedirect } from '../google'
@@ -12,12 +13,13 @@ export const route = createRoute({
   path: '/api/auth/google',
   operationId: 'startGoogleSignIn',
   security: [],
+  middleware: [noStore] as const,
   tags: ['Auth'],
   summary: 'Start Google sign-in',
   description:
     "302 to Google's `authorization_endpoint` (from the discovery document) with `response_type=code`, scopes " +
     '`openid email profile`, `access_type=offline`, `prompt=select_account`, PKCE (S256), a nonce, and a signed ' +
-    'single-use `state` (10 minutes) also set as the `google-oauth-state` cookie. `redirect_uri` is ' +
+    'single-use `state` (an HS256 JWT under `SESSION_SECRET`, 10 minutes) also set as the `google-oauth-state` cookie. `redirect_uri` is ' +
     '`{PUBLIC_URL or this origin}/api/auth/google/callback`. Unconfigured: 302 to `/login?error=GoogleNotConfigured`.',
   responses: {
     302: { description: "To Google's consent screen, or to the dashboard's `/login?error=<code>`" },
@@ -47,7 +49,6 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
       code_challenge_method: 'S256',
     }
     for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v)
-    c.header('Cache-Control', 'no-store')
     return c.redirect(url.toString(), 302)
   } catch (e) {
     log.error('oauth.google_start_failed', { requestId: c.var.requestId, ...errorFields(e) })

@@ -3,6 +3,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import { generateAuthenticationOptions } from '@simplewebauthn/server'
 import { eq } from 'drizzle-orm'
 import type { AppEnv } from '../../../lib/context'
+import { noStore } from '../../../lib/http/no-store'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limits } from '../../../lib/http/limits'
 import { enforceRateLimit, limitedRoute } from '../../../lib/http/rate-limit'
@@ -31,6 +32,7 @@ export const route = createRoute(limitedRoute(limits.passkeySignIn, {
   path: '/api/passkey/auth/options',
   operationId: 'startPasskeySignIn',
   security: [],
+  middleware: [noStore] as const,
   tags: ['Passkeys'],
   summary: 'Start signing in with a passkey',
   description:
@@ -66,6 +68,5 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     timeout: WEBAUTHN_TIMEOUT_MS,
     userVerification: 'required',
   })
-  c.header('Cache-Control', 'no-store')
   return c.json({ options, challenge }, 200)
 }

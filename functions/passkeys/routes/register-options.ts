@@ -48,6 +48,5 @@ export const handler: RouteHandler<typeof route> = async (c) => {
     excludeCredentials: existing.map((p) => ({ id: p.id, transports: p.transports ?? undefined })),
     authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
   })
-  c.header('Cache-Control', 'no-store')
   return c.json({ options, challenge }, 200)
 }

@@ -1,6 +1,7 @@
 import { createRoute } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
+import { noStore } from '../../../lib/http/no-store'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
@@ -13,6 +14,7 @@ export const route = createRoute(limitedRoute(limits.paymentSessionRead, {
   path: '/api/wallet/sessions/{id}',
   operationId: 'getPaymentSession',
   security: [],
+  middleware: [noStore] as const,
   tags: ['Payment sessions'],
   summary: 'A payment session’s balance',
   description:
@@ -32,6 +34,5 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const session = await findSession(services.reader, c.req.valid('param').id, c.req.valid('header')['x-wallet-address'])
   if (!session) throw new ApiError('NOT_FOUND', 'Payment session not found')
   const { PAYMENT_TOKEN_DECIMALS: decimals, PAYMENT_CURRENCY: currency } = services.config
-  c.header('Cache-Control', 'no-store')
   return c.json(sessionJson(session, { decimals, currency }), 200)
 }

@@ -4,6 +4,7 @@ import type { Address } from 'viem'
 import { walletProofDoc } from '../../../lib/auth/wallet-proof'
 import { requireWalletProof } from '../../../lib/auth/wallet-signature'
 import type { AppEnv } from '../../../lib/context'
+import { noStore } from '../../../lib/http/no-store'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
@@ -25,6 +26,7 @@ export const route = createRoute(limitedRoute(limits.paymentSessionOpen, {
   path: '/api/wallet/sessions',
   operationId: 'openPaymentSession',
   security: [],
+  middleware: [noStore] as const,
   tags: ['Payment sessions'],
   summary: 'Open a payment session with an on-chain deposit',
   description: [
@@ -76,6 +78,5 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     throw new ApiError('DEPOSIT_USED', { ...(opened && { extra: { sessionId: opened.id } }) })
   }
   log.info('payment_session.opened', { requestId: c.var.requestId, sessionId: session.id, amount: deposit.amount })
-  c.header('Cache-Control', 'no-store')
   return c.json(sessionJson(session, settings), 201)
 }

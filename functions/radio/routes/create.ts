@@ -53,7 +53,7 @@ export const route = createRoute(
       'broadcast. If Mux fails, the session and its payment record are removed (the fee can be presented again) and ' +
       `the answer is 502. The session ends by itself after ${MAX_SESSION_SEC} s (\`auto-ended\`, the stream disabled, ` +
       'recordings kept). `stream.streamKey` and `session.accessToken` are shown only here: the key is never stored; ' +
-      'the token (HMAC-signed under `SESSION_SECRET`, naming the session and wallet, valid until `expiresAt`) ends the ' +
+      'the token (an HS256 JWT under `SESSION_SECRET`, audience `radio-dj-access`, naming the session and wallet, valid until `expiresAt`) ends the ' +
       'session early.',
     request: { body: jsonBody(CreateStreamBody) },
     responses: {

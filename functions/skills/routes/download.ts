@@ -46,6 +46,5 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   return c.json(skillManifest(skill), 200, {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Disposition': downloadDisposition(skill.name),
-    'Cache-Control': 'no-store',
   })
 }

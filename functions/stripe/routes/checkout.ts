@@ -38,7 +38,6 @@ export const route = signedInRoute({
 const isPlan = (plan: string | undefined): plan is PlanName => !!plan && (PLAN_NAMES as string[]).includes(plan)
 
 const toDashboard = (c: AppContext, path: string) => {
-  c.header('Cache-Control', 'no-store')
   return c.redirect(`${c.var.services.config.baseUrl}${path}`, 303)
 }
 
@@ -60,7 +59,6 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   try {
     const session = await createPlanCheckout(stripe, config, buyer, plan, priceId)
     if (!session.url) throw new Error('Checkout Session without a url')
-    c.header('Cache-Control', 'no-store')
     return c.redirect(session.url, 303)
   } catch (e) {
     log.error('stripe.checkout_failed', { requestId: c.var.requestId, plan, ...stripeErrorFields(e) })

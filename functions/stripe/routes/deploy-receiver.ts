@@ -1,6 +1,7 @@
 import type { RouteHandler } from '@hono/zod-openapi'
 import { SUBSCRIPTION_DEPLOY_PATH } from '../subscription'
 import type { AppEnv } from '../../../lib/context'
+import { deadline } from '../../../lib/deadline'
 import { ApiError } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { queueReceiverRoute } from '../../../lib/http/routes'
@@ -34,16 +35,19 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   if (!BACKEND_URL || !INTERNAL_API_KEY) throw new ApiError('NOT_CONFIGURED', 'Backend not configured')
   const fields = { requestId: c.var.requestId, userId: job.userId, subscriptionId: job.subscriptionId, tier: job.tier }
   let res: Response
+  const bound = deadline(10_000)
   try {
     res = await fetch(`${BACKEND_URL.replace(/\/+$/, '')}/api/subscriptions/deploy`, {
       method: 'POST',
       headers: { authorization: `Bearer ${INTERNAL_API_KEY}`, 'content-type': 'application/json' },
       body: JSON.stringify({ tier: job.tier, stripeCustomerId: job.stripeCustomerId, subscriptionId: job.subscriptionId ?? undefined, userId: job.userId }),
-      signal: AbortSignal.timeout(10_000),
+      signal: bound.signal,
     })
   } catch (e) {
     log.error('stripe.deploy_unreachable', { ...fields, ...errorFields(e) })
     throw new ApiError('BACKEND_UNAVAILABLE')
+  } finally {
+    bound.clear() // only the status counts: the body is not read
   }
   await res.body?.cancel()
   // 408 (request timeout) and 429 (rate limited) are transient, like 5xx: the queue retries.

@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
+import { noStore } from '../../../lib/http/no-store'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limits } from '../../../lib/http/limits'
 import { limitedRoute } from '../../../lib/http/rate-limit'
@@ -16,6 +17,7 @@ const spec = (method: 'get' | 'post') =>
     path: '/api/auth/nonce',
     operationId: method === 'get' ? 'getWalletNonce' : 'createWalletNonce',
     security: [],
+    middleware: [noStore] as const,
     tags: ['Wallet auth'],
     summary: 'Issue a wallet sign-in (or wallet proof) nonce',
     description:
@@ -34,6 +36,5 @@ export const postRoute = spec('post')
 
 export const handler: RouteHandler<typeof route | typeof postRoute, AppEnv> = async (c) => {
   const nonce = await issueNonce(c.var.services.kv)
-  c.header('Cache-Control', 'no-store')
   return c.json({ nonce }, 200)
 }

@@ -44,7 +44,6 @@ export const handler: RouteHandler<typeof route, SignedInEnv> = async (c) => {
   const [wallet] = await readAsUser(c, (db) => managedWalletQuery(db, c.var.user.id))
   if (action === 'create') return refuseManagedWalletCreation(c, wallet !== undefined)
   if (!wallet) throw new ApiError('NOT_FOUND', 'No wallet found')
-  c.header('Cache-Control', 'no-store')
   return c.json(
     {
       hasWallet: true as const,

@@ -38,7 +38,6 @@ export const handler: RouteHandler<typeof route, SignedInEnv> = async (c) => {
     log.error('wallet.address_read_failed', { requestId: c.var.requestId, ...errorFields(e) })
     throw new ApiError('INTERNAL', 'Failed to get wallet address')
   }
-  c.header('Cache-Control', 'no-store')
   if (row?.managedAddress) {
     return c.json({ authenticated: true as const, address: getAddress(row.managedAddress), network: row.managedNetwork ?? CHAIN_NAME, type: 'cdp' as const, source: 'managed' as const }, 200)
   }

@@ -54,7 +54,6 @@ export const handler: RouteHandler<typeof route, SignedInEnv> = async (c) => {
   try {
     const session = await createTopUpCheckout(stripe, config, { amount, address, userId: c.var.user.id, email: c.var.user.email })
     if (!session.url) throw new Error('Checkout Session without a url')
-    c.header('Cache-Control', 'no-store')
     return c.json({ url: session.url, amount, address }, 200)
   } catch (e) {
     log.error('wallet.top_up_checkout_failed', { requestId: c.var.requestId, ...stripeErrorFields(e) })

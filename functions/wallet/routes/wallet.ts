@@ -3,6 +3,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import { getAddress, type Address } from 'viem'
 import { readSession } from '../../../lib/auth/session'
 import type { AppContext, AppEnv } from '../../../lib/context'
+import { noStore } from '../../../lib/http/no-store'
 import { ApiError } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
@@ -23,6 +24,7 @@ export const route = createRoute(
     path: '/api/wallet',
     operationId: 'getWallet',
     security: [{}, { session: [] }] as { session?: string[] }[],
+    middleware: [noStore] as const, // balances are read live, and the answer without `address` depends on the session
     tags: ['Wallet'],
     summary: 'Wallet balances by address, or your own wallet',
     description: [
@@ -46,7 +48,6 @@ export const route = createRoute(
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { address } = c.req.valid('query')
-  c.header('Cache-Control', 'no-store')
   if (address !== undefined) return c.json(await balancesOf(c, getAddress(address)), 200)
 
   const { config } = c.var.services

@@ -46,7 +46,8 @@ describe('calendar: connecting', () => {
       prompt: 'consent',
       code_challenge_method: 'S256',
     })
-    expect(p.state).toMatch(/^[A-Za-z0-9_-]+\.[0-9a-f]{64}$/)
+    // A compact HS256 JWT (lib/auth/signed-token.ts).
+    expect(p.state).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/)
     expect(p.code_challenge).toMatch(/^[A-Za-z0-9_-]{43}$/)
 
     const exchanges = oidc.tokenRequests.length

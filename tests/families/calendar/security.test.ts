@@ -47,11 +47,12 @@ describe('calendar OAuth state', () => {
     const nonce = 'a'.repeat(32)
     const real = await signState(SESSION_SECRET, { userId: alice.id, nonce, issuedAt: Date.now() })
     const otherKey = await signState('not-the-secret', { userId: alice.id, nonce, issuedAt: Date.now() })
-    const [body, sig] = real.split('.')
-    const edited = `${Buffer.from(JSON.stringify({ u: bob.id, n: nonce, t: Date.now() })).toString('base64url')}.${sig}`
-    const flipped = `${body}.${sig.slice(0, -1)}${sig.endsWith('0') ? '1' : '0'}`
+    const [header, payload, sig] = real.split('.')
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString())
+    const edited = `${header}.${Buffer.from(JSON.stringify({ ...claims, sub: bob.id })).toString('base64url')}.${sig}`
+    const flipped = `${header}.${payload}.${sig.startsWith('A') ? 'B' : 'A'}${sig.slice(1)}`
     const before = exchanges()
-    for (const state of [otherKey, edited, flipped, `${body}.`, 'x.y']) {
+    for (const state of [otherKey, edited, flipped, `${header}.${payload}.`, 'x.y']) {
       expect(landing(await callback(h, { code: 'some-code', state }, alice.cookie))).toBe('error:invalid_state')
     }
     expect(exchanges()).toBe(before)

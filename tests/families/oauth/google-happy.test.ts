@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import { base64url } from 'jose'
+import { base64url, decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sessions, users } from '../../../schema'
 import { createHarness, type Harness } from '../../support/harness'
@@ -47,7 +47,9 @@ describe('google sign-in: happy paths', () => {
       prompt: 'select_account',
       code_challenge_method: 'S256',
     })
-    expect(p.state).toMatch(/^[0-9a-f]{32}\.[0-9a-f]{64}$/)
+    // A compact JWT (lib/auth/signed-token.ts) naming the stored flow by its `jti`.
+    expect(p.state).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/)
+    const stateId = decodeJwt(p.state).jti
     expect(p.nonce).toMatch(/^[0-9a-f]{32}$/)
     expect(p.code_challenge).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(res.headers.get('cache-control')).toBe('no-store')
@@ -59,7 +61,7 @@ describe('google sign-in: happy paths', () => {
     expect(raw).toMatch(/Path=\/api\/auth\/google(;|$)/)
     expect(raw).toMatch(/Max-Age=600/)
     // The challenge is S256 of the verifier kept server-side with the nonce.
-    const pending = await h.services.kv.get<{ verifier: string; nonce: string; redirectUri: string }>(`oauth:google:state:${state.split('.')[0]}`)
+    const pending = await h.services.kv.get<{ verifier: string; nonce: string; redirectUri: string }>(`oauth:google:state:${stateId}`)
     expect(pending?.nonce).toBe(p.nonce)
     expect(pending?.redirectUri).toBe(p.redirect_uri)
     const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(pending!.verifier))

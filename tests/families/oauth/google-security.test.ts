@@ -38,10 +38,11 @@ describe('google sign-in: state', () => {
     oidc.setIdentity(identity('forged'))
     const start = await startSignIn(h)
     const back = await authorize(start.url)
-    const [id] = start.state.split('.')
-    const forged = `${id}.${'0'.repeat(64)}`
+    const [header, payload, signature] = start.state.split('.')
+    const forged = `${header}.${payload}.${'A'.repeat(signature.length)}`
     expect(landing(await callback(h, { code: back.searchParams.get('code')!, state: forged }, `google-oauth-state=${forged}`))).toBe('error:InvalidState')
-    for (const state of ['nonsense', `${id}`, `${id}.`, `${'f'.repeat(32)}.${start.state.split('.')[1]}`]) {
+    const otherId = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), jti: 'f'.repeat(32) })).toString('base64url')
+    for (const state of ['nonsense', payload, `${header}.${payload}.`, `${header}.${otherId}.${signature}`]) {
       expect(landing(await callback(h, { code: 'c', state }, `google-oauth-state=${state}`))).toBe('error:InvalidState')
     }
     expect(landing(await callback(h, back.searchParams, start.cookie))).toBe('/dashboard')

@@ -41,8 +41,9 @@ describe.skipIf(!anvilAvailable)('radio: the DJ access token', () => {
     const other = await w.started()
     const claims = { sessionId: s.session.id, wallet: s.walletAddress.toLowerCase(), exp: Math.floor(Date.now() / 1000) + 3600 }
     const forged = await issueDjToken('not-the-secret', claims)
-    const [, signature] = s.session.accessToken.split('.')
-    const tampered = `${Buffer.from(JSON.stringify({ s: other.session.id, w: other.walletAddress.toLowerCase(), exp: claims.exp })).toString('base64url')}.${signature}`
+    const [header, payload, signature] = s.session.accessToken.split('.')
+    const signed = JSON.parse(Buffer.from(payload, 'base64url').toString())
+    const tampered = `${header}.${Buffer.from(JSON.stringify({ ...signed, sub: other.session.id, wallet: other.walletAddress.toLowerCase() })).toString('base64url')}.${signature}`
     const expired = await issueDjToken(SECRET, { ...claims, exp: Math.floor(Date.now() / 1000) - 1 })
     for (const token of [forged, tampered, expired]) {
       expect(await json(await w.end(s.stream.id, token))).toEqual({ status: 401, body: { error: 'Invalid DJ access token', code: 'INVALID_TOKEN' } })
