@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { EMPTY_SHA256, payloadHash as hashOf, signS3Request, uriEncode } from '../../lib/storage/sigv4'
+import { EMPTY_SHA256, payloadHash as hashOf, signS3Request, uriEncode } from '../../functions/files/storage/sigv4'
 
 /**
  * The worked examples of the S3 documentation ("Signature Calculations for the Authorization Header: Transferring

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { LocalStorage } from '../../infra/local-storage'
-import { S3Storage } from '../../lib/storage/s3'
+import { S3Storage } from '../../functions/files/storage/s3'
 import { patternStream, readAll, storageContract } from './storage-contract'
 
 import { S3rver, type S3rverServer } from '../support/s3rver'

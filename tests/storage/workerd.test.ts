@@ -13,7 +13,7 @@ import { S3rver, type S3rverServer } from '../support/s3rver'
  */
 const WORKER = `
 import { boundaryOf, MultipartReader } from './functions/files/multipart'
-import { S3Storage } from './lib/storage/s3'
+import { S3Storage } from './functions/files/storage/s3'
 export default {
   async fetch(request, env) {
     const s3 = new S3Storage({ bucket: 'workerd', region: 'us-east-1', endpoint: env.S3_ENDPOINT, forcePathStyle: true, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' })

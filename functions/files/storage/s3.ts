@@ -1,7 +1,7 @@
-import { errorFields, log } from '../log'
+import { errorFields, log } from '../../../lib/log'
 import { assertValidKey } from './keys'
 import { EMPTY_SHA256, payloadHash, signS3Request, uriEncode } from './sigv4'
-import type { Storage, StoredObject } from '../context'
+import type { Storage, StoredObject } from '../../../lib/context'
 
 export interface S3Options {
   bucket: string
@@ -34,7 +34,7 @@ export class S3Error extends Error {
 }
 
 /**
- * Any S3-compatible store over `fetch`, signed with SigV4 (lib/storage/sigv4.ts): the same code on Node and on
+ * Any S3-compatible store over `fetch`, signed with SigV4 (sigv4.ts): the same code on Node and on
  * Workers, where the AWS SDK would not fit a function's size budget. Without credentials, requests go unsigned
  * (a bucket open to this network, e.g. a local MinIO).
  *

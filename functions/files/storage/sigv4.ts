@@ -1,4 +1,4 @@
-import { sha256Hex, toHex } from '../crypto'
+import { sha256Hex, toHex } from '../../../lib/crypto'
 
 /**
  * AWS Signature Version 4 for S3 requests, on Web Crypto: what lets the S3 adapter be plain `fetch` (the AWS SDK
