@@ -9,8 +9,11 @@ import { queueReceiverRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
 import { log } from '../../../lib/log'
 
-/** Slices of `MAX_FINISHED_PER_UPLOAD` records one delivery works off; past them, the rest is queued again. */
-const MAX_SLICES = 10
+/**
+ * Slices of `MAX_FINISHED_PER_UPLOAD` records one delivery works off; past them, the rest is queued again. 500
+ * object deletes (and their retries) keep a delivery within a Worker's subrequests per request.
+ */
+const MAX_SLICES = 5
 
 export const route = queueReceiverRoute({
   path: FILES_PURGE_PATH,
@@ -22,7 +25,7 @@ export const route = queueReceiverRoute({
     'deleted agent (hidden at once, still counted). Each of the user’s files being deleted has its object deleted from ' +
     'storage, and only then does its record go and its bytes stop counting against the quota. 502 ' +
     '(`STORAGE_UNAVAILABLE`) when storage would not delete one: the queue retries, and the files stay hidden and counted ' +
-    'meanwhile (the user’s next upload retries them too). Past 1,000 files in one delivery, the rest is queued again.',
+    'meanwhile (the user’s next upload retries them too). Past 500 files in one delivery, the rest is queued again.',
   request: { body: jsonBody(z.object({ userId: z.string().min(1).max(255) })) },
   responses: {
     200: ok(

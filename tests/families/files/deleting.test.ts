@@ -161,6 +161,23 @@ describe.each(STORES)('files on the %s store: deleting an agent deletes its obje
     expect(await (await deliverPurge(h, user.id)).json()).toEqual({ ok: true, purged: 0 })
   })
 
+  it.runIf(kind === 'local')('the purge receiver deletes at most 500 files a delivery and queues the rest', async () => {
+    const user = await fresh()
+    const agent = await seedAgent(h, user)
+    const records = Array.from({ length: 520 }, () => {
+      const id = crypto.randomUUID()
+      return { id, userId: user.id, agentId: agent.id, filename: 'f', storageKey: `files/${user.id}/${id}`, size: 10, mimeType: 'x/y', status: 'deleting' }
+    })
+    await h.db.insert(files).values(records)
+    await setUsage(h, user.id, 5200)
+    expect(await (await deliverPurge(h, user.id)).json()).toEqual({ ok: true, purged: 500 })
+    expect(await recordsOf(h, user.id)).toHaveLength(20)
+    expect(await usageOf(h, user.id)).toBe(200)
+    await queueIdle(h)
+    expect(await recordsOf(h, user.id)).toEqual([])
+    expect(await usageOf(h, user.id)).toBe(0)
+  })
+
   it('another user’s agent: 404, and its files, objects and bytes are untouched', async () => {
     const owner = await fresh()
     const other = await fresh()
