@@ -1,5 +1,6 @@
 import { build, type Plugin } from 'esbuild'
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
 import { copyDocsScript } from './static-assets'
@@ -25,6 +26,19 @@ function replaceModule(name: string, specifier: RegExp, within: string, contents
 }
 
 /**
+ * Resolves a dependency's own relative import (by the specifier it uses, from a file under `within`) to another file
+ * of the same folder, in place of the one its `browser` field names.
+ */
+function useSibling(name: string, specifier: RegExp, within: string, file: string): Plugin {
+  return {
+    name,
+    setup(b) {
+      b.onResolve({ filter: specifier }, (args) => (args.importer.includes(within) ? { path: join(dirname(args.importer), file) } : undefined))
+    },
+  }
+}
+
+/**
  * What the Workers never run, left out of their bundles (bench/ measures each; every function stays under
  * 250 KB gzipped):
  * - zod's `z` namespace re-exports every locale (~38 KB gz) and @hono/zod-openapi passes `z` around as a value,
@@ -40,6 +54,9 @@ function replaceModule(name: string, specifier: RegExp, within: string, contents
  *   that still carries a chain is refused (the stub throws), never trusted unchecked.
  */
 export const workerBuildPlugins: Plugin[] = [
+  // The AWS SDK's XML parser for browsers is built on `DOMParser`, which workerd does not have: its own parser (plain
+  // JavaScript, what Node runs) reads S3's answers instead.
+  useSibling('aws-xml-without-dom-parser', /^\.\/xml-parser$/, '/node_modules/@aws-sdk/xml-builder/', 'xml-parser.js'),
   replaceModule('zod-english-only', /^\.\.\/locales\/index\.js$/, '/node_modules/zod/', `export { default as en } from 'zod/v4/locales/en.js'`),
   replaceModule('zod-without-from-json-schema', /from-json-schema\.js$/, '/node_modules/zod/', `export function fromJSONSchema() { throw new Error('z.fromJSONSchema is not bundled') }`),
   replaceModule(

@@ -1,6 +1,17 @@
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  type S3ClientConfig,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3'
+import { deadline } from '../../../lib/deadline'
 import { errorFields, log } from '../../../lib/log'
 import { assertValidKey } from './keys'
-import { EMPTY_SHA256, payloadHash, signS3Request, uriEncode } from './sigv4'
 import type { Storage, StoredObject } from '../../../lib/context'
 
 export interface S3Options {
@@ -12,6 +23,8 @@ export interface S3Options {
   forcePathStyle?: boolean
   /** The smallest multipart part (S3's minimum, 5 MiB, by default). */
   minPartSize?: number
+  /** How long one call may wait for its answer's headers, the SDK's retries included (`CALL_TIMEOUT_MS` by default). */
+  callTimeoutMs?: number
 }
 
 const MiB = 1024 * 1024
@@ -19,24 +32,21 @@ const MIN_PART_SIZE = 5 * MiB
 const MAX_PARTS = 10_000
 /** A body up to this size is gathered as it comes; past it, into one part-sized buffer reused for every part. */
 const SMALL_BODY = 256 * 1024
-/** Waiting for a store's answer (headers); a download's body then streams as long as the client reads. */
-const HEADERS_TIMEOUT_MS = 120_000
+/** Waiting for a store's answer (headers, the SDK's retries included); a download's body then streams as long as the client reads. */
+const CALL_TIMEOUT_MS = 120_000
 
-export class S3Error extends Error {
-  constructor(
-    readonly status: number,
-    readonly s3Code: string | undefined,
-    operation: string,
-  ) {
-    super(`S3 ${operation} failed: ${status}${s3Code ? ` ${s3Code}` : ''}`)
-    this.name = 'S3Error'
-  }
+/** No signature: a bucket open to this network (e.g. a local MinIO), when no keys are configured. */
+const unsigned: Pick<S3ClientConfig, 'httpAuthSchemes' | 'httpAuthSchemeProvider'> = {
+  httpAuthSchemeProvider: () => [{ schemeId: 'smithy.api#noAuth' }],
+  httpAuthSchemes: [{ schemeId: 'smithy.api#noAuth', identityProvider: () => async () => ({}), signer: { sign: async (request) => request } }],
 }
 
 /**
- * Any S3-compatible store over `fetch`, signed with SigV4 (sigv4.ts): the same code on Node and on
- * Workers, where the AWS SDK would not fit a function's size budget. Without credentials, requests go unsigned
- * (a bucket open to this network, e.g. a local MinIO).
+ * Any S3-compatible store through the AWS SDK's S3 client (`@aws-sdk/client-s3`). Bundled for Workers it sends with
+ * `fetch` (the SDK's browser runtime, which infra/bundle.ts selects); on Node, with its Node handler. Without
+ * credentials, requests go unsigned (a bucket open to this network, e.g. a local MinIO). Checksums are sent and
+ * checked only where S3 requires them, as stores other than AWS (R2, MinIO) expect. Each call is bounded by
+ * `deadline` (its retries included).
  *
  * `putStream` holds one part in memory: a body that ends within the first part is one PutObject, a longer one a
  * multipart upload (aborted on failure, so no partial object ever becomes visible; a crash mid-upload leaves an
@@ -44,23 +54,36 @@ export class S3Error extends Error {
  * Parts are sent one at a time: throughput is one part's round trip at a time, memory one part.
  */
 export class S3Storage implements Storage {
-  private readonly base: URL
+  private readonly client: S3Client
+  private readonly bucket: string
   private readonly minPartSize: number
+  private readonly callTimeoutMs: number
 
-  constructor(private readonly opts: S3Options) {
-    this.base = new URL(opts.endpoint ?? `https://s3.${opts.region}.amazonaws.com`)
+  constructor(opts: S3Options) {
+    const { accessKeyId, secretAccessKey } = opts
+    this.client = new S3Client({
+      region: opts.region,
+      endpoint: opts.endpoint,
+      forcePathStyle: opts.forcePathStyle,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      ...(accessKeyId && secretAccessKey ? { credentials: { accessKeyId, secretAccessKey } } : unsigned),
+    })
+    this.bucket = opts.bucket
     this.minPartSize = opts.minPartSize ?? MIN_PART_SIZE
+    this.callTimeoutMs = opts.callTimeoutMs ?? CALL_TIMEOUT_MS
   }
 
   async put(key: string, body: Uint8Array | ArrayBuffer, contentType: string) {
     assertValidKey(key)
     const bytes = body instanceof Uint8Array ? body : new Uint8Array(body)
-    await this.send('PutObject', 'PUT', key, { body: bytes, headers: { 'content-type': contentType } })
+    const command = new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentType: contentType, ContentLength: bytes.byteLength })
+    await this.call((bound) => this.client.send(command, bound))
   }
 
   /**
    * Parts are all one size (R2 requires it), the smallest that lets 10,000 parts carry `maxBytes` (5 MiB up to
-   * 50 GiB): memory is one part buffer, reused, plus the copy `fetch` makes of the part it sends.
+   * 50 GiB): memory is one part buffer, reused, plus the copy the request makes of the part it sends.
    */
   async putStream(key: string, body: ReadableStream<Uint8Array>, contentType: string, opts: { maxBytes?: number } = {}) {
     assertValidKey(key)
@@ -72,21 +95,29 @@ export class S3Storage implements Storage {
         await this.put(key, part.bytes, contentType)
         return { size: part.bytes.byteLength }
       }
-      const uploadId = await this.createMultipart(key, contentType)
+      const target = { Bucket: this.bucket, Key: key }
+      const { UploadId } = await this.call((bound) => this.client.send(new CreateMultipartUploadCommand({ ...target, ContentType: contentType }), bound))
+      if (!UploadId) throw new Error('S3 CreateMultipartUpload answered no UploadId')
       try {
         const etags: string[] = []
         let size = 0
         for (;;) {
           if (etags.length >= MAX_PARTS) throw new Error('S3: object too large for a multipart upload')
-          etags.push(await this.uploadPart(key, uploadId, etags.length + 1, part.bytes))
+          const PartNumber = etags.length + 1
+          const upload = new UploadPartCommand({ ...target, UploadId, PartNumber, Body: part.bytes, ContentLength: part.bytes.byteLength })
+          const { ETag } = await this.call((bound) => this.client.send(upload, bound))
+          if (!ETag) throw new Error(`S3 UploadPart ${PartNumber} answered no ETag`)
+          etags.push(ETag)
           size += part.bytes.byteLength
           if (part.last) break
           part = await parts.next() // not last before: at least one byte follows; the part's buffer is free again
         }
-        await this.completeMultipart(key, uploadId, etags)
+        // The SDK reads the answer's body too: S3 can answer 200 and still report a failure there.
+        const Parts = etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 }))
+        await this.call((bound) => this.client.send(new CompleteMultipartUploadCommand({ ...target, UploadId, MultipartUpload: { Parts } }), bound))
         return { size }
       } catch (e) {
-        await this.send('AbortMultipartUpload', 'DELETE', key, { query: { uploadId } }).catch((err) =>
+        await this.call((bound) => this.client.send(new AbortMultipartUploadCommand({ ...target, UploadId }), bound)).catch((err) =>
           log.warn('storage.s3_abort_failed', errorFields(err)),
         )
         throw e
@@ -99,88 +130,50 @@ export class S3Storage implements Storage {
 
   async get(key: string): Promise<StoredObject | null> {
     assertValidKey(key)
-    const res = await this.send('GetObject', 'GET', key, { allow404: true })
-    if (res.status === 404) {
-      await res.body?.cancel()
-      return null
+    let res
+    try {
+      res = await this.call((bound) => this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }), bound))
+    } catch (e) {
+      if (isNotFound(e)) return null
+      throw e
     }
     return {
-      body: res.body ?? new Response(new Uint8Array(0)).body!,
-      size: Number(res.headers.get('content-length') ?? 0),
-      contentType: res.headers.get('content-type') || 'application/octet-stream',
+      // A web ReadableStream on both runtimes (fetch's body on Workers, the Node stream converted on Node).
+      body: res.Body ? (res.Body.transformToWebStream() as ReadableStream<Uint8Array>) : new Response(new Uint8Array(0)).body!,
+      size: res.ContentLength ?? 0,
+      contentType: res.ContentType || 'application/octet-stream',
     }
   }
 
   async delete(key: string) {
     assertValidKey(key)
-    const res = await this.send('DeleteObject', 'DELETE', key, { allow404: true })
-    await res.body?.cancel()
-  }
-
-  private async createMultipart(key: string, contentType: string) {
-    const res = await this.send('CreateMultipartUpload', 'POST', key, { query: { uploads: '' }, headers: { 'content-type': contentType } })
-    const uploadId = xmlValue(await res.text(), 'UploadId')
-    if (!uploadId) throw new S3Error(res.status, 'NoUploadId', 'CreateMultipartUpload')
-    return uploadId
-  }
-
-  private async uploadPart(key: string, uploadId: string, partNumber: number, bytes: Uint8Array) {
-    const res = await this.send('UploadPart', 'PUT', key, { query: { partNumber: String(partNumber), uploadId }, body: bytes })
-    await res.body?.cancel()
-    const etag = res.headers.get('etag')
-    if (!etag) throw new S3Error(res.status, 'NoETag', 'UploadPart')
-    return etag
-  }
-
-  private async completeMultipart(key: string, uploadId: string, etags: string[]) {
-    const xml =
-      '<CompleteMultipartUpload>' +
-      etags.map((etag, i) => `<Part><PartNumber>${i + 1}</PartNumber><ETag>${escapeXml(etag)}</ETag></Part>`).join('') +
-      '</CompleteMultipartUpload>'
-    const res = await this.send('CompleteMultipartUpload', 'POST', key, { query: { uploadId }, body: new TextEncoder().encode(xml), headers: { 'content-type': 'application/xml' } })
-    // S3 can answer 200 and still report a failure in the body.
-    const text = await res.text()
-    if (/<Error>/.test(text)) throw new S3Error(res.status, xmlValue(text, 'Code'), 'CompleteMultipartUpload')
-  }
-
-  private url(key: string, query: Record<string, string> = {}) {
-    const path = uriEncode(key, true)
-    const base = this.base
-    const prefix = base.pathname.replace(/\/+$/, '')
-    const url = this.opts.forcePathStyle
-      ? new URL(`${base.protocol}//${base.host}${prefix}/${uriEncode(this.opts.bucket)}/${path}`)
-      : new URL(`${base.protocol}//${this.opts.bucket}.${base.host}${prefix}/${path}`)
-    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v)
-    return url
-  }
-
-  private async send(
-    operation: string,
-    method: string,
-    key: string,
-    opts: { query?: Record<string, string>; headers?: Record<string, string>; body?: Uint8Array; allow404?: boolean } = {},
-  ): Promise<Response> {
-    const url = this.url(key, opts.query)
-    let headers: Record<string, string> = { ...opts.headers }
-    if (this.opts.accessKeyId && this.opts.secretAccessKey) {
-      headers = await signS3Request(
-        { accessKeyId: this.opts.accessKeyId, secretAccessKey: this.opts.secretAccessKey, region: this.opts.region },
-        { method, url, headers, payloadHash: opts.body ? await payloadHash(opts.body) : EMPTY_SHA256 },
-      )
-    }
-    const abort = new AbortController()
-    const timer = setTimeout(() => abort.abort(new Error(`S3 ${operation} timed out`)), HEADERS_TIMEOUT_MS)
-    let res: Response
     try {
-      res = await fetch(url, { method, headers, body: opts.body as BodyInit | undefined, signal: abort.signal })
-    } finally {
-      clearTimeout(timer)
+      await this.call((bound) => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }), bound))
+    } catch (e) {
+      if (!isNotFound(e)) throw e // S3 answers 204 for a missing key; a store that answers 404 means the same
     }
-    if (res.ok || (opts.allow404 && res.status === 404)) return res
-    const text = await res.text().catch(() => '')
-    throw new S3Error(res.status, xmlValue(text, 'Code'), operation)
+  }
+
+  /** Closes the client's connections (a Worker's store lives for one request). */
+  dispose() {
+    this.client.destroy()
+  }
+
+  /** One call, bounded in time (`deadline`): its answer's headers, the SDK's retries included, within `callTimeoutMs`. */
+  private async call<T>(send: (bound: { abortSignal: AbortSignal }) => Promise<T>): Promise<T> {
+    const limit = deadline(this.callTimeoutMs)
+    try {
+      return await send({ abortSignal: limit.signal })
+    } catch (e) {
+      throw limit.timedOut ? limit.signal.reason : e // the SDK's AbortError says nothing of why
+    } finally {
+      limit.clear()
+    }
   }
 }
+
+const isNotFound = (e: unknown) =>
+  (e as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode === 404 || (e as Error | null)?.name === 'NoSuchKey'
 
 /**
  * Reads a stream in parts of `size` bytes. A small body is gathered chunk by chunk; past `SMALL_BODY`, bytes are
@@ -255,6 +248,3 @@ function concat(chunks: Uint8Array[], total: number) {
   }
   return out
 }
-
-const xmlValue = (xml: string, tag: string) => new RegExp(`<${tag}>([^<]*)</${tag}>`).exec(xml)?.[1]
-const escapeXml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
