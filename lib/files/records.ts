@@ -48,10 +48,10 @@ export interface UploadStart {
  * The user's usage, in one transaction: stale pending records, and records whose agent is gone, are marked
  * `deleting` (their objects may exist: they are deleted first, by the caller), then the usage row is recounted from
  * the records. The recount heals what the invariant cannot see: records removed by a cascade (a direct database
- * delete of a user) and stale reservations; it never frees a record's bytes, only those of records already gone. It is safe beside concurrent
- * uploads because it first locks the usage row, which every writer takes in the transaction that changes the
- * records: once it holds the lock, the records it sums (read by the next statement) include every reservation made
- * before it, and none is made during it.
+ * delete of a user) and stale reservations; it never frees a record's bytes, only those of records already gone.
+ * It is safe beside concurrent uploads because it first locks the usage row, which every writer takes in the
+ * transaction that changes the records: once it holds the lock, the records it sums (read by the next statement)
+ * include every reservation made before it, and none is made during it.
  */
 export function startUpload(db: Db, userId: string, now = Date.now()): Promise<UploadStart> {
   return withUser(db, userId, async (tx) => {
@@ -61,7 +61,10 @@ export function startUpload(db: Db, userId: string, now = Date.now()): Promise<U
       .where(
         and(
           eq(files.userId, userId),
-          or(and(eq(files.status, 'pending'), lt(files.createdAt, new Date(now - STALE_PENDING_MS))), and(isNull(files.agentId), ne(files.status, 'deleting'))),
+          or(
+            and(eq(files.status, 'pending'), lt(files.createdAt, new Date(now - STALE_PENDING_MS))),
+            and(isNull(files.agentId), ne(files.status, 'deleting')),
+          ),
         ),
       )
     const deleting = await selectDeleting(tx, userId)
