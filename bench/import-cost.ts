@@ -1,6 +1,6 @@
 // What each heavy import costs a Worker, imported the way the functions import it: gzipped bytes and cold start
 // in workerd over a trivial Worker (median of several runs). Reading it: the shared floor of every function is
-// hono + zod + @hono/zod-openapi + the stores' drivers; viem and SimpleWebAuthn are paid only where used.
+// hono + zod + @hono/zod-openapi + the stores' drivers; viem, SimpleWebAuthn and the S3 client are paid only where used.
 import { bundleFunction } from '../infra/bundle'
 import { coldStartOverTrivial } from './cold-start'
 
@@ -13,6 +13,7 @@ const imports: Array<{ name: string; source: string }> = [
   { name: 'viem (as lib/chain imports it)', source: `import { createClient, http, getAddress } from 'viem'; import { verifyMessage, readContract } from 'viem/actions'; import { base } from 'viem/chains'; export default { fetch: () => new Response(String(typeof createClient + typeof http + typeof verifyMessage + typeof readContract + base.id + typeof getAddress)) }` },
   { name: '@simplewebauthn/server', source: `import { verifyRegistrationResponse, verifyAuthenticationResponse } from '@simplewebauthn/server'; export default { fetch: () => new Response(String(typeof verifyRegistrationResponse + typeof verifyAuthenticationResponse)) }` },
   { name: 'tool-call classifier (unbash)', source: `import { classifyToolCall } from './functions/permissions/hooks/classify'; export default { fetch: () => Response.json(classifyToolCall('bash', { command: 'ls' })) }` },
+  { name: '@aws-sdk/client-s3 (the files adapter)', source: `import { S3Storage } from './functions/files/storage/s3'; export default { fetch: () => new Response(typeof new S3Storage({ bucket: 'b', region: 'auto', endpoint: 'http://s3.test' })) }` },
   { name: 'jose', source: `import { jwtVerify, createRemoteJWKSet } from 'jose'; export default { fetch: () => new Response(String(typeof jwtVerify + typeof createRemoteJWKSet)) }` },
 ]
 

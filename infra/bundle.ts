@@ -1,5 +1,6 @@
 import { build, type Plugin } from 'esbuild'
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
 import { copyDocsScript } from './static-assets'
@@ -13,15 +14,46 @@ export function functionEntries(): Array<{ family: string; entry: string }> {
     .map((d) => ({ family: d.name, entry: `${root}/functions/${d.name}/index.ts` }))
 }
 
+/**
+ * A rewrite of a dependency's internals: the plugin, and what it was checked against. tests/infra/bundle-rewrites.test.ts
+ * holds each to the installed packages: `pkg` must be at `version` (an upgrade fails the test until the rewrite is
+ * checked again), every file of `importers` (paths under node_modules/) must still import a specifier the rewrite
+ * matches, every file of `replaces` must still exist, and a bundle must resolve through the rewrite and leave
+ * `replaces` out.
+ */
+export interface Rewrite {
+  name: string
+  specifier: RegExp
+  /** Only imports from a file whose path contains this. */
+  within: string
+  plugin: Plugin
+  checked: { pkg: string; version: string; importers: string[]; replaces: string[] }
+}
+
 /** Replaces a module a dependency imports (by the specifier it uses, from a file under `within`) with `contents`. */
-function replaceModule(name: string, specifier: RegExp, within: string, contents: string): Plugin {
-  return {
+function replaceModule(name: string, specifier: RegExp, within: string, contents: string, checked: Rewrite['checked']): Rewrite {
+  const plugin: Plugin = {
     name,
     setup(b) {
       b.onResolve({ filter: specifier }, (args) => (args.importer.includes(within) ? { path: args.path, namespace: name } : undefined))
       b.onLoad({ filter: /.*/, namespace: name }, () => ({ contents, resolveDir: root }))
     },
   }
+  return { name, specifier, within, plugin, checked }
+}
+
+/**
+ * Resolves a dependency's own relative import (by the specifier it uses, from a file under `within`) to another file
+ * of the same folder, `file`, in place of the one its `browser` field names (`checked.replaces`).
+ */
+function useSibling(name: string, specifier: RegExp, within: string, file: string, checked: Rewrite['checked']): Rewrite {
+  const plugin: Plugin = {
+    name,
+    setup(b) {
+      b.onResolve({ filter: specifier }, (args) => (args.importer.includes(within) ? { path: join(dirname(args.importer), file) } : undefined))
+    },
+  }
+  return { name, specifier, within, plugin, checked }
 }
 
 /**
@@ -38,10 +70,24 @@ function replaceModule(name: string, specifier: RegExp, within: string, contents
  * - SimpleWebAuthn's attestation certificate-chain checks (@peculiar/x509, asn1js, CRL fetches: ~28 KB gz).
  *   Registration asks for attestation `none`, which browsers honour by sending no certificates; an attestation
  *   that still carries a chain is refused (the stub throws), never trusted unchecked.
+ * And one that makes a library run at all:
+ * - the AWS SDK's XML parser for browsers is built on `DOMParser`, which workerd does not have: its own parser
+ *   (plain JavaScript, what Node runs) reads S3's answers instead.
  */
-export const workerBuildPlugins: Plugin[] = [
-  replaceModule('zod-english-only', /^\.\.\/locales\/index\.js$/, '/node_modules/zod/', `export { default as en } from 'zod/v4/locales/en.js'`),
-  replaceModule('zod-without-from-json-schema', /from-json-schema\.js$/, '/node_modules/zod/', `export function fromJSONSchema() { throw new Error('z.fromJSONSchema is not bundled') }`),
+export const workerRewrites: Rewrite[] = [
+  replaceModule('zod-english-only', /^\.\.\/locales\/index\.js$/, '/node_modules/zod/', `export { default as en } from 'zod/v4/locales/en.js'`, {
+    pkg: 'zod',
+    version: '4.6.7',
+    importers: ['zod/v4/classic/external.js', 'zod/v4/core/index.js', 'zod/v4/mini/external.js'],
+    replaces: ['zod/v4/locales/index.js'],
+  }),
+  replaceModule(
+    'zod-without-from-json-schema',
+    /from-json-schema\.js$/,
+    '/node_modules/zod/',
+    `export function fromJSONSchema() { throw new Error('z.fromJSONSchema is not bundled') }`,
+    { pkg: 'zod', version: '4.6.7', importers: ['zod/v4/classic/external.js'], replaces: ['zod/v4/classic/from-json-schema.js'] },
+  ),
   replaceModule(
     'zod-without-to-json-schema',
     /^(?:\.\.\/core|\.)\/to-json-schema\.js$/,
@@ -50,6 +96,12 @@ export const workerBuildPlugins: Plugin[] = [
     export { unavailable as initializeContext, unavailable as handleUnrepresentable, unavailable as processSchema, unavailable as process, unavailable as extractDefs, unavailable as finalize }
     export const createToJSONSchemaMethod = () => unavailable
     export const createStandardJSONSchemaMethod = () => unavailable`,
+    {
+      pkg: 'zod',
+      version: '4.6.7',
+      importers: ['zod/v4/classic/schemas.js', 'zod/v4/core/index.js', 'zod/v4/core/json-schema-generator.js', 'zod/v4/core/json-schema-processors.js'],
+      replaces: ['zod/v4/core/to-json-schema.js'],
+    },
   ),
   replaceModule(
     'zod-without-compile',
@@ -60,12 +112,19 @@ export const workerBuildPlugins: Plugin[] = [
     export class ZodCompileAsyncError extends Error {}
     export class ZodCompileUnsupportedError extends Error {}
     export { unavailable as compile, unavailable as withParser, unavailable as compileFn }`,
+    { pkg: 'zod', version: '4.6.7', importers: ['zod/v4/core/index.js'], replaces: ['zod/v4/core/compile.js'] },
   ),
   replaceModule(
     'ratelimit-without-analytics',
     /^@upstash\/core-analytics$/,
     '/node_modules/@upstash/ratelimit/',
     `export class Analytics { constructor() { throw new Error('rate-limit analytics are not bundled: the limiter runs with analytics: false') } }`,
+    {
+      pkg: '@upstash/ratelimit',
+      version: '2.2.0',
+      importers: ['@upstash/ratelimit/dist/index.js', '@upstash/ratelimit/dist/index.mjs'],
+      replaces: ['@upstash/core-analytics/dist/index.js', '@upstash/core-analytics/dist/index.mjs'],
+    },
   ),
   replaceModule(
     'webauthn-without-certificate-chains',
@@ -73,8 +132,32 @@ export const workerBuildPlugins: Plugin[] = [
     '/node_modules/@simplewebauthn/server/',
     `const refuse = () => Promise.reject(new Error('attestation certificate chains are refused: attestation none is requested'))
     export { refuse as validateCertificatePath, refuse as isCertRevoked }`,
+    {
+      pkg: '@simplewebauthn/server',
+      version: '14.0.3',
+      importers: [
+        'esm/helpers/index.js',
+        'esm/helpers/validateCertificatePath.js',
+        'esm/metadata/verifyAttestationWithMetadata.js',
+        'esm/metadata/verifyMDSBlob.js',
+        'esm/registration/verifications/tpm/verifyAttestationTPM.js',
+        'esm/registration/verifications/verifyAttestationAndroidKey.js',
+        'esm/registration/verifications/verifyAttestationAndroidSafetyNet.js',
+        'esm/registration/verifications/verifyAttestationApple.js',
+        'esm/registration/verifications/verifyAttestationFIDOU2F.js',
+        'esm/registration/verifications/verifyAttestationPacked.js',
+      ].map((f) => `@simplewebauthn/server/${f}`),
+      replaces: ['@simplewebauthn/server/esm/helpers/validateCertificatePath.js', '@simplewebauthn/server/esm/helpers/isCertRevoked.js'],
+    },
   ),
+  useSibling('aws-xml-without-dom-parser', /^\.\/xml-parser$/, '/node_modules/@aws-sdk/xml-builder/', 'xml-parser.js', {
+    pkg: '@aws-sdk/xml-builder',
+    version: '3.972.43',
+    importers: ['@aws-sdk/xml-builder/dist-es/index.js'],
+    replaces: ['@aws-sdk/xml-builder/dist-es/xml-parser.browser.js'],
+  }),
 ]
+export const workerBuildPlugins: Plugin[] = workerRewrites.map((r) => r.plugin)
 
 /**
  * @asteasolutions/zod-to-openapi's document generators (~5.7 KB gz), which @hono/zod-openapi imports for
@@ -82,13 +165,14 @@ export const workerBuildPlugins: Plugin[] = [
  * Every other function gets generators that throw; one whose bundle holds that module is built again with them.
  */
 const DOCUMENT_MODULE = 'lib/http/openapi-docs.ts'
-const withoutDocumentGenerators = replaceModule(
+export const withoutDocumentGenerators = replaceModule(
   'openapi-without-document-generators',
   /^@asteasolutions\/zod-to-openapi$/,
   '/node_modules/@hono/zod-openapi/',
   `export { OpenAPIRegistry, extendZodWithOpenApi, getOpenApiMetadata } from '@asteasolutions/zod-to-openapi'
   class Unavailable { constructor() { throw new Error('the OpenAPI document generators are bundled only with ${DOCUMENT_MODULE}') } }
   export { Unavailable as OpenApiGeneratorV3, Unavailable as OpenApiGeneratorV31 }`,
+  { pkg: '@hono/zod-openapi', version: '1.6.3', importers: ['@hono/zod-openapi/dist/index.mjs'], replaces: [] },
 )
 
 /**
@@ -96,10 +180,11 @@ const withoutDocumentGenerators = replaceModule(
  * built-ins available, so a Node-only import anywhere under it fails the build.
  */
 export async function bundleFunction(entry: string | { contents: string }, opts: { minify?: boolean } = {}) {
-  let result = await bundle(entry, opts, [...workerBuildPlugins, withoutDocumentGenerators])
+  let result = await bundle(entry, opts, [...workerBuildPlugins, withoutDocumentGenerators.plugin])
   if (Object.keys(result.metafile!.inputs).some((file) => file.endsWith(DOCUMENT_MODULE))) result = await bundle(entry, opts, workerBuildPlugins)
   const code = result.outputFiles[0].text
-  return { code, bytes: Buffer.byteLength(code), gzipBytes: gzipSync(code).byteLength }
+  // `inputs`: what went into the bundle (a rewritten module appears as `<rewrite name>:<specifier>`).
+  return { code, bytes: Buffer.byteLength(code), gzipBytes: gzipSync(code).byteLength, inputs: Object.keys(result.metafile!.inputs) }
 }
 
 function bundle(entry: string | { contents: string }, opts: { minify?: boolean }, plugins: Plugin[]) {

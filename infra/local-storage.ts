@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { type FileHandle, mkdir, open, rename, rm } from 'node:fs/promises'
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path'
 import { Readable } from 'node:stream'
-import { assertValidKey } from '../lib/storage/keys'
+import { assertValidKey } from '../functions/files/storage/keys'
 import type { Storage, StoredObject } from '../lib/context'
 
 /**

@@ -8,14 +8,15 @@ import { users } from './users'
  * A stored file (spec 2 "File"), visible only to its uploader. `status` `pending` while the object is being
  * written, `stored` once it is complete: only stored files are listed or served, so a half-written object is
  * never served and a record without its object is cleaned up rather than served. `deleting` once a delete has
- * begun: hidden, still counted, removed only after its object is (lib/files/records.ts).
+ * begun: hidden, still counted, removed only after its object is (lib/files/records.ts). `agentId` becomes null
+ * when its agent is deleted: the record outlives the agent, `deleting`, until storage has deleted its object.
  */
 export const files = pgTable(
   'files',
   {
     id: text('id').primaryKey().$defaultFn(() => crypto.randomUUID()),
     userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
-    agentId: text('agent_id').notNull().references(() => agents.id, { onDelete: 'cascade' }),
+    agentId: text('agent_id').references(() => agents.id, { onDelete: 'set null' }),
     filename: text('filename').notNull(),
     storageKey: text('storage_key').notNull().unique(),
     size: bigint('size', { mode: 'number' }).notNull(),

@@ -1,7 +1,7 @@
 import type { Services } from '../../lib/context'
 import { ApiError } from '../../lib/http/errors'
 import { log } from '../../lib/log'
-import { attachmentDisposition, isInUserPrefix, isPathLikeId } from '../../lib/files/names'
+import { attachmentDisposition, isInUserPrefix, isPathLikeId } from './names'
 import { findStored, removeStored } from '../../lib/files/records'
 
 export const fileNotFound = () => new ApiError('NOT_FOUND', 'File not found')

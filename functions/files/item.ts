@@ -1,9 +1,9 @@
-import type { FileRow } from '../../lib/files/records'
+import type { StoredFile } from '../../lib/files/records'
 
 const downloadUrl = (id: string) => `/api/files?download=${encodeURIComponent(id)}`
 
 /** A stored file as listed. */
-export const fileJson = (f: FileRow) => ({
+export const fileJson = (f: StoredFile) => ({
   id: f.id,
   filename: f.filename,
   url: downloadUrl(f.id),
@@ -14,7 +14,7 @@ export const fileJson = (f: FileRow) => ({
 })
 
 /** A stored file as the upload answers it (the spec's `name`, `type`, `uploaded`). */
-export const uploadedJson = (f: FileRow) => ({
+export const uploadedJson = (f: StoredFile) => ({
   id: f.id,
   name: f.filename,
   url: downloadUrl(f.id),

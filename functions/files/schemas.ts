@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi'
-import { MAX_FILENAME_LENGTH } from '../../lib/files/names'
+import { MAX_FILENAME_LENGTH } from './names'
 import { STORAGE_QUOTA_BYTES } from './quota'
 import { MAX_LISTED_FILES } from '../../lib/files/records'
 

@@ -5,10 +5,10 @@ import { ApiError } from '../../lib/http/errors'
 import { isHostileText } from '../../lib/http/validation'
 import { errorFields, log } from '../../lib/log'
 import { boundaryOf, closingDelimiterBytes, MultipartError, MultipartReader, type Part } from './multipart'
-import { normalizeMimeType, sanitizeFilename, storageKeyFor } from '../../lib/files/names'
-import { deleteObjects, purgeDeleting } from '../../lib/files/objects'
+import { normalizeMimeType, sanitizeFilename, storageKeyFor } from './names'
+import { deleteObjects, purgeDeleting } from './objects'
 import { type StorageQuota, storageQuota } from './quota'
-import { type FileRow, markPendingDeleting, markStored, releasePending, reserveUpload, startUpload } from '../../lib/files/records'
+import { markPendingDeleting, markStored, releasePending, reserveUpload, startUpload, type StoredFile } from '../../lib/files/records'
 
 /**
  * What may come before the file's data (preamble, `agentId`, other fields, the file's part headers). Bounding it is
@@ -49,7 +49,7 @@ interface Written {
  * 4. the rest of the body must close properly; then the record is `stored` with its exact size.
  * Any failure after the reservation deletes whatever was written and then gives the bytes back.
  */
-export async function receiveUpload(services: Services, user: SessionUser, request: Request): Promise<FileRow> {
+export async function receiveUpload(services: Services, user: SessionUser, request: Request): Promise<StoredFile> {
   const boundary = boundaryOf(request.headers.get('content-type'))
   if (!boundary) throw malformed('Content-Type must be multipart/form-data with a boundary')
   const declared = contentLength(request.headers.get('content-length'))

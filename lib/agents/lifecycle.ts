@@ -5,10 +5,10 @@ import { asService, withUser } from '../db/rls'
 import { requirePaidAccess } from '../auth/plan'
 import { ApiError } from '../http/errors'
 import { errorFields, log } from '../log'
-import { purgeDeleting, storageUnavailable } from '../files/objects'
+import { queueFilesPurge } from '../files/purge'
 import { markAgentFilesDeleting } from '../files/records'
 import { RuntimeProviderError } from '../runtime/provider'
-import { agents, type Agent, files } from '../../schema'
+import { agents, type Agent } from '../../schema'
 import { agentGateway, agentNotFound, isGatewayTokenUnreadable, newGatewayToken, openGatewayToken, runtimeTarget } from './access'
 import { forgetProbe } from './instance'
 import { recordStatus } from './provision'
@@ -155,17 +155,15 @@ async function lifecycleTarget(services: Services, agent: Agent, action: Lifecyc
 }
 
 /**
- * Deletes an agent: its runtime through the provider first (by service id or name: the token is not needed), then its
- * files, then the row (as the owner). A provider 404 (nothing to remove) still deletes the row; any other provider
- * failure keeps the row in status `error` with the reason and answers 502, so nothing runs that the platform has no
- * record of.
+ * Deletes an agent: its runtime through the provider first (by service id or name: the token is not needed), then the
+ * row (as the owner). A provider 404 (nothing to remove) still deletes the row; any other provider failure keeps the
+ * row in status `error` with the reason and answers 502, so nothing runs that the platform has no record of.
  *
- * Files: every record of the agent becomes `deleting` (hidden, still counted), each object is deleted from storage,
- * and only then do the records and their bytes go (lib/files/objects.ts `purgeDeleting`). An object storage could
- * not delete keeps its record, the row (status `error`) and the bytes counted, and answers 502 `STORAGE_UNAVAILABLE`:
- * a repeated delete, or the user's next upload, tries again. The row is deleted only while it holds the lock that
- * new records need and has no records left, so its cascade never drops a record whose object may exist; an upload
- * that reserved in between is marked and deleted in another round.
+ * Files: in the transaction that deletes the row, under its lock (no upload can add a record for the agent
+ * meanwhile), every record of the agent becomes `deleting`: hidden at once, still counted, and no longer the
+ * agent's (`agentId` null). Their objects are deleted by the files family, which holds the storage client: a queued
+ * job (`FILES_PURGE_PATH`) deletes each object, then its record and bytes, retried by the queue while storage
+ * refuses; the user's next upload finishes them too. So bytes are given back only once their objects are gone.
  */
 export async function deleteAgent(services: Services, agent: Agent): Promise<void> {
   if (agent.status !== 'template') {
@@ -181,28 +179,23 @@ export async function deleteAgent(services: Services, agent: Agent): Promise<voi
       }
     }
   }
-  for (let round = 1; ; round++) {
-    const marked = await markAgentFilesDeleting(services.db, agent.userId, agent.id)
-    const { failed } = await purgeDeleting(services, agent.userId, marked)
-    if (failed) {
-      log.warn('agent.delete_failed', { agentId: agent.id, provider: 'storage', files: failed })
-      await recordStatus(services, agent, 'error', 'delete failed: files could not be removed from storage')
-      throw storageUnavailable()
-    }
-    if (await deleteRowWithoutFiles(services.db, agent)) break
-    if (round === 3) throw new ApiError('CONFLICT', 'Uploads to this agent are in progress; try again')
+  const files = await deleteRowHidingFiles(services.db, agent)
+  if (files) {
+    // The records are hidden and counted whatever happens here: should the job not be queued, the next upload frees them.
+    await queueFilesPurge(services.queue, agent.userId).catch((e) =>
+      log.error('agent.files_purge_unqueued', { agentId: agent.id, userId: agent.userId, files, ...errorFields(e) }),
+    )
   }
-  log.info('agent.deleted', { agentId: agent.id })
+  log.info('agent.deleted', { agentId: agent.id, files })
 }
 
-/** Deletes the agent's row unless it still has file records (locked first: no record can be added meanwhile). */
-function deleteRowWithoutFiles(db: Db, agent: Agent): Promise<boolean> {
+/** Deletes the agent's row, locked first, and marks its file records `deleting` in the same transaction: how many. */
+function deleteRowHidingFiles(db: Db, agent: Agent): Promise<number> {
   return withUser(db, agent.userId, async (tx) => {
     await tx.select({ id: agents.id }).from(agents).where(eq(agents.id, agent.id)).for('update')
-    const [left] = await tx.select({ id: files.id }).from(files).where(eq(files.agentId, agent.id)).limit(1)
-    if (left) return false
+    const files = await markAgentFilesDeleting(tx, agent.userId, agent.id)
     await tx.delete(agents).where(eq(agents.id, agent.id))
-    return true
+    return files
   })
 }
 

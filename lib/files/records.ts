@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm'
+import { and, desc, eq, inArray, isNotNull, isNull, lt, ne, or, sql } from 'drizzle-orm'
 import type { Db } from '../db/rls'
 import { type Reader, withUser } from '../db/rls'
 import { files, storageUsage } from '../../schema'
@@ -12,10 +12,17 @@ import { files, storageUsage } from '../../schema'
  * A record's `status`: `pending` while its object is written, `stored` once complete (the only status listed or
  * served), `deleting` once a delete has begun (hidden, still counted). A record whose object may exist is deleted
  * only after its object is: `deleting` records are removed by `finishDeleting`, which callers run once storage has
- * deleted their objects (lib/files/objects.ts `purgeDeleting`). So a recount never frees the bytes of an object
+ * deleted their objects (functions/files/objects.ts `purgeDeleting`). So a recount never frees the bytes of an object
  * that still exists, and an object whose delete failed stays counted until a retry removes it.
+ *
+ * A record outlives its agent only as `deleting` (`agentId` null): an agent's delete marks every record of the agent
+ * in the transaction that deletes its row (lib/agents/lifecycle.ts), and the files family deletes their objects from
+ * the queue (`FILES_PURGE_PATH`). A record left without an agent any other way (a direct database delete) is never
+ * listed, served or made `stored`, and the next upload marks it `deleting`.
  */
 export type FileRow = typeof files.$inferSelect
+/** A record as it is listed and served: `stored`, with its agent. */
+export type StoredFile = FileRow & { agentId: string }
 
 /** A record on its way out: its object is deleted first, then the record (and its bytes). */
 export interface DeletingRecord {
@@ -38,25 +45,29 @@ export interface UploadStart {
 }
 
 /**
- * The user's usage, in one transaction: stale pending records are marked `deleting` (their objects may exist: they
- * are deleted first, by the caller), then the usage row is recounted from the records. The recount heals what the
- * invariant cannot see: records removed by a cascade (a direct database delete of an agent or user) and stale
- * reservations; it never frees a record's bytes, only those of records already gone. It is safe beside concurrent
- * uploads because it first locks the usage row, which every writer takes in the transaction that changes the
- * records: once it holds the lock, the records it sums (read by the next statement) include every reservation made
- * before it, and none is made during it.
+ * The user's usage, in one transaction: stale pending records, and records whose agent is gone, are marked
+ * `deleting` (their objects may exist: they are deleted first, by the caller), then the usage row is recounted from
+ * the records. The recount heals what the invariant cannot see: records removed by a cascade (a direct database
+ * delete of a user) and stale reservations; it never frees a record's bytes, only those of records already gone.
+ * It is safe beside concurrent uploads because it first locks the usage row, which every writer takes in the
+ * transaction that changes the records: once it holds the lock, the records it sums (read by the next statement)
+ * include every reservation made before it, and none is made during it.
  */
 export function startUpload(db: Db, userId: string, now = Date.now()): Promise<UploadStart> {
   return withUser(db, userId, async (tx) => {
     await tx
       .update(files)
       .set({ status: 'deleting' })
-      .where(and(eq(files.userId, userId), eq(files.status, 'pending'), lt(files.createdAt, new Date(now - STALE_PENDING_MS))))
-    const deleting = await tx
-      .select({ id: files.id, storageKey: files.storageKey })
-      .from(files)
-      .where(and(eq(files.userId, userId), eq(files.status, 'deleting')))
-      .limit(MAX_FINISHED_PER_UPLOAD)
+      .where(
+        and(
+          eq(files.userId, userId),
+          or(
+            and(eq(files.status, 'pending'), lt(files.createdAt, new Date(now - STALE_PENDING_MS))),
+            and(isNull(files.agentId), ne(files.status, 'deleting')),
+          ),
+        ),
+      )
+    const deleting = await selectDeleting(tx, userId)
     const [locked] = await tx.select({ bytes: storageUsage.bytes }).from(storageUsage).where(eq(storageUsage.userId, userId)).for('update')
     let usedBytes = 0
     if (locked) {
@@ -110,15 +121,19 @@ export function reserveUpload(
  * The upload's object is complete: the pending record becomes `stored` with its exact size, and the reserved bytes
  * it did not use go back. (The user may change a record's `status` only, by column grant, and the size is known
  * only now: so the pending record is replaced by the stored one, same id, in one transaction.) Null when the
- * pending record is gone (swept as stale, or its agent deleted): the caller removes the object.
+ * pending record is gone or marked (swept as stale, or its agent deleted) or without its agent: the caller removes
+ * the object.
  */
-export function markStored(db: Db, userId: string, fileId: string, size: number): Promise<FileRow | null> {
+export function markStored(db: Db, userId: string, fileId: string, size: number): Promise<StoredFile | null> {
   return withUser(db, userId, async (tx) => {
-    const [pending] = await tx.delete(files).where(and(eq(files.id, fileId), eq(files.status, 'pending'))).returning()
+    const [pending] = await tx
+      .delete(files)
+      .where(and(eq(files.id, fileId), eq(files.status, 'pending'), isNotNull(files.agentId)))
+      .returning()
     if (!pending) return null
     const [stored] = await tx.insert(files).values({ ...pending, size, status: 'stored', createdAt: sql`now()` }).returning()
     if (pending.size > size) await giveBack(tx, userId, pending.size - size)
-    return stored
+    return withAgent(stored)
   })
 }
 
@@ -163,18 +178,30 @@ export async function markFileDeleting(db: Db, userId: string, fileId: string): 
 
 /**
  * Every record of one of the user's agents becomes `deleting`, whatever its status (a pending upload's included:
- * its `markStored` then fails, and the upload deletes what it wrote). The agent's delete runs this before it deletes
- * the agent's row, so the row's cascade never drops a record whose object may still exist.
+ * its `markStored` then fails, and the upload deletes what it wrote). Run inside the caller's `withUser` transaction
+ * (`tx`) that deletes the agent's row, after locking it: no record can be added for the agent in between, so none
+ * outlives it except as `deleting`. The number of records marked.
  */
-export function markAgentFilesDeleting(db: Db, userId: string, agentId: string): Promise<DeletingRecord[]> {
-  return withUser(db, userId, (tx) =>
-    tx
-      .update(files)
-      .set({ status: 'deleting' })
-      .where(and(eq(files.userId, userId), eq(files.agentId, agentId)))
-      .returning({ id: files.id, storageKey: files.storageKey }),
-  )
+export async function markAgentFilesDeleting(tx: Db, userId: string, agentId: string): Promise<number> {
+  const marked = await tx
+    .update(files)
+    .set({ status: 'deleting' })
+    .where(and(eq(files.userId, userId), eq(files.agentId, agentId)))
+    .returning({ id: files.id })
+  return marked.length
 }
+
+/** The user's `deleting` records, at most `MAX_FINISHED_PER_UPLOAD`: their objects are deleted, then they go (`finishDeleting`). */
+export function deletingRecords(db: Db, userId: string): Promise<DeletingRecord[]> {
+  return withUser(db, userId, (tx) => selectDeleting(tx, userId))
+}
+
+const selectDeleting = (tx: Db, userId: string) =>
+  tx
+    .select({ id: files.id, storageKey: files.storageKey })
+    .from(files)
+    .where(and(eq(files.userId, userId), eq(files.status, 'deleting')))
+    .limit(MAX_FINISHED_PER_UPLOAD)
 
 /**
  * The last step of a delete, once storage has deleted the objects of `ids`: their `deleting` records go, and their
@@ -210,12 +237,19 @@ export async function markPendingDeleting(db: Db, userId: string, fileId: string
   return row ?? null
 }
 
+/** What is listed and served: `stored` records that have their agent. */
+const served = and(eq(files.status, 'stored'), isNotNull(files.agentId))
+
+/** A record read under `served`. */
+function withAgent(f: FileRow): StoredFile {
+  if (f.agentId === null) throw new Error(`files: record ${f.id} has no agent`)
+  return { ...f, agentId: f.agentId }
+}
+
 /** One of the user's stored records (another user's reads as absent). */
-export async function findStored(reader: Reader, userId: string, fileId: string): Promise<FileRow | null> {
-  const rows = await reader.asUser(userId, (db) =>
-    db.select().from(files).where(and(eq(files.id, fileId), eq(files.userId, userId), eq(files.status, 'stored'))).limit(1),
-  )
-  return rows[0] ?? null
+export async function findStored(reader: Reader, userId: string, fileId: string): Promise<StoredFile | null> {
+  const rows = await reader.asUser(userId, (db) => db.select().from(files).where(and(eq(files.id, fileId), eq(files.userId, userId), served)).limit(1))
+  return rows[0] ? withAgent(rows[0]) : null
 }
 
 /** The user's stored files (of one agent, or all), newest first, with the count and bytes of all of them: one statement. */
@@ -228,11 +262,11 @@ export async function listStored(reader: Reader, userId: string, agentId?: strin
         totalSize: sql<number>`sum(${files.size}) over ()`.mapWith(Number),
       })
       .from(files)
-      .where(and(eq(files.userId, userId), eq(files.status, 'stored'), agentId === undefined ? undefined : eq(files.agentId, agentId)))
+      .where(and(eq(files.userId, userId), served, agentId === undefined ? undefined : eq(files.agentId, agentId)))
       .orderBy(desc(files.createdAt), desc(files.id))
       .limit(MAX_LISTED_FILES),
   )
-  return { files: rows.map((r) => r.file), count: rows[0]?.count ?? 0, totalSize: rows[0]?.totalSize ?? 0 }
+  return { files: rows.map((r) => withAgent(r.file)), count: rows[0]?.count ?? 0, totalSize: rows[0]?.totalSize ?? 0 }
 }
 
 function giveBack(tx: Db, userId: string, bytes: number) {

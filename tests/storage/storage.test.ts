@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { LocalStorage } from '../../infra/local-storage'
-import { S3Storage } from '../../lib/storage/s3'
+import { S3Storage } from '../../functions/files/storage/s3'
 import { patternStream, readAll, storageContract } from './storage-contract'
 
 import { S3rver, type S3rverServer } from '../support/s3rver'
@@ -101,14 +101,14 @@ describe('S3Storage (s3rver)', () => {
 
   describe('multipart parts, seen on the wire', () => {
     let proxy: Server
-    let seen: Array<{ method: string; query: string; length: number }>
+    let seen: Array<{ method: string; query: string; length: number; authorization?: string }>
     let viaProxy: S3Storage
     beforeAll(async () => {
       // A recording proxy in front of s3rver: what the adapter sends, request by request.
       seen = []
       proxy = createServer((req, res) => {
         const url = new URL(req.url ?? '/', 'http://x')
-        seen.push({ method: req.method ?? '', query: url.search, length: Number(req.headers['content-length'] ?? 0) })
+        seen.push({ method: req.method ?? '', query: url.search, length: Number(req.headers['content-length'] ?? 0), authorization: req.headers.authorization ?? '' })
         const out = request({ host: '127.0.0.1', port: s3Port, method: req.method, path: req.url, headers: req.headers }, (up) => {
           res.writeHead(up.statusCode ?? 502, up.headers)
           up.pipe(res)
@@ -126,6 +126,16 @@ describe('S3Storage (s3rver)', () => {
       })
     })
     afterAll(() => new Promise<void>((r) => proxy.close(() => r())))
+
+    it('requests are signed (SigV4) with keys, and go unsigned without them', async () => {
+      const proxied = { bucket: 'test-bucket', region: 'us-east-1', endpoint: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, forcePathStyle: true }
+      seen = []
+      await viaProxy.put('wire/signed', new Uint8Array([1]), 'text/plain')
+      const open = new S3Storage(proxied)
+      await open.put('wire/unsigned', new Uint8Array([2]), 'text/plain')
+      expect(await readAll((await open.get('wire/unsigned'))!.body)).toEqual(new Uint8Array([2]))
+      expect(seen.map((s) => s.authorization)).toEqual([expect.stringMatching(/^AWS4-HMAC-SHA256 Credential=S3RVER\/\d{8}\/us-east-1\/s3\/aws4_request, /), '', ''])
+    })
 
     const parts = () => seen.filter((s) => s.method === 'PUT' && s.query.includes('partNumber')).map((s) => s.length)
 
@@ -146,9 +156,36 @@ describe('S3Storage (s3rver)', () => {
     it('a body within one part is a single PutObject', async () => {
       seen = []
       await viaProxy.putStream('wire/c', patternStream(5 * MiB, 100_000), 'application/octet-stream')
-      expect(seen).toEqual([{ method: 'PUT', query: '', length: 5 * MiB }])
+      // PutObject: no `uploads`, `uploadId` or `partNumber` (the SDK names the operation in `x-id`).
+      expect(seen.map(({ method, query, length }) => ({ method, query, length }))).toEqual([{ method: 'PUT', query: '?x-id=PutObject', length: 5 * MiB }])
     }, 60_000)
   })
+})
+
+describe('S3Storage against a store that never answers', () => {
+  let silent: Server
+  let storage: S3Storage
+  beforeAll(async () => {
+    silent = createServer(() => {}) // reads the request, never answers
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r))
+    const endpoint = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`
+    storage = new S3Storage({ bucket: 'b', region: 'us-east-1', endpoint, forcePathStyle: true, accessKeyId: 'k', secretAccessKey: 's', callTimeoutMs: 300 })
+  })
+  afterAll(() => new Promise<void>((r) => {
+    silent.closeAllConnections()
+    silent.close(() => r())
+  }))
+
+  it('gives up on every call once its deadline passes', async () => {
+    const started = Date.now()
+    const timeout = { name: 'TimeoutError', message: 'No answer within 300 ms' }
+    await expect(storage.get('k/get')).rejects.toMatchObject(timeout)
+    await expect(storage.put('k/put', new Uint8Array([1]), 'text/plain')).rejects.toMatchObject(timeout)
+    await expect(storage.delete('k/delete')).rejects.toMatchObject(timeout)
+    // A body past its first part: its CreateMultipartUpload gets no answer.
+    await expect(storage.putStream('k/stream', patternStream(6 * MiB), 'application/octet-stream')).rejects.toMatchObject(timeout)
+    expect(Date.now() - started).toBeLessThan(10_000)
+  }, 20_000)
 })
 
 const MiB = 1024 * 1024

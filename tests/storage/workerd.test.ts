@@ -7,13 +7,13 @@ import { bundleFunction } from '../../infra/bundle'
 import { S3rver, type S3rverServer } from '../support/s3rver'
 
 /**
- * The upload path as a Worker runs it: the streaming multipart reader and the S3 adapter (fetch, SigV4 on Web
- * Crypto, multipart parts) bundled for workerd and run in miniflare against s3rver. The database side is the
- * same drizzle code the Node suites run on Postgres through the Neon driver.
+ * The upload path as a Worker runs it: the streaming multipart reader and the S3 adapter (the AWS SDK's client as
+ * infra/bundle.ts bundles it: fetch, its XML parser without DOMParser, multipart parts) run in miniflare against
+ * s3rver. The database side is the same drizzle code the Node suites run on Postgres through the Neon driver.
  */
 const WORKER = `
 import { boundaryOf, MultipartReader } from './functions/files/multipart'
-import { S3Storage } from './lib/storage/s3'
+import { S3Storage } from './functions/files/storage/s3'
 export default {
   async fetch(request, env) {
     const s3 = new S3Storage({ bucket: 'workerd', region: 'us-east-1', endpoint: env.S3_ENDPOINT, forcePathStyle: true, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' })
@@ -23,7 +23,11 @@ export default {
       if (part.name === 'file') size = (await s3.putStream('workerd/' + part.filename, part.body, part.contentType)).size
     }
     const object = await s3.get('workerd/upload.bin')
-    return new Response(object.body, { headers: { 'x-stored-size': String(size), 'content-type': object.contentType } })
+    // S3's XML answers read in workerd: a missing key (an error body) is null; a deleted object is gone.
+    await s3.put('workerd/doomed', new Uint8Array([1]), 'text/plain')
+    await s3.delete('workerd/doomed')
+    const gone = (await s3.get('workerd/doomed')) === null && (await s3.get('workerd/never')) === null
+    return new Response(object.body, { headers: { 'x-stored-size': String(size), 'content-type': object.contentType, 'x-gone': String(gone) } })
   },
 }
 `
@@ -49,7 +53,7 @@ describe('the upload path in workerd', () => {
     await rm(dir, { recursive: true, force: true })
   })
 
-  it('streams a 12 MiB multipart upload into S3 parts and reads it back', async () => {
+  it('streams a 12 MiB multipart upload into S3 parts and reads it back; deletes, and answers null for a missing key', async () => {
     const data = new Uint8Array(12 * 1024 * 1024 + 3).map((_, i) => (i * 7 + (i >> 12)) % 256)
     const boundary = 'workerd-boundary'
     const head = new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="upload.bin"\r\nContent-Type: application/x-test\r\n\r\n`)
@@ -62,6 +66,7 @@ describe('the upload path in workerd', () => {
     expect(res.status, await res.clone().text()).toBe(200)
     expect(res.headers.get('x-stored-size')).toBe(String(data.length))
     expect(res.headers.get('content-type')).toBe('application/x-test')
+    expect(res.headers.get('x-gone')).toBe('true')
     expect(Buffer.from(await res.arrayBuffer()).equals(Buffer.from(data))).toBe(true)
   }, 120_000)
 })

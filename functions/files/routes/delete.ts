@@ -1,7 +1,7 @@
 import type { RouteHandler } from '@hono/zod-openapi'
 import { fileNotFound } from '../download'
 import { markFileDeleting } from '../../../lib/files/records'
-import { purgeDeleting, storageUnavailable } from '../../../lib/files/objects'
+import { purgeDeleting, storageUnavailable } from '../objects'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'

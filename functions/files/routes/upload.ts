@@ -1,7 +1,7 @@
 import type { RouteHandler } from '@hono/zod-openapi'
 import { PAID_ACCESS_RULE, PLAN_REQUIRED_DOC } from '../../../lib/auth/plan'
 import { STORAGE_QUOTA_BYTES } from '../quota'
-import { MAX_FILENAME_LENGTH } from '../../../lib/files/names'
+import { MAX_FILENAME_LENGTH } from '../names'
 import { receiveUpload } from '../upload'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'

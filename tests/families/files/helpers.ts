@@ -5,6 +5,9 @@ import { createServer, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { LocalQueue } from '../../../infra/local-queue'
+import { FILES_PURGE_PATH } from '../../../lib/files/purge'
+import { signDelivery } from '../../../lib/queue/sign'
 import { files, storageUsage } from '../../../schema'
 import { BROWSER, createHarness, type Harness, PAYING, type SeededUser } from '../../support/harness'
 import { S3rver, type S3rverServer } from '../../support/s3rver'
@@ -14,6 +17,9 @@ export const STORES = ['local', 's3'] as const
 export type StoreKind = (typeof STORES)[number]
 
 const BUCKET = 'files-test'
+/** The in-process queue signs with this key, so a test can sign a delivery itself (`deliverPurge`). */
+const QUEUE_KEY = 'files-family-queue-key'
+export const PURGE_URL = `http://127.0.0.1:8787${FILES_PURGE_PATH}`
 
 export interface FilesHarness extends Harness {
   kind: StoreKind
@@ -21,9 +27,9 @@ export interface FilesHarness extends Harness {
   storeDir: string
   /**
    * S3 with `faultyDeletes` only: while true, the store answers every DeleteObject with 503 SlowDown, as S3 does
-   * under load (a proxy in front of s3rver; everything else passes through).
+   * under load (a proxy in front of s3rver; everything else passes through). `refused` counts those answers.
    */
-  faults: { failDeletes: boolean }
+  faults: { failDeletes: boolean; refused: number }
 }
 
 /**
@@ -38,7 +44,7 @@ export async function filesHarness(
   const dir = await mkdtemp(join(tmpdir(), `files-${kind}-`))
   let server: S3rverServer | undefined
   let proxy: Server | undefined
-  const faults = { failDeletes: false }
+  const faults = { failDeletes: false, refused: 0 }
   let storeEnv: Record<string, string> = { DATA_DIR: dir }
   let storeDir = join(dir, 'files')
   if (kind === 's3') {
@@ -48,8 +54,9 @@ export async function filesHarness(
     if (opts.faultyDeletes) {
       const s3Port = port
       proxy = createServer((req, res) => {
-        // DeleteObject has no query (AbortMultipartUpload, also a DELETE, carries its uploadId).
-        if (faults.failDeletes && req.method === 'DELETE' && !req.url?.includes('?')) {
+        // DeleteObject carries no uploadId (AbortMultipartUpload, also a DELETE, does).
+        if (faults.failDeletes && req.method === 'DELETE' && !new URL(req.url ?? '/', 'http://x').searchParams.has('uploadId')) {
+          faults.refused++
           req.resume()
           res.writeHead(503, { 'content-type': 'application/xml' })
           res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>')
@@ -74,7 +81,7 @@ export async function filesHarness(
       S3_SECRET_ACCESS_KEY: 'S3RVER',
     }
   }
-  const h = await createHarness({ env: { ...storeEnv, ...env }, plan: PAYING })
+  const h = await createHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY, ...storeEnv, ...env }, plan: PAYING })
   return Object.assign(h, {
     kind,
     storeDir,
@@ -205,4 +212,17 @@ export async function recordsOf(h: Harness, userId: string, status?: 'pending' |
     .select()
     .from(files)
     .where(and(eq(files.userId, userId), status ? eq(files.status, status) : undefined))
+}
+
+/** Resolves once the in-process queue has nothing waiting, in flight or awaiting a retry (the purge an agent's delete queued). */
+export const queueIdle = (h: Harness) => (h.services.queue as LocalQueue).idle()
+
+/** The files purge for `userId`, delivered as the queue delivers it (signed with `key`). */
+export async function deliverPurge(h: Harness, userId: string, key = QUEUE_KEY) {
+  const text = JSON.stringify({ userId })
+  return h.web.request(PURGE_URL, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'upstash-signature': await signDelivery(key, PURGE_URL, text) },
+    body: text,
+  })
 }

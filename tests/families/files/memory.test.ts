@@ -18,7 +18,7 @@ const gc = runInNewContext('gc') as () => void
 const MiB = 1024 * 1024
 const FILE = 64 * MiB
 /**
- * The typical (median) growth: local files hold about a chunk, S3 one 5 MiB part buffer (reused) and the copy fetch
+ * The typical (median) growth: local files hold about a chunk, S3 one 5 MiB part buffer (reused) and the part its request
  * sends. The peak adds what socket buffers and s3rver (in this same process) let pile up for a moment on a loaded
  * machine; it must stay under the file's size, which holding the file would pass.
  */

@@ -1,10 +1,12 @@
+import { eq } from 'drizzle-orm'
 import { readdir } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { files, storageUsage } from '../../../schema'
 import { BROWSER, type SeededUser } from '../../support/harness'
 import { expectOwnRowsOnly } from '../../support/rls'
 import { seedAgent } from '../instance/helpers'
-import { download, type FilesHarness, filesHarness, list, multipart, objectsOf, recordsOf, remove, send, STORES, upload, usageOf } from './helpers'
+import { signDelivery } from '../../../lib/queue/sign'
+import { deliverPurge, download, type FilesHarness, filesHarness, list, multipart, objectsOf, PURGE_URL, recordsOf, remove, send, STORES, upload, usageOf } from './helpers'
 
 describe.each(STORES)('files on the %s store: security', (kind) => {
   let h: FilesHarness & { closeAll(): Promise<void> }
@@ -67,6 +69,34 @@ describe.each(STORES)('files on the %s store: security', (kind) => {
       })
       expect(del.status).toBe(403)
       expect((await recordsOf(h, alice.id)).length).toBe(before)
+      await aliceStillHasIt()
+    })
+  })
+
+  describe('the purge receiver takes signed deliveries only', () => {
+    it('401 without a signature, with a wrong key, or signed for another URL or body; nothing is deleted', async () => {
+      await h.db.update(files).set({ status: 'deleting' }).where(eq(files.id, aliceFile.id))
+      const body = JSON.stringify({ userId: alice.id })
+      const post = (headers: Record<string, string>) => h.web.request(PURGE_URL, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body })
+      const none = await post({})
+      expect(none.status).toBe(401)
+      expect(await none.json()).toEqual({ error: 'Missing queue signature', code: 'SIGNATURE_REQUIRED' })
+      for (const signature of [
+        await signDelivery('another-key', PURGE_URL, body),
+        await signDelivery('files-family-queue-key', 'http://127.0.0.1:8787/api/queue/chat', body),
+        await signDelivery('files-family-queue-key', PURGE_URL, JSON.stringify({ userId: bob.id })),
+        'not.a.jwt',
+      ]) {
+        const res = await post({ 'upstash-signature': signature })
+        expect(res.status).toBe(401)
+        expect(await res.json()).toEqual({ error: 'Invalid queue signature', code: 'INVALID_SIGNATURE' })
+      }
+      expect(await objectsOf(h, alice.id)).toHaveLength(1)
+      expect(await usageOf(h, alice.id)).toBe(aliceFile.size)
+      // A signed delivery for another user deletes nothing of alice's.
+      expect(await (await deliverPurge(h, bob.id)).json()).toEqual({ ok: true, purged: 0 })
+      expect(await objectsOf(h, alice.id)).toHaveLength(1)
+      await h.db.update(files).set({ status: 'stored' }).where(eq(files.id, aliceFile.id))
       await aliceStillHasIt()
     })
   })

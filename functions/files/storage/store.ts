@@ -1,6 +1,6 @@
-import type { Config } from '../../config'
-import { S3Storage } from '../../storage/s3'
-import { notConfigured } from '../managed'
+import type { Config } from '../../../lib/config'
+import { S3Storage } from './s3'
+import { notConfigured } from '../../../lib/services/managed'
 
 /** Any S3-compatible bucket (`S3_ENDPOINT` for non-AWS stores). */
 export const s3Store = (config: Config) =>

@@ -1,9 +1,9 @@
-import type { Db } from '../db/rls'
-import { ApiError } from '../http/errors'
-import { errorFields, log } from '../log'
-import type { Storage } from '../context'
+import type { Db } from '../../lib/db/rls'
+import { ApiError } from '../../lib/http/errors'
+import { errorFields, log } from '../../lib/log'
+import type { Storage } from '../../lib/context'
 import { isInUserPrefix } from './names'
-import { type DeletingRecord, finishDeleting } from './records'
+import { type DeletingRecord, finishDeleting } from '../../lib/files/records'
 
 /**
  * Deletes objects that have no record (an upload whose record is already gone), best effort: one that cannot be
