@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs'
-import { createServer, request, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { createServer, request } from 'node:http'
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,6 +8,7 @@ import { LocalStorage } from '../../infra/local-storage'
 import { S3Storage } from '../../lib/storage/s3'
 import { patternStream, readAll, storageContract } from './storage-contract'
 
+import { listen, type Loopback } from '../support/loopback'
 import { S3rver, type S3rverServer } from '../support/s3rver'
 
 const tempDirs: string[] = []
@@ -100,13 +100,13 @@ describe('S3Storage (s3rver)', () => {
   storageContract('S3Storage', () => storage)
 
   describe('multipart parts, seen on the wire', () => {
-    let proxy: Server
+    let proxy: Loopback
     let seen: Array<{ method: string; query: string; length: number }>
     let viaProxy: S3Storage
     beforeAll(async () => {
       // A recording proxy in front of s3rver: what the adapter sends, request by request.
       seen = []
-      proxy = createServer((req, res) => {
+      const server = createServer((req, res) => {
         const url = new URL(req.url ?? '/', 'http://x')
         seen.push({ method: req.method ?? '', query: url.search, length: Number(req.headers['content-length'] ?? 0) })
         const out = request({ host: '127.0.0.1', port: s3Port, method: req.method, path: req.url, headers: req.headers }, (up) => {
@@ -115,17 +115,17 @@ describe('S3Storage (s3rver)', () => {
         })
         req.pipe(out)
       })
-      await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))
+      proxy = await listen(server)
       viaProxy = new S3Storage({
         bucket: 'test-bucket',
         region: 'us-east-1',
-        endpoint: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+        endpoint: proxy.url,
         forcePathStyle: true,
         accessKeyId: 'S3RVER',
         secretAccessKey: 'S3RVER',
       })
     })
-    afterAll(() => new Promise<void>((r) => proxy.close(() => r())))
+    afterAll(() => proxy.close())
 
     const parts = () => seen.filter((s) => s.method === 'PUT' && s.query.includes('partNumber')).map((s) => s.length)
 

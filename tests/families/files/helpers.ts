@@ -1,12 +1,12 @@
 import { and, eq } from 'drizzle-orm'
 import { existsSync } from 'node:fs'
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
-import { createServer, request, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { createServer, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { files, storageUsage } from '../../../schema'
 import { BROWSER, createHarness, type Harness, PAYING, type SeededUser } from '../../support/harness'
+import { listen, type Loopback } from '../../support/loopback'
 import { S3rver, type S3rverServer } from '../../support/s3rver'
 
 /** Every files suite runs on both stores: the local file store and S3 (s3rver), with the same tests. */
@@ -37,7 +37,7 @@ export async function filesHarness(
 ): Promise<FilesHarness & { closeAll(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), `files-${kind}-`))
   let server: S3rverServer | undefined
-  let proxy: Server | undefined
+  let proxy: Loopback | undefined
   const faults = { failDeletes: false }
   let storeEnv: Record<string, string> = { DATA_DIR: dir }
   let storeDir = join(dir, 'files')
@@ -47,7 +47,7 @@ export async function filesHarness(
     let { port } = await server.run()
     if (opts.faultyDeletes) {
       const s3Port = port
-      proxy = createServer((req, res) => {
+      const faulty = createServer((req, res) => {
         // DeleteObject has no query (AbortMultipartUpload, also a DELETE, carries its uploadId).
         if (faults.failDeletes && req.method === 'DELETE' && !req.url?.includes('?')) {
           req.resume()
@@ -61,8 +61,8 @@ export async function filesHarness(
         })
         req.pipe(out)
       })
-      await new Promise<void>((r) => proxy!.listen(0, '127.0.0.1', r))
-      port = (proxy.address() as AddressInfo).port
+      proxy = await listen(faulty)
+      port = proxy.port
     }
     storeEnv = {
       ...storeEnv,
@@ -81,10 +81,7 @@ export async function filesHarness(
     faults,
     async closeAll() {
       await h.close()
-      if (proxy) await new Promise<void>((r) => {
-        proxy!.close(() => r())
-        proxy!.closeAllConnections()
-      })
+      await proxy?.close()
       await server?.close()
       await rm(dir, { recursive: true, force: true })
     },
