@@ -1,21 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { AgentJson } from '../../../lib/agents/lifecycle'
 import { signedIdentityHeaders } from '../../../lib/auth/identity'
 import { setPlan } from '../../auth/helpers'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { backendCall, call } from '../../support/requests'
 import { AGENTS_ENV, INTERNAL_KEY, provision, storedAgent } from './helpers'
 
-let h: Harness
 let aliceAgent: AgentJson
 let aliceToken: string
+const h = useHarness({ env: AGENTS_ENV })
 beforeAll(async () => {
-  h = await createHarness({ env: AGENTS_ENV })
   await setPlan(h.db, h.users.alice.id, 'solo', 'sub_alice')
   aliceAgent = await provision(h, h.users.alice, { name: 'secret-agent', config: { memories: { pin: 'alice-private-memory' } } })
   aliceToken = ((await (await call(h, 'GET', `/api/agents/${aliceAgent.id}/token`, { user: h.users.alice })).json()) as { token: string }).token
 })
-afterAll(() => h.close())
 
 const sessionRoutes = (id: string) =>
   [

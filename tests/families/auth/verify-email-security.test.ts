@@ -1,15 +1,13 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { emailVerifications, users } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { lastVerificationToken, login, register, resendVerification, sessionCookie, verifyEmail } from './flow'
 
-let h: Harness
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   vi.spyOn(console, 'info').mockImplementation(() => {})
 })
-afterAll(() => h.close())
 
 describe('email verification: security', () => {
   it('resend without a session is 401; with a forged or expired cookie too', async () => {

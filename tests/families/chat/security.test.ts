@@ -1,18 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { signDelivery } from '../../../lib/queue/sign'
 import { insertApiKey } from '../../auth/helpers'
 import type { Harness } from '../../support/harness'
 import { call, freshIp } from '../../support/requests'
 import { CHAT_URL, chat, chatHarness, chatUser, closeRuntimes, deliver, jobRow, seedJob } from './helpers'
+import { useFixture } from '../../support/harness'
 
-let h: Harness
-beforeAll(async () => {
-  h = await chatHarness()
-})
-afterAll(async () => {
-  await closeRuntimes()
-  await h?.close()
-})
+const h = useFixture(() => chatHarness())
+afterAll(() => closeRuntimes())
 
 const UNAUTHORIZED = { error: 'Unauthorized', code: 'UNAUTHORIZED' }
 

@@ -1,20 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { call, withinOneWindow } from '../../support/requests'
 import { closeFakes, fake, PROBES, seedAgent } from './helpers'
 
-let h: Harness
 let bobAgent: string
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   const f = await fake({ ...PROBES.running, '/api/gateway/diagnostics': { body: { command: 'runtime.version', output: 'x', exitCode: 0, durationMs: 1 } } })
   bobAgent = (await seedAgent(h, h.users.bob, { runtimeUrl: f.url })).id
   await seedAgent(h, h.users.alice, { runtimeUrl: f.url })
 })
-afterAll(async () => {
-  await closeFakes()
-  await h.close()
-})
+afterAll(() => closeFakes())
 
 describe('instance: security', () => {
   it('GET /api/instance/:userId without a session is 403; the session routes are 401', async () => {

@@ -1,22 +1,20 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { hashSecret } from '../../../lib/auth/password'
 import { withUser } from '../../../lib/db/rls'
 import { apiKeys } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { expectOwnRowsOnly } from '../../support/rls'
 import { call } from '../../support/requests'
 import { type CreatedKey, createKey, listKeys, validate } from './helpers'
 
-let h: Harness
 let aliceKey: CreatedKey
 let bobKey: CreatedKey
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   aliceKey = await createKey(h, h.users.alice, 'alice-key')
   bobKey = await createKey(h, h.users.bob, 'bob-key')
 })
-afterAll(() => h.close())
 
 const aliceRowExists = async () => (await h.db.select().from(apiKeys).where(eq(apiKeys.id, aliceKey.id))).length === 1
 

@@ -1,21 +1,19 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { passkeys } from '../../../schema'
-import { createHarness, type Harness, type SeededUser } from '../../support/harness'
+import { type SeededUser, useHarness } from '../../support/harness'
 import { SoftAuthenticator } from './authenticator'
 import { authOptions, authVerify, call, enrol, RP, registerOptions, registerVerify, signIn, unknownChallenge } from './helpers'
 
 // A short challenge lifetime so expiry is observable; every other case uses its challenge within milliseconds.
 const TTL_MS = 2000
-let h: Harness
 let user: SeededUser
 let authenticator: SoftAuthenticator
+const h = useHarness({ env: { PASSKEY_CHALLENGE_TTL_MS: String(TTL_MS) } })
 beforeAll(async () => {
-  h = await createHarness({ env: { PASSKEY_CHALLENGE_TTL_MS: String(TTL_MS) } })
   user = await h.seedUser('Errors', `errors-${crypto.randomUUID()}@example.com`)
   authenticator = await enrol(h, user, 'Key')
 })
-afterAll(() => h.close())
 
 const expectError = async (res: Response, status: number, error: string, code?: string) => {
   const body = (await res.json()) as { error: string; code?: string }

@@ -1,16 +1,14 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { passkeys } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { enrol, listPasskeys, manage, signIn } from './helpers'
 
 /** Finding 8: a passkey could neither be seen nor removed. GET /api/passkeys and DELETE /api/passkeys/{id}. */
-let h: Harness
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   vi.spyOn(console, 'info').mockImplementation(() => {}) // the dev outbox logs each mail
 })
-afterAll(() => h.close())
 
 let n = 0
 const freshUser = () => h.seedUser('Pat', `pat-${++n}-${crypto.randomUUID().slice(0, 8)}@example.com`)

@@ -1,18 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createWebApp } from '../../../functions/web'
 import type { Harness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { seedAgent } from '../instance/helpers'
 import { dangerousCall, hook, INTERNAL_KEY, permissionsHarness, poll, storedRequest } from './helpers'
+import { useFixture } from '../../support/harness'
 
-let h: Harness
 /** The same deployment without `INTERNAL_API_KEY`: the web app on the harness's stores, its config lacking the key. */
 let keyless: Pick<Harness, 'web'>
+const h = useFixture(() => permissionsHarness())
 beforeAll(async () => {
-  h = await permissionsHarness()
   keyless = { web: createWebApp(() => ({ ...h.services, config: { ...h.services.config, INTERNAL_API_KEY: undefined } })) }
 })
-afterAll(() => h?.close())
 
 const UNAUTHORIZED = { error: 'Unauthorized', code: 'UNAUTHORIZED' }
 

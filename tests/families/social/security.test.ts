@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { insertApiKey } from '../../auth/helpers'
-import { createHarness, type Harness, PAYING } from '../../support/harness'
+import { PAYING, useHarness } from '../../support/harness'
 import { post, seedPoster, text } from './helpers'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness({ plan: PAYING })
-})
-afterAll(() => h.close())
+const h = useHarness({ plan: PAYING })
 
 describe('social posts: security', () => {
   it('no session and no key, a forged key, or a forged cookie: 401', async () => {

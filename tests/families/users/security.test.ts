@@ -1,19 +1,17 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { verifySecret } from '../../../lib/auth/password'
 import { hashSessionToken, newSessionToken, SESSION_COOKIE } from '../../../lib/auth/session'
 import { sha256Hex } from '../../../lib/crypto'
 import { withUser } from '../../../lib/db/rls'
 import { mailOutbox, passwordResets, sessions, users } from '../../../schema'
-import { BROWSER, createHarness, PASSWORD, type Harness } from '../../support/harness'
+import { BROWSER, PASSWORD, useHarness } from '../../support/harness'
 import { extraSession, forgot, freshIp, freshUser, freshWindow, getUser, lastResetMail, queueIdle, requestReset, reset, send, sessionsOf } from './helpers'
 
-let h: Harness
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   vi.spyOn(console, 'info').mockImplementation(() => {}) // the dev outbox logs each mail
 })
-afterAll(() => h.close())
 
 const UNAUTHORIZED = { error: 'Unauthorized', code: 'UNAUTHORIZED' }
 const FOREIGN = { ...BROWSER, origin: 'https://evil.example' }
