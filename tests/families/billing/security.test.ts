@@ -29,11 +29,6 @@ describe('billing: authentication', () => {
     expect(stripe.requests.length).toBe(before)
   })
 
-  it('a forged session cookie is 401', async () => {
-    const forged = await h.web.request('/api/billing', { headers: { ...BROWSER, cookie: 'service-session=' + 'a'.repeat(64) } })
-    expect(forged.status).toBe(401)
-  })
-
   it('a cookie-authenticated POST from a foreign Origin is 403 and enables nothing', async () => {
     const user = await freshUser(h)
     const res = await h.web.request('/api/billing', {

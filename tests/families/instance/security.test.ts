@@ -12,44 +12,8 @@ beforeAll(async () => {
 })
 afterAll(() => closeFakes())
 
+// Without a session, with a forged one, and another user's instance id: tests/families/common-route-checks.test.ts.
 describe('instance: security', () => {
-  it('GET /api/instance/:userId without a session is 403; the session routes are 401', async () => {
-    const res = await call(h, 'GET', `/api/instance/${h.users.bob.id}`)
-    expect(res.status).toBe(403)
-    expect(await res.json()).toEqual({ error: 'Forbidden', code: 'FORBIDDEN' })
-    const routes: Array<[string, string]> = [
-      ['GET', `/api/instance/${h.users.bob.id}/stats`],
-      ['POST', `/api/instance/${h.users.bob.id}/start`],
-      ['POST', `/api/instance/${h.users.bob.id}/stop`],
-      ['POST', `/api/instance/${h.users.bob.id}/restart`],
-      ['POST', `/api/instance/${h.users.bob.id}/factory-reset`],
-      ['POST', '/api/runtime/maintenance'],
-      ['GET', '/api/heartbeat'],
-      ['PUT', '/api/heartbeat'],
-      ['POST', '/api/heartbeat'],
-      ['DELETE', '/api/heartbeat'],
-      ['GET', '/api/channels'],
-      ['POST', '/api/debug'],
-      ['GET', '/api/support/diagnostics'],
-    ]
-    for (const [method, path] of routes) {
-      const r = await call(h, method, path, { body: method === 'GET' ? undefined : { action: 'repair', command: 'runtime.version', agentId: bobAgent } })
-      expect(r.status, `${method} ${path}`).toBe(401)
-    }
-  })
-
-  it('another user’s instance id: 404 on the instance, 403 on stats and every action, nothing done', async () => {
-    const alice = h.users.alice
-    const res = await call(h, 'GET', `/api/instance/${h.users.bob.id}`, { user: alice })
-    expect(res.status).toBe(404)
-    expect(await res.json()).toEqual({ error: 'No instance found. Please deploy first.', code: 'NOT_FOUND' })
-    expect((await call(h, 'GET', `/api/instance/${h.users.bob.id}/stats`, { user: alice })).status).toBe(403)
-    for (const action of ['start', 'stop', 'restart', 'factory-reset']) {
-      const r = await call(h, 'POST', `/api/instance/${h.users.bob.id}/${action}`, { user: alice })
-      expect(r.status, action).toBe(403)
-    }
-  })
-
   it('another user’s agentId: 404 `Agent not found` on debug, maintenance and heartbeat; the runtime is never called', async () => {
     const alice = h.users.alice
     const dbg = await call(h, 'POST', '/api/debug', { user: alice, body: { command: 'runtime.version', agentId: bobAgent } })

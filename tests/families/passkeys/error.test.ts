@@ -23,22 +23,8 @@ const expectError = async (res: Response, status: number, error: string, code?: 
 }
 const noPasskeyStored = async (id: string) => expect(await h.db.select().from(passkeys).where(eq(passkeys.id, id))).toEqual([])
 
-describe('passkeys: registration needs a session', () => {
-  it('both register routes → 401 {error:"Unauthorized"} without a session or with an unknown one', async () => {
-    for (const path of ['/api/passkey/register/options', '/api/passkey/register/verify']) {
-      for (const cookie of [undefined, 'service-session=forged']) {
-        const res = await call(h, path, { cookie, body: { credential: {}, challenge: unknownChallenge() } })
-        expect(res.status, path).toBe(401)
-        expect(await res.json()).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
-      }
-    }
-  })
-
-  it('authentication comes before validation: an empty body without a session is 401', async () => {
-    expect((await call(h, '/api/passkey/register/verify', { body: {} })).status).toBe(401)
-  })
-})
-
+// Both register routes without a session, with a forged one, and with an empty body:
+// tests/families/common-route-checks.test.ts.
 describe('passkeys: request validation', () => {
   const credential = () => authenticator.assert({ challenge: 'x' })
 
