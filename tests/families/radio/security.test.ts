@@ -11,8 +11,8 @@ import { HOLDING, radioWorld } from './helpers'
 import { useFixture } from '../../support/harness'
 
 // The gateway's plugins too: a payment refused as a fee must still pay its call.
+const plugins = useFixture(() => startPluginServer())
 // anvil, contract deployments and the stores: slow to start when other suites share the machine
-const plugins = useFixture(() => startPluginServer(), { timeout: 180_000 })
 const w = useFixture(() => radioWorld({ env: pluginsEnv(plugins) }), { timeout: 180_000 })
 
 const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any })

@@ -7,8 +7,8 @@ import { billingState, completedEvent, deliver, deployments, eventRows, get, sta
 import { useFixture } from '../../support/harness'
 
 const QUEUE_KEY = 'stripe-error-queue-key'
-// Stripe not configured at all, and a plan without a price; no backend behind BACKEND_URL.
 const t = useFixture(() => stripeHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY } }))
+// Stripe not configured at all, and a plan without a price; no backend behind BACKEND_URL.
 const bare = useFixture(() => stripeHarness({ stripeEnv: false, backend: false, env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY, INTERNAL_API_KEY: undefined } }))
 const partial = useFixture(() => stripeHarness({ env: { STRIPE_PRICE_LABEL: undefined, STRIPE_WEBHOOK_SECRET: undefined } }))
 

@@ -9,7 +9,7 @@ import { CDP_ENV, seedManagedWallet, seedWalletSignIn, walletCall } from './help
 describe.skipIf(!anvilAvailable)('wallet: balances, own wallet, top-up (anvil chain 8453)', () => {
   // A chain with a deployed token and funded wallets: minutes on a loaded 2-core machine.
   const chain = useFixture(() => startPaymentChain(), { timeout: 180_000 })
-  const stripe = useFixture(() => startStripeServer(), { timeout: 180_000 })
+  const stripe = useFixture(() => startStripeServer())
   const h = useHarness(() => ({ env: { ...chain.env, ...stripeEnv(stripe) } }))
 
   const balances = async (address: string) => {
