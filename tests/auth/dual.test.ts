@@ -1,27 +1,25 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createPlatformApp, createRouter } from '../../lib/app'
 import { generateApiKey } from '../../lib/auth/api-keys'
 import { requireSessionOrApiKey } from '../../lib/auth/dual'
 import { SESSION_COOKIE } from '../../lib/auth/session'
 import { apiKeys } from '../../schema'
-import { BROWSER, createHarness, type Harness } from '../support/harness'
+import { BROWSER, useHarness } from '../support/harness'
 import { insertApiKey } from './helpers'
 
-let h: Harness
 let app: ReturnType<typeof createPlatformApp>
 let aliceKey: { key: string; id: string }
 let bobKey: { key: string; id: string }
 
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   const r = createRouter()
   r.on(['GET', 'POST'], '/dual', requireSessionOrApiKey, (c) => c.json({ user: c.var.user, apiKeyId: c.var.apiKeyId ?? null }))
   app = createPlatformApp(() => h.services).route('/', r)
   aliceKey = await insertApiKey(h.db, h.users.alice.id)
   bobKey = await insertApiKey(h.db, h.users.bob.id)
 })
-afterAll(() => h.close())
 
 const dual = (headers: Record<string, string>, method = 'GET') => app.request('/dual', { method, headers })
 const expect401 = async (res: Response) => {

@@ -1,15 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { app as backend } from '../../functions/backend/app'
 import { createPlatformApp, createRouter } from '../../lib/app'
 import { identityHeaders, IDENTITY_TOLERANCE_SEC, signedIdentityHeaders, signIdentity } from '../../lib/auth/identity'
 import type { Services } from '../../lib/context'
 import { hmacSha256Hex } from '../../lib/crypto'
-import { ADMIN_EMAIL, createHarness, type Harness } from '../support/harness'
+import { ADMIN_EMAIL, useHarness } from '../support/harness'
 import { withConfig } from './helpers'
 
 /** Issue #9 findings 3 (fail closed without a secret) and 12 (signed identity headers expire). */
 const HMAC = 'edge-identity-secret'
-let h: Harness
 type App = ReturnType<typeof createPlatformApp>
 let signedApp: App
 let noSecret: App
@@ -22,15 +21,14 @@ const mount = (services: () => Services) => {
   return createPlatformApp(services).route('/', r)
 }
 
+const h = useHarness({ env: { HMAC_SECRET: HMAC } })
 beforeAll(async () => {
-  h = await createHarness({ env: { HMAC_SECRET: HMAC } })
   signedApp = mount(() => h.services)
   const none = { HMAC_SECRET: undefined, INTERNAL_API_KEY: undefined }
   noSecret = mount(() => withConfig(h.services, { ...none, NODE_ENV: 'development' }))
   optedIn = mount(() => withConfig(h.services, { ...none, ALLOW_UNSIGNED_IDENTITY: true }))
   backendNoSecret = createPlatformApp(() => withConfig(h.services, none)).route('/', backend)
 })
-afterAll(() => h.close())
 
 const admin = { userId: 'admin-1', email: ADMIN_EMAIL, role: 'admin' }
 const alice = { userId: 'user-1', email: 'alice@example.com', role: 'user' }

@@ -1,15 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createPlatformApp, createRouter } from '../../lib/app'
 import { requireAdminIdentity } from '../../functions/backend/admin'
 import { identityHeaders, signIdentity } from '../../lib/auth/identity'
 import type { Services } from '../../lib/context'
 import { hmacSha256Hex } from '../../lib/crypto'
-import { ADMIN_EMAIL, createHarness, type Harness } from '../support/harness'
+import { ADMIN_EMAIL, useHarness } from '../support/harness'
 import { withConfig } from './helpers'
 
 const HMAC = 'hmac-secret-for-identity'
 const INTERNAL = 'internal-key-for-identity'
-let h: Harness
 
 type App = ReturnType<typeof createPlatformApp>
 let both: App // HMAC_SECRET and INTERNAL_API_KEY
@@ -24,14 +23,13 @@ const mount = (services: () => Services) => {
   return createPlatformApp(services).route('/', r)
 }
 
+const h = useHarness({ env: { HMAC_SECRET: HMAC, INTERNAL_API_KEY: INTERNAL } })
 beforeAll(async () => {
-  h = await createHarness({ env: { HMAC_SECRET: HMAC, INTERNAL_API_KEY: INTERNAL } })
   both = mount(() => h.services)
   internalOnly = mount(() => withConfig(h.services, { HMAC_SECRET: undefined }))
   // The explicit local-development opt-in; without it no secret is 500 (identity-edge.test.ts).
   neither = mount(() => withConfig(h.services, { HMAC_SECRET: undefined, INTERNAL_API_KEY: undefined, ALLOW_UNSIGNED_IDENTITY: true }))
 })
-afterAll(() => h.close())
 
 interface Who {
   userId?: string

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
+import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createPlatformApp, createRouter } from '../../lib/app'
 import { identityHeaders } from '../../lib/auth/identity'
 import { requirePlanMatch } from '../../lib/auth/plan'
@@ -6,12 +6,11 @@ import { requireSession } from '../../lib/auth/session'
 import type { Services } from '../../lib/context'
 import type { Db } from '../../lib/db/rls'
 import { managedServices } from '../../lib/services/managed'
-import { createHarness, type Harness } from '../support/harness'
+import { useHarness } from '../support/harness'
 import { eq } from 'drizzle-orm'
 import { users } from '../../schema'
 import { setPlan } from './helpers'
 
-let h: Harness
 type App = ReturnType<typeof createPlatformApp>
 let app: App
 let noDb: App
@@ -26,14 +25,13 @@ const routes = () => {
   return r
 }
 
+const h = useHarness({ env: { ALLOW_UNSIGNED_IDENTITY: '1' } })
 beforeAll(async () => {
-  h = await createHarness({ env: { ALLOW_UNSIGNED_IDENTITY: '1' } })
   app = createPlatformApp(() => h.services).route('/', routes())
   noDb = createPlatformApp(managedServices({})).route('/', routes()) // a Worker with no database
   const failing = { select: () => { throw new Error('connection refused') } } as unknown as Db
   brokenDb = createPlatformApp((): Services => ({ ...h.services, db: failing })).route('/', routes())
 })
-afterAll(() => h.close())
 beforeEach(async () => {
   await setPlan(h.db, h.users.alice.id, 'solo', 'sub_alice')
   await setPlan(h.db, h.users.bob.id, null, null)

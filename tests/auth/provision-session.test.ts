@@ -1,13 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createPlatformApp, createRouter } from '../../lib/app'
 import { provisionSession } from '../../functions/agents/provision-session'
-import { ADMIN_EMAIL, BROWSER, createHarness, type Harness } from '../support/harness'
+import { ADMIN_EMAIL, BROWSER, useHarness } from '../support/harness'
 
-let h: Harness
 let app: ReturnType<typeof createPlatformApp>
 
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   const r = createRouter()
   r.post('/api/provision', async (c) => c.json(await provisionSession(c)))
   // The spec's case of a session with an admin email but no user id, which our joined sessions never yield.
@@ -18,7 +17,6 @@ beforeAll(async () => {
   })
   app = createPlatformApp(() => h.services).route('/', r)
 })
-afterAll(() => h.close())
 
 const provision = (cookie: string | undefined, body: unknown = {}, extra: Record<string, string> = {}) =>
   app.request('/api/provision', {

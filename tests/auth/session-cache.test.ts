@@ -1,16 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createWebApp } from '../../functions/web'
 import { SESSION_CACHE_TTL_MS, SessionCache } from '../../lib/auth/session-cache'
 import type { Services } from '../../lib/context'
 import { json, login } from '../families/auth/flow'
-import { BROWSER, createHarness, type Harness, PASSWORD } from '../support/harness'
+import { BROWSER, PASSWORD, useHarness } from '../support/harness'
 import { cost } from '../support/round-trips'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h?.close())
+const h = useHarness()
 
 const user = { id: 'u1', email: 'a@example.com', name: 'A', isAdmin: false, expiresAt: new Date(Date.now() + 3_600_000) }
 

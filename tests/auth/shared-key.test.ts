@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createPlatformApp, createRouter } from '../../lib/app'
 import { bearerToken, requireAuth, requireSharedKey, sameSecret } from '../../lib/auth/shared-key'
-import { createHarness, type Harness } from '../support/harness'
+import { useHarness } from '../support/harness'
 import { withConfig } from './helpers'
 
 const KEY = 'internal-key-0123456789'
-let h: Harness
 
 const router = () => {
   const r = createRouter()
@@ -16,12 +15,11 @@ const router = () => {
 let app: ReturnType<typeof createPlatformApp>
 let unset: ReturnType<typeof createPlatformApp>
 
+const h = useHarness({ env: { INTERNAL_API_KEY: KEY } })
 beforeAll(async () => {
-  h = await createHarness({ env: { INTERNAL_API_KEY: KEY } })
   app = createPlatformApp(() => h.services).route('/', router())
   unset = createPlatformApp(() => withConfig(h.services, { INTERNAL_API_KEY: undefined })).route('/', router())
 })
-afterAll(() => h.close())
 
 const get = (a: typeof app, path: string, authorization?: string) =>
   a.request(path, authorization === undefined ? {} : { headers: { authorization } })

@@ -1,15 +1,11 @@
 // The typed clients: routes and bodies are checked by the compiler (`npm run typecheck` compiles this file, so
 // each `@ts-expect-error` fails the build if the mistake under it ever compiles), and they work at run time.
-import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
+import { describe, expect, expectTypeOf, it } from 'vitest'
 import { createBackendClient, createWebClient } from '../../lib/client'
 import { backendClient, webClient } from '../support/client'
-import { createHarness, type Harness } from '../support/harness'
+import { useHarness } from '../support/harness'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h.close())
+const h = useHarness()
 
 // Never called: only compiled.
 function compileOnly() {

@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Browser, chromium } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { startServer } from '../../infra/server'
 import { CHROMIUM, chromiumInstalled, LAUNCH_ARGS } from '../support/passkey-browser'
+import { closedPort } from '../support/loopback'
 
 /**
  * Both docs pages (`npm start`'s listeners) in a real Chromium that cannot leave the machine: every request to
@@ -15,14 +15,6 @@ const TITLE = 'API docs pages render offline (Chromium, requests off the local s
 if (!chromiumInstalled) console.warn(`${TITLE}: skipped: chromium not installed (${CHROMIUM})`)
 const suite = chromiumInstalled ? describe : describe.skip
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number }
-      s.close(() => resolve(port))
-    })
-  })
-
 suite(chromiumInstalled ? TITLE : `${TITLE}: skipped: chromium not installed`, () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'docs-offline-'))
   let server: Awaited<ReturnType<typeof startServer>>
@@ -30,7 +22,7 @@ suite(chromiumInstalled ? TITLE : `${TITLE}: skipped: chromium not installed`, (
   const origin = { web: '', backend: '' }
 
   beforeAll(async () => {
-    const [web, backend] = [await freePort(), await freePort()]
+    const [web, backend] = [await closedPort(), await closedPort()]
     origin.web = `http://127.0.0.1:${web}`
     origin.backend = `http://127.0.0.1:${backend}`
     const log = vi.spyOn(console, 'log').mockImplementation(() => {})

@@ -1,6 +1,4 @@
-import { serve, type ServerType } from '@hono/node-server'
-import type { AddressInfo } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { issueState, STATE_COOKIE } from '../../functions/oauth/state'
 import { createNodeServices, type NodeServices } from '../../infra/services'
 import { createPlatformApp, createRouter } from '../../lib/app'
@@ -8,14 +6,11 @@ import { SESSION_COOKIE, startSession } from '../../lib/auth/session'
 import { managedServices } from '../../lib/services/managed'
 import { MemoryKv } from '../../lib/kv/memory'
 import { insertApiKey } from '../auth/helpers'
-import { createHarness, type Harness } from '../support/harness'
+import { useHarness } from '../support/harness'
+import { type Loopback, serveFetch } from '../support/loopback'
 
 /** Issue #9 finding 12: `Secure` behind a trusted TLS-terminating proxy, and `no-store` on personal data. */
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h.close())
+const h = useHarness()
 
 /** Both cookie-setting paths: the session cookie and Google's OAuth state cookie. */
 const cookieProbes = () => {
@@ -38,10 +33,10 @@ const isSecure = (cookie: string | undefined) => {
 }
 
 describe('Secure cookies on a real Node socket (peer 127.0.0.1)', () => {
-  const running: Array<{ server: ServerType; node: NodeServices }> = []
+  const running: Array<{ server: Loopback; node: NodeServices }> = []
   afterAll(async () => {
     for (const { server, node } of running) {
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await server.close()
       await node.close()
     }
   })
@@ -52,10 +47,9 @@ describe('Secure cookies on a real Node socket (peer 127.0.0.1)', () => {
       database: { db: h.db, adapter: 'pglite', close: async () => {} },
       kv: new MemoryKv(),
     })
-    const server = serve({ fetch: createPlatformApp(node.provider).route('/', cookieProbes()).fetch, port: 0, hostname: '127.0.0.1' })
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()))
+    const server = await serveFetch(createPlatformApp(node.provider).route('/', cookieProbes()).fetch)
     running.push({ server, node })
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const base = server.url
     return async (path: string, headers: Record<string, string> = {}) => {
       const res = await fetch(`${base}${path}`, { method: 'POST', headers })
       expect(res.status).toBe(200)

@@ -1,20 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { app as healthApp } from '../../functions/health/app'
 import { createNodeServices, type NodeServices } from '../../infra/services'
 import { createPlatformApp } from '../../lib/app'
 import { MemoryKv } from '../../lib/kv/memory'
-import { createHarness, type Harness } from '../support/harness'
+import { useHarness } from '../support/harness'
 
 const DASHBOARD = 'http://localhost:3000' // the harness's APP_ORIGIN
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness({ env: { HEALTH_PROBE_URLS: 'none=http://127.0.0.1:1/x' } })
-})
+const h = useHarness({ env: { HEALTH_PROBE_URLS: 'none=http://127.0.0.1:1/x' } })
 const extra: NodeServices[] = []
 afterAll(async () => {
   for (const node of extra) await node.close()
-  await h.close()
 })
 
 const preflight = (app: { request: typeof h.web.request }, origin: string, path = '/api/health') =>

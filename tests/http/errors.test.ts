@@ -1,17 +1,16 @@
 import { createRoute, z } from '@hono/zod-openapi'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createPlatformApp, createRouter, MAX_BODY_BYTES } from '../../lib/app'
 import { ApiError, ERRORS, type ErrorCode } from '../../lib/http/errors'
 import { jsonBody } from '../../lib/http/validation'
-import { createHarness, type Harness } from '../support/harness'
+import { useHarness } from '../support/harness'
 
-let h: Harness
 let app: ReturnType<typeof createPlatformApp>
 /** Handler invocations per route, to prove a refusal happened before the handler. */
 const ran = { echo: 0, boom: 0 }
 
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   const router = createRouter()
     .openapi(
       createRoute({
@@ -43,7 +42,6 @@ beforeAll(async () => {
   })
   app = createPlatformApp(() => h.services).route('/', router)
 })
-afterAll(() => h.close())
 afterEach(() => {
   vi.restoreAllMocks()
 })

@@ -1,20 +1,18 @@
 import { sql } from 'drizzle-orm'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createPlatformApp, createRouter } from '../../lib/app'
 import { asService } from '../../lib/db/rls'
 import { users } from '../../schema'
-import { BROWSER, createHarness, type Harness } from '../support/harness'
+import { BROWSER, useHarness } from '../support/harness'
 
 // Issue #9 finding 4: a NUL byte answered 500 on these routes (Postgres refuses 0x00 and the error escaped).
 const SHARED_KEY = 'test-internal-key'
-let h: Harness
 let csrf: string
 
+const h = useHarness({ env: { INTERNAL_API_KEY: SHARED_KEY } })
 beforeAll(async () => {
-  h = await createHarness({ env: { INTERNAL_API_KEY: SHARED_KEY } })
   csrf = ((await (await h.web.request('/api/auth/csrf')).json()) as { header: string }).header
 })
-afterAll(() => h.close())
 afterEach(() => vi.restoreAllMocks())
 
 /** encodeURIComponent throws on a lone surrogate; those cases are filtered out below anyway. */

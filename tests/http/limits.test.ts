@@ -1,5 +1,3 @@
-import { serve, type ServerType } from '@hono/node-server'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createNodeServices, type NodeServices } from '../../infra/services'
 import { createPlatformApp, createRouter } from '../../lib/app'
@@ -7,16 +5,16 @@ import { clientIpBehindProxies, normalizeIp, trustedProxyMatcher } from '../../l
 import { limits } from '../../lib/http/limits'
 import { rateLimit } from '../../lib/http/rate-limit'
 import { MemoryKv } from '../../lib/kv/memory'
-import { createHarness, type Harness } from '../support/harness'
+import { useHarness } from '../support/harness'
+import { type Loopback, serveFetch } from '../support/loopback'
 
-let h: Harness
 let app: ReturnType<typeof createPlatformApp>
 let handled = 0
 
 const rule = { name: 't', limit: 3, windowSec: 60, message: 'Slow down' }
 
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   const router = createRouter()
   router.use('/t/*', rateLimit(rule))
   router.get('/t/hit', (c) => {
@@ -29,7 +27,6 @@ beforeAll(async () => {
   )
   app = createPlatformApp(() => h.services).route('/', router)
 })
-afterAll(() => h.close())
 
 /** Fixed windows are aligned to the epoch: start a counting test only with `needMs` left in the window. */
 async function freshWindow(windowSec: number, needMs: number) {
@@ -247,10 +244,10 @@ describe('limits: client address behind proxies', () => {
 })
 
 describe('limits: client address on a real Node socket (createNodeServices)', () => {
-  const servers: Array<{ server: ServerType; node: NodeServices }> = []
+  const servers: Array<{ server: Loopback; node: NodeServices }> = []
   afterAll(async () => {
     for (const { server, node } of servers) {
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await server.close()
       await node.close()
     }
   })
@@ -266,10 +263,9 @@ describe('limits: client address on a real Node socket (createNodeServices)', ()
     router.get('/ip', rateLimit({ name: 'ip', limit: 2, windowSec: 60, message: 'Slow down' }), (c) =>
       c.json({ ip: c.var.services.clientIp(c) }),
     )
-    const server = serve({ fetch: createPlatformApp(node.provider).route('/', router).fetch, port: 0, hostname: '127.0.0.1' })
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()))
+    const server = await serveFetch(createPlatformApp(node.provider).route('/', router).fetch)
     servers.push({ server, node })
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    return server.url
   }
 
   it('without TRUST_PROXY the socket peer counts and a forged X-Forwarded-For neither changes it nor resets the counter', async () => {

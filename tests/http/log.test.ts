@@ -1,20 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { createPlatformApp, createRouter } from '../../lib/app'
 import { hashSecret } from '../../lib/auth/password'
 import { asService } from '../../lib/db/rls'
 import { errorFields, formatEvent, log } from '../../lib/log'
 import { users } from '../../schema'
-import { createHarness, type Harness } from '../support/harness'
+import { useHarness } from '../support/harness'
 
 // Issue #9 finding 11: a failed query's text (with a new user's bcrypt hash) was logged with its stack, and
 // request input with newlines was written raw, so a caller could forge `admin@example.com signed in`.
-let h: Harness
 let app: ReturnType<typeof createPlatformApp>
 let hash: string
 const FORGED = '\nadmin@example.com signed in\n{"level":"info","event":"auth.signed_in","email":"admin@example.com"}\u2028x'
 
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   hash = await hashSecret('a new password', 4)
   const router = createRouter()
   // A sign-up whose insert fails (duplicate email) with the new user's hash among the query's parameters.
@@ -29,7 +28,6 @@ beforeAll(async () => {
   })
   app = createPlatformApp(() => h.services).route('/', router)
 })
-afterAll(() => h.close())
 
 /** Every console line written while `fn` runs, whatever the level. */
 async function capture(fn: () => unknown) {

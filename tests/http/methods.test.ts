@@ -1,11 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BROWSER, createHarness, type Harness } from '../support/harness'
+import { describe, expect, it } from 'vitest'
+import { BROWSER, useHarness } from '../support/harness'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h?.close())
+const h = useHarness()
 
 describe('405 with Allow for a known path and a wrong method', () => {
   it.each([

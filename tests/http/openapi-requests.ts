@@ -1,4 +1,5 @@
 import { fc } from '@fast-check/vitest'
+import type { Operation } from '../support/openapi'
 
 /**
  * Requests generated from an OpenAPI 3.1 document for the malformed-input run: every operation, with its
@@ -6,33 +7,7 @@ import { fc } from '@fast-check/vitest'
  * hostile values. Nothing here knows a family: a route added later is covered because it is documented.
  */
 type Schema = Record<string, any>
-export interface Operation {
-  method: string
-  path: string
-  params: Array<{ name: string; in: 'path' | 'query' | 'header' | 'cookie'; schema?: Schema }>
-  bodyTypes: string[]
-  bodySchema?: Schema
-  security: string[]
-}
-
-export function operations(doc: Schema): Operation[] {
-  const ops: Operation[] = []
-  for (const [path, item] of Object.entries<Schema>(doc.paths ?? {})) {
-    for (const [method, op] of Object.entries<Schema>(item)) {
-      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue
-      const content = op.requestBody?.content ?? {}
-      ops.push({
-        method: method.toUpperCase(),
-        path,
-        params: [...(item.parameters ?? []), ...(op.parameters ?? [])],
-        bodyTypes: Object.keys(content),
-        bodySchema: content['application/json']?.schema,
-        security: (op.security ?? []).flatMap((s: Schema) => Object.keys(s)),
-      })
-    }
-  }
-  return ops
-}
+export { operations, type Operation } from '../support/openapi'
 
 /** Strings chosen to break things: NUL, lone surrogates, traversal, injection, huge, odd Unicode, numbers. */
 export const hostileString: fc.Arbitrary<string> = fc.oneof(

@@ -1,18 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { createHarness, type Harness } from '../support/harness'
+import { describe, expect, it, vi } from 'vitest'
+import { useHarness } from '../support/harness'
 
 // One `request` event per request (lib/http/request-log.ts): pattern, status, duration, ids, user; nothing
 // else from the request. The harness turns the event off; this file asks for it.
-let h: Harness
-let quiet: Harness
-beforeAll(async () => {
-  h = await createHarness({ env: { LOG_REQUESTS: '1' } })
-  quiet = await createHarness()
-})
-afterAll(async () => {
-  await h.close()
-  await quiet.close()
-})
+const h = useHarness({ env: { LOG_REQUESTS: '1' } })
+const quiet = useHarness()
 
 /** Every console line written while `fn` runs, whatever the level. */
 async function capture(fn: () => Response | Promise<Response>) {

@@ -1,19 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { json, login } from '../families/auth/flow'
-import { BROWSER, createHarness, type Harness, PASSWORD } from '../support/harness'
+import { BROWSER, PASSWORD, useHarness } from '../support/harness'
 import { cost } from '../support/round-trips'
 
 // Pins the database and kv round trips of the hot requests, on the embedded stores and on the production
 // drivers (Neon's HTTP endpoint and WebSocket through the local proxy, Upstash REST): a change that adds one
 // fails here. Embedded, a PGlite transaction counts as one call; on real stores every network turn counts.
-let h: Harness
 let apiKey: string
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   const created = await h.web.request('/api/keys', json({ name: 'round trips' }, { cookie: h.users.admin.cookie }))
   apiKey = ((await created.json()) as { key: string }).key
 })
-afterAll(() => h?.close())
 
 const embedded = () => h.stores.startsWith('pglite')
 const get = (path: string, cookie: string) => () => h.web.request(path, { headers: { cookie } })

@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { startServer } from '../../infra/server'
 import { mailedToken } from '../support/local-mail'
+import { closedPort } from '../support/loopback'
+import { waitFor } from '../support/wait'
 
 /**
  * What a user of `npm start` does with an agent, through the API of the real server: sign up, sign in, provision
@@ -18,16 +19,8 @@ let server: Awaited<ReturnType<typeof startServer>>
 let base = ''
 let cookie = ''
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number }
-      s.close(() => resolve(port))
-    })
-  })
-
 beforeAll(async () => {
-  const [web, backend] = [await freePort(), await freePort()]
+  const [web, backend] = [await closedPort(), await closedPort()]
   const log = vi.spyOn(console, 'log').mockImplementation(() => {})
   server = await startServer({ PORT: String(web), BACKEND_PORT: String(backend), DATA_DIR: dataDir, SESSION_SECRET: 'local-agent-test', LOG_REQUESTS: '0', PASSWORD_HASH_COST: '4', PATH: process.env.PATH })
   log.mockRestore()
@@ -47,10 +40,6 @@ const api = async (method: string, path: string, body?: unknown, headers: Record
   return res
 }
 const json = async (res: Response) => (await res.json()) as Record<string, any>
-const waitFor = async (what: () => Promise<boolean>, ms = 10_000) => {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 150))) if (await what()) return
-  throw new Error('timed out')
-}
 
 describe('npm start: an agent on this machine, through the API', () => {
   it('provision → running → debug → chat → logs → stop/start → delete', async () => {

@@ -1,10 +1,10 @@
 import { eq, inArray } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { reconcileLocalAgents, RESTART_INTERRUPTED_REASON, RESTART_STOPPED_REASON } from '../../infra/local-restart'
 import { agentEvents, agents } from '../../schema'
 import { seedAgent } from '../families/instance/helpers'
-import { HEALTHY, startFakeRuntime, type FakeRuntime } from '../support/fake-runtime'
-import { createHarness, type Harness } from '../support/harness'
+import { HEALTHY, startFakeRuntime } from '../support/fake-runtime'
+import { useFixture, useHarness } from '../support/harness'
 import { call } from '../support/requests'
 
 /**
@@ -13,16 +13,8 @@ import { call } from '../support/requests'
  * reads `stopped` (with the reason and its event), one cut off while `provisioning` reads `error`; anything else,
  * and a runtime that still answers (another server's, on a shared database), is left as it is.
  */
-let h: Harness
-let alive: FakeRuntime
-beforeAll(async () => {
-  h = await createHarness()
-  alive = await startFakeRuntime({ '/healthz': HEALTHY.healthz })
-})
-afterAll(async () => {
-  await alive.close()
-  await h.close()
-})
+const h = useHarness()
+const alive = useFixture(() => startFakeRuntime({ '/healthz': HEALTHY.healthz }))
 
 /** A loopback address nothing listens on (the discard port). */
 const GONE = 'http://127.0.0.1:9'

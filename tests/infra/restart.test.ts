@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { mailedToken } from '../support/local-mail'
+import { closedPort } from '../support/loopback'
+import { waitFor } from '../support/wait'
 
 /**
  * Finding 12: a restart of `npm start` with no secret configured used to seal agents' gateway tokens under a key
@@ -19,18 +20,6 @@ const ORIGIN = 'http://localhost:3000'
 const BROWSER = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/140.0', origin: ORIGIN }
 const SECRETS = ['SESSION_SECRET', 'FARCASTER_SESSION_SECRET', 'QSTASH_CURRENT_SIGNING_KEY']
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number }
-      s.close(() => resolve(port))
-    })
-  })
-
-async function until(check: () => Promise<boolean>, ms: number, what: string) {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 200))) if (await check()) return
-  throw new Error(`timed out: ${what}`)
-}
 
 interface Running {
   base: string
@@ -54,7 +43,7 @@ async function start(web: number, backend: number): Promise<Running> {
   child.stderr!.on('data', (d) => (output += d))
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => (children.delete(child), r(code))))
   const base = `http://127.0.0.1:${web}`
-  await until(async () => (await fetch(`${base}/api/health`).catch(() => null))?.ok === true, 90_000, `server up\n${output}`)
+  await waitFor(async () => (await fetch(`${base}/api/health`).catch(() => null))?.ok === true, { ms: 90_000, every: 200, what: `server up\n${output}` })
   return {
     base,
     output: () => output,
@@ -69,7 +58,7 @@ const secretFiles = () => Object.fromEntries(SECRETS.map((n) => [n, readFileSync
 
 describe('npm start with no secret configured: a restart loses nothing', () => {
   it('secrets are generated once (0600) and reused; the agent reads stopped, its token, lifecycle, debug and delete work', async () => {
-    const [web, backend] = [await freePort(), await freePort()]
+    const [web, backend] = [await closedPort(), await closedPort()]
     let cookie = ''
     let server = await start(web, backend)
     const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
@@ -99,7 +88,7 @@ describe('npm start with no secret configured: a restart loses nothing', () => {
       const provisioned = await api('POST', '/api/provision', { name: 'survivor' })
       expect(provisioned.status).toBe(201)
       agent = (await json(provisioned)).agent
-      await until(async () => (await json(await api('GET', `/api/agents/${agent.id}/stats`))).status === 'running', 20_000, 'agent running')
+      await waitFor(async () => (await json(await api('GET', `/api/agents/${agent.id}/stats`))).status === 'running', { ms: 20_000, every: 200, what: 'agent running' })
       const t = await api('GET', `/api/agents/${agent.id}/token`)
       expect(t.status).toBe(200)
       token = (await json(t)).token
@@ -119,7 +108,7 @@ describe('npm start with no secret configured: a restart loses nothing', () => {
       expect(server.output()).not.toContain(value)
     }
     // The runtime process ended with its server.
-    await until(async () => (await fetch(`${agent!.url}/healthz`).then(() => false).catch(() => true)), 10_000, 'runtime gone')
+    await waitFor(async () => (await fetch(`${agent!.url}/healthz`).then(() => false).catch(() => true)), { ms: 10_000, every: 200, what: 'runtime gone' })
 
     server = await start(web, backend)
     try {
@@ -144,7 +133,7 @@ describe('npm start with no secret configured: a restart loses nothing', () => {
       expect(t.status).toBe(200)
       expect((await json(t)).token).toBe(token!)
       expect((await api('POST', `/api/agents/${agent.id}/start`)).status).toBe(200)
-      await until(async () => (await json(await api('GET', `/api/agents/${agent.id}/stats`))).status === 'running', 20_000, 'agent running again')
+      await waitFor(async () => (await json(await api('GET', `/api/agents/${agent.id}/stats`))).status === 'running', { ms: 20_000, every: 200, what: 'agent running again' })
       const debug = await api('POST', '/api/debug', { command: 'runtime.version', agentId: agent.id })
       expect(debug.status).toBe(200)
       expect((await api('POST', `/api/agents/${agent.id}/restart`)).status).toBe(200)

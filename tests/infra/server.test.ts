@@ -1,24 +1,16 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { startServer } from '../../infra/server'
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number }
-      s.close(() => resolve(port))
-    })
-  })
+import { closedPort } from '../support/loopback'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'server-test-'))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
 describe('npm start: one process, two listeners, embedded stores', () => {
   it('serves the web and backend APIs, prints URLs and adapters, and restarts on the same data', async () => {
-    const [web, backend] = [await freePort(), await freePort()]
+    const [web, backend] = [await closedPort(), await closedPort()]
     const env = { PORT: String(web), BACKEND_PORT: String(backend), DATA_DIR: dataDir, PATH: process.env.PATH }
     const log = vi.spyOn(console, 'log').mockImplementation(() => {})
     let server = await startServer({ ...env })

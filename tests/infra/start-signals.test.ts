@@ -4,18 +4,11 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { closedPort } from '../support/loopback'
 
 // `npm start` used to run npm → sh → tsx → node: a signal to npm ended npm and sh and left the server
 // listening. Now npm execs one node process, which closes its servers and stores on SIGINT and SIGTERM.
 const root = new URL('../..', import.meta.url).pathname
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number }
-      s.close(() => resolve(port))
-    })
-  })
 
 /** True when nothing listens on the port any more (we can listen on it ourselves). */
 const portFree = (port: number) =>
@@ -58,7 +51,7 @@ async function until(check: () => boolean | Promise<boolean>, ms: number) {
 }
 
 async function startAndStop(signal: 'SIGTERM' | 'SIGINT') {
-  const [web, backend] = [await freePort(), await freePort()]
+  const [web, backend] = [await closedPort(), await closedPort()]
   const dataDir = mkdtempSync(join(tmpdir(), 'start-signals-'))
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(web), BACKEND_PORT: String(backend), DATA_DIR: dataDir }
   const npm: ChildProcess = spawn('npm', ['start'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })

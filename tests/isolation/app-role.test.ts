@@ -1,27 +1,25 @@
 import { eq, sql, type SQL } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { APP_LOGIN_ROLE } from '../../infra/database'
 import type { Db } from '../../lib/db/rls'
 import { withUser } from '../../lib/db/rls'
 import { users } from '../../schema'
-import { createHarness, type Harness, type SeededUser } from '../support/harness'
+import { type SeededUser, useHarness } from '../support/harness'
 import { TABLES } from './tables'
 
 // #9 finding 5. Everything here runs on the app's own connection (`h.services.db`: app_api on Postgres, the
 // PGlite session after SET SESSION AUTHORIZATION app_api), directly in SQL; `h.db` only seeds and checks.
-let h: Harness
 let app: Db
 let alice: SeededUser
 let bob: SeededUser
 let carol: SeededUser
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   app = h.services.db
   ;({ alice, bob } = h.users)
   carol = await h.seedUser('Carol', 'carol@example.com')
   for (const t of TABLES) await t.seed?.(h, { alice, carol })
 })
-afterAll(() => h.close())
 
 type Outcome = number | 'denied'
 const rowsOf = (r: unknown) => (r as { rows: Record<string, unknown>[] }).rows

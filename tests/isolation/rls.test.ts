@@ -1,16 +1,12 @@
 import { eq, sql } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createPlatformApp } from '../../lib/app'
 import { requireSession } from '../../lib/auth/session'
 import { withUser } from '../../lib/db/rls'
 import { sessions, users } from '../../schema'
-import { createHarness, type Harness } from '../support/harness'
+import { useHarness } from '../support/harness'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h.close())
+const h = useHarness()
 
 // withUser runs on the app's own connection (app_api); h.db (the service's view) only checks the result.
 describe(`row isolation in the database (${process.env.TEST_STORES === 'real' ? 'real Postgres' : 'PGlite'})`, () => {

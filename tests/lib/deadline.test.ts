@@ -1,19 +1,16 @@
 import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { deadline } from '../../lib/deadline'
+import { listen, type Loopback } from '../support/loopback'
 
 // A server that never answers: only the deadline can end a fetch to it.
-const hanging = createServer(() => {})
+let hanging: Loopback
 let url = ''
 beforeAll(async () => {
-  await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve))
-  url = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/`
+  hanging = await listen(createServer(() => {}))
+  url = `${hanging.url}/`
 })
-afterAll(() => {
-  hanging.closeAllConnections()
-  hanging.close()
-})
+afterAll(() => hanging.close())
 
 describe('deadline', () => {
   it('ends a call to a host that never answers, and says it timed out', async () => {

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { listen } from '../support/loopback'
 
 /**
  * A small Resend look-alike for tests, after https://resend.com/docs/api-reference: `POST /emails` with
@@ -87,10 +87,6 @@ export async function startResendServer(opts: ResendServerOptions): Promise<Rese
     })
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id }))
   })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    sent,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  }
+  const { url, close } = await listen(server)
+  return { url, sent, close }
 }

@@ -1,8 +1,8 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { createServer } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MailProviderError, ResendMailer } from '../../lib/mail/resend'
 import type { MailMessage } from '../../lib/context'
+import { listen, type Loopback } from '../support/loopback'
 import { startResendServer, type ResendServer } from './resend-server'
 
 const KEY = 're_test_0123456789'
@@ -91,20 +91,18 @@ describe('ResendMailer against a Resend-compatible server', () => {
 })
 
 describe('ResendMailer when the provider misbehaves', () => {
-  let odd: Server
+  let odd: Loopback
   let oddUrl: string
   beforeAll(async () => {
-    odd = createServer((req, res) => {
-      if (req.url === '/hang/emails') return // never answers
-      res.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad gateway</html>')
-    })
-    await new Promise<void>((r) => odd.listen(0, '127.0.0.1', r))
-    oddUrl = `http://127.0.0.1:${(odd.address() as AddressInfo).port}`
+    odd = await listen(
+      createServer((req, res) => {
+        if (req.url === '/hang/emails') return // never answers
+        res.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad gateway</html>')
+      }),
+    )
+    oddUrl = odd.url
   })
-  afterAll(async () => {
-    odd.closeAllConnections()
-    await new Promise<void>((r) => odd.close(() => r()))
-  })
+  afterAll(() => odd.close())
 
   it('a non-JSON 5xx: throws with the status', async () => {
     const err = await failure(mailer({ apiUrl: oddUrl }).send(message))

@@ -1,9 +1,9 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { createServer } from 'node:http'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { LocalQueue } from '../../infra/local-queue'
 import { QStashQueue, QStashVerifier } from '../../lib/queue/qstash'
 import { signDelivery } from '../../lib/queue/sign'
+import { listen, type Loopback } from '../support/loopback'
 import { startQStashServer, type QStashServer } from '../support/qstash-server'
 
 const CURRENT = 'sig_current_0123456789abcdef'
@@ -30,7 +30,7 @@ async function signAt(agoMs: number, key: string, url: string, body: string) {
 
 describe('QStashQueue through a QStash-compatible server', () => {
   let qstash: QStashServer
-  let receiver: Server
+  let receiver: Loopback
   let receiverUrl: string
   const received: Received[] = []
   let failNext = 0 // the receiver answers 500 to this many upcoming deliveries
@@ -39,7 +39,7 @@ describe('QStashQueue through a QStash-compatible server', () => {
   beforeAll(async () => {
     qstash = await startQStashServer({ token: TOKEN, currentSigningKey: CURRENT, nextSigningKey: NEXT })
     // The app side: verifies each delivery against the URL it was reached at, as a handler would.
-    receiver = createServer((req, res) => {
+    const server = createServer((req, res) => {
       const chunks: Buffer[] = []
       req.on('data', (c: Buffer) => chunks.push(c))
       req.on('end', async () => {
@@ -54,14 +54,13 @@ describe('QStashQueue through a QStash-compatible server', () => {
         } else res.writeHead(valid ? 200 : 401).end()
       })
     })
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
-    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`
+    receiver = await listen(server)
+    receiverUrl = receiver.url
   })
 
   afterAll(async () => {
     await qstash?.close()
-    receiver?.closeAllConnections()
-    await new Promise((r) => receiver?.close(r))
+    await receiver?.close()
   })
 
   afterEach(() => {

@@ -1,30 +1,29 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { createServer } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readCapped } from '../../lib/http/read-capped'
 import { httpGateway, MAX_ANSWER_BYTES } from '../../lib/runtime/gateway'
+import { listen, type Loopback } from '../support/loopback'
 
 /** A runtime that answers every request with an endless body: the platform must stop reading at its cap. */
-let server: Server
-let url = ''
+let server: Loopback
 let sent = 0
 beforeAll(async () => {
-  server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' })
-    const chunk = Buffer.alloc(64 * 1024, 'a')
-    const pump = () => {
-      while (!res.destroyed && sent < 64 * 1024 * 1024) {
-        sent += chunk.length
-        if (!res.write(chunk)) return void res.once('drain', pump)
+  server = await listen(
+    createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      const chunk = Buffer.alloc(64 * 1024, 'a')
+      const pump = () => {
+        while (!res.destroyed && sent < 64 * 1024 * 1024) {
+          sent += chunk.length
+          if (!res.write(chunk)) return void res.once('drain', pump)
+        }
+        res.end()
       }
-      res.end()
-    }
-    pump()
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      pump()
+    }),
+  )
 })
-afterAll(() => new Promise<void>((r) => server.close(() => r())))
+afterAll(() => server.close())
 
 describe('answers from a runtime are read no deeper than a cap', () => {
   it('readCapped returns the body under the cap and null over it, cancelling the rest', async () => {
@@ -35,7 +34,7 @@ describe('answers from a runtime are read no deeper than a cap', () => {
 
   it('an endless gateway answer is refused as too large, long before the runtime has sent it all', async () => {
     sent = 0
-    await expect(httpGateway(url, 'token').sessions()).rejects.toThrow('Runtime answer too large')
+    await expect(httpGateway(server.url, 'token').sessions()).rejects.toThrow('Runtime answer too large')
     expect(sent).toBeLessThan(64 * 1024 * 1024)
     expect(MAX_ANSWER_BYTES).toBe(2 * 1024 * 1024)
   })

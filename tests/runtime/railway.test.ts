@@ -1,11 +1,10 @@
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { PLANS, PLAN_NAMES, type PlanName } from '../../lib/billing/plans'
 import { PlatformSecretError, platformSecretKeys } from '../../lib/runtime/env-guard'
 import type { LogLine, RuntimeSpec, RuntimeTarget } from '../../lib/runtime/provider'
 import { RUNTIME_PORT, RuntimeProviderError } from '../../lib/runtime/provider'
 import { RailwayCreateError, RailwayProvider } from '../../lib/runtime/railway'
+import { closedUrl } from '../support/loopback'
 import { startRailwayServer, type RailwayServer } from '../support/railway-server'
 
 const TOKEN = 'railway-test-token-5b0f3c1e9a7d'
@@ -409,11 +408,7 @@ describe('logs', () => {
 
 describe('Railway failing', () => {
   it('unreachable → 502', async () => {
-    const closed = createServer()
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r))
-    const { port } = closed.address() as AddressInfo
-    await new Promise<void>((r) => closed.close(() => r()))
-    const offline = new RailwayProvider({ token: TOKEN, projectId: PROJECT, environmentId: ENV, apiUrl: `http://127.0.0.1:${port}/graphql/v2` })
+    const offline = new RailwayProvider({ token: TOKEN, projectId: PROJECT, environmentId: ENV, apiUrl: `${await closedUrl()}/graphql/v2` })
     const err = await rejection(offline.start(target({ serviceId: 'svc-1' })))
     expect(err).toBeInstanceOf(RuntimeProviderError)
     expect((err as RuntimeProviderError).status).toBe(502)

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs'
-import { createServer, request, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { createServer, request } from 'node:http'
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,6 +8,7 @@ import { LocalStorage } from '../../infra/local-storage'
 import { S3Storage } from '../../functions/files/storage/s3'
 import { patternStream, readAll, storageContract } from './storage-contract'
 
+import { listen, type Loopback } from '../support/loopback'
 import { S3rver, type S3rverServer } from '../support/s3rver'
 
 const tempDirs: string[] = []
@@ -100,13 +100,13 @@ describe('S3Storage (s3rver)', () => {
   storageContract('S3Storage', () => storage)
 
   describe('multipart parts, seen on the wire', () => {
-    let proxy: Server
+    let proxy: Loopback
     let seen: Array<{ method: string; query: string; length: number; authorization?: string }>
     let viaProxy: S3Storage
     beforeAll(async () => {
       // A recording proxy in front of s3rver: what the adapter sends, request by request.
       seen = []
-      proxy = createServer((req, res) => {
+      const server = createServer((req, res) => {
         const url = new URL(req.url ?? '/', 'http://x')
         seen.push({ method: req.method ?? '', query: url.search, length: Number(req.headers['content-length'] ?? 0), authorization: req.headers.authorization ?? '' })
         const out = request({ host: '127.0.0.1', port: s3Port, method: req.method, path: req.url, headers: req.headers }, (up) => {
@@ -115,20 +115,20 @@ describe('S3Storage (s3rver)', () => {
         })
         req.pipe(out)
       })
-      await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))
+      proxy = await listen(server)
       viaProxy = new S3Storage({
         bucket: 'test-bucket',
         region: 'us-east-1',
-        endpoint: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+        endpoint: proxy.url,
         forcePathStyle: true,
         accessKeyId: 'S3RVER',
         secretAccessKey: 'S3RVER',
       })
     })
-    afterAll(() => new Promise<void>((r) => proxy.close(() => r())))
+    afterAll(() => proxy.close())
 
     it('requests are signed (SigV4) with keys, and go unsigned without them', async () => {
-      const proxied = { bucket: 'test-bucket', region: 'us-east-1', endpoint: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, forcePathStyle: true }
+      const proxied = { bucket: 'test-bucket', region: 'us-east-1', endpoint: proxy.url, forcePathStyle: true }
       seen = []
       await viaProxy.put('wire/signed', new Uint8Array([1]), 'text/plain')
       const open = new S3Storage(proxied)
@@ -163,18 +163,13 @@ describe('S3Storage (s3rver)', () => {
 })
 
 describe('S3Storage against a store that never answers', () => {
-  let silent: Server
+  let silent: Loopback
   let storage: S3Storage
   beforeAll(async () => {
-    silent = createServer(() => {}) // reads the request, never answers
-    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r))
-    const endpoint = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`
-    storage = new S3Storage({ bucket: 'b', region: 'us-east-1', endpoint, forcePathStyle: true, accessKeyId: 'k', secretAccessKey: 's', callTimeoutMs: 300 })
+    silent = await listen(createServer(() => {})) // reads the request, never answers
+    storage = new S3Storage({ bucket: 'b', region: 'us-east-1', endpoint: silent.url, forcePathStyle: true, accessKeyId: 'k', secretAccessKey: 's', callTimeoutMs: 300 })
   })
-  afterAll(() => new Promise<void>((r) => {
-    silent.closeAllConnections()
-    silent.close(() => r())
-  }))
+  afterAll(() => silent.close())
 
   it('gives up on every call once its deadline passes', async () => {
     const started = Date.now()

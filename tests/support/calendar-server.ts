@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { listen } from './loopback'
 
 /**
  * A stand-in for the Google Calendar API v3 (a third-party API with no local peer), only the calls the calendar
@@ -219,11 +219,10 @@ export async function startCalendarServer(opts: { calendarId?: string; timeZone?
   const server = createServer((req, res) => {
     route(req, res).catch(() => sendError(res, 500))
   })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const { port } = server.address() as AddressInfo
+  const loopback = await listen(server)
 
   return {
-    url: `http://127.0.0.1:${port}${PREFIX}`,
+    url: `${loopback.url}${PREFIX}`,
     requests,
     /** Requests to one method and path (`GET /calendars/x/events`), path relative to the API base. */
     calls: (method: string, path: string) => requests.filter((r) => r.method === method && r.path === path),
@@ -253,11 +252,7 @@ export async function startCalendarServer(opts: { calendarId?: string; timeZone?
       dropping = false
       requests.length = 0
     },
-    close: () =>
-      new Promise<void>((r) => {
-        server.close(() => r())
-        server.closeAllConnections()
-      }),
+    close: loopback.close,
   }
 }
 

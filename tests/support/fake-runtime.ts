@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { listen } from './loopback'
 
 /**
  * A fake agent runtime for probe and gateway tests: a real HTTP server on loopback whose answer on each path the
@@ -72,19 +72,16 @@ export async function startFakeRuntime(answers: Record<string, FakeAnswer | Fake
     if (answer.after) void answer.after.then(later, later)
     else later()
   }
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
+  const { url, close } = await listen(server)
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     set: (path, answer) => (answer ? table.set(path, Array.isArray(answer) ? [...answer] : answer) : table.delete(path)),
     hits,
     bodies,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const t of timers) clearTimeout(t)
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
+    close: () => {
+      for (const t of timers) clearTimeout(t)
+      return close()
+    },
   }
 }
 

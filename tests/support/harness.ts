@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest'
 import { createBackendApp } from '../../functions/backend/app'
 import { createWebApp } from '../../functions/web'
 import { createNodeServices } from '../../infra/services'
@@ -106,3 +107,47 @@ export async function createHarness(opts: HarnessOptions = {}) {
 }
 
 export type Harness = Awaited<ReturnType<typeof createHarness>>
+
+/**
+ * Registers `beforeAll` (creates the fixture with `create`) and `afterAll` (closes it) in the current file or
+ * `describe`, and returns a stand-in for the fixture: reading a property reads the live fixture's, so the returned
+ * value is used like the fixture itself (`h.users.alice`, `call(h, ...)`) once the tests run. `afterAll` closes only
+ * what was created; hooks registered after this one see the fixture, and close before it (vitest's `stack` order).
+ */
+export function useFixture<T extends object>(create: () => Promise<T>, opts: { close?: (fixture: T) => unknown; timeout?: number } = {}): T {
+  const close = opts.close ?? ((fixture: T) => (fixture as unknown as { close(): unknown }).close())
+  let current: T | undefined
+  const live = () => {
+    if (!current) throw new Error('fixture used before its beforeAll ran (or after it failed)')
+    return current
+  }
+  const absent = (key: string | symbol) => !current && (key === 'then' || typeof key === 'symbol')
+  beforeAll(async () => {
+    current = await create()
+  }, opts.timeout)
+  afterAll(async () => {
+    const created = current
+    current = undefined
+    if (created) await close(created)
+  })
+  return new Proxy({} as T, {
+    get: (_, key) => (absent(key) ? undefined : Reflect.get(live(), key)),
+    set: (_, key, value) => Reflect.set(live(), key, value),
+    has: (_, key) => Reflect.has(live(), key),
+    ownKeys: () => Reflect.ownKeys(live()),
+    getOwnPropertyDescriptor: (_, key) => {
+      const d = Reflect.getOwnPropertyDescriptor(live(), key)
+      return d && { ...d, configurable: true }
+    },
+    defineProperty: (_, key, d) => Reflect.defineProperty(live(), key, d),
+    deleteProperty: (_, key) => Reflect.deleteProperty(live(), key),
+  })
+}
+
+/**
+ * A harness of this file's own (fresh stores, fresh users) for the tests of the current file or `describe`: created in
+ * `beforeAll`, closed in `afterAll`. `opts` may be a function, for options known only once an earlier `beforeAll` ran
+ * (a fake provider's URL).
+ */
+export const useHarness = (opts: HarnessOptions | (() => HarnessOptions | Promise<HarnessOptions>) = {}): Harness =>
+  useFixture(async () => createHarness(typeof opts === 'function' ? await opts() : opts))

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
+import { listen } from './loopback'
 
 /**
  * A stand-in for Mux Video's REST API (a third-party API with no local peer) on loopback, for the calls the radio
@@ -81,7 +81,6 @@ export async function startMuxServer(opts: { tokenId?: string; tokenSecret?: str
   const failures: number[] = []
   let failAlways: number | null = null
   let delayMs = 0
-  const sockets = new Set<Socket>()
   const timers = new Set<ReturnType<typeof setTimeout>>()
 
   function createLiveStream(body: Json): FakeLiveStream {
@@ -220,12 +219,8 @@ export async function startMuxServer(opts: { tokenId?: string; tokenSecret?: str
   const server = createServer((req, res) => {
     handle(req, res).catch(() => res.destroy())
   })
-  server.on('connection', (s) => {
-    sockets.add(s)
-    s.on('close', () => sockets.delete(s))
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const loopback = await listen(server)
+  const url = loopback.url
 
   return {
     url,
@@ -296,8 +291,7 @@ export async function startMuxServer(opts: { tokenId?: string; tokenSecret?: str
     sign: (body: string, timestamp?: number, secret = webhookSecret) => muxSignature(secret, body, timestamp),
     close() {
       for (const t of timers) clearTimeout(t)
-      for (const s of sockets) s.destroy()
-      return new Promise<void>((r) => server.close(() => r()))
+      return loopback.close()
     },
   }
 }

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { OAuth2Issuer, OAuth2Service, type MutableToken, type TokenRequest } from 'oauth2-mock-server'
+import { listen } from './loopback'
 
 export interface IdentityClaims {
   sub?: string
@@ -31,8 +31,8 @@ export async function startOidcServer() {
     requests.push({ method: req.method ?? '', path: new URL(req.url ?? '/', 'http://x').pathname })
     service.requestHandler(req, res)
   })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${prefix}`
+  const loopback = await listen(server)
+  const url = `${loopback.url}${prefix}`
   issuer.url = url
 
   // Claims for the ID tokens the token endpoint issues next (also applied to its access tokens: harmless).
@@ -92,11 +92,7 @@ export async function startOidcServer() {
         },
       })
     },
-    close: () =>
-      new Promise<void>((r) => {
-        server.close(() => r())
-        server.closeAllConnections()
-      }),
+    close: loopback.close,
   }
 }
 

@@ -1,11 +1,10 @@
-import { serve, type ServerType } from '@hono/node-server'
 import { build } from 'esbuild'
 import { Hono } from 'hono'
 import { existsSync } from 'node:fs'
-import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { type Browser, type BrowserContext, type CDPSession, chromium, type Page } from 'playwright-core'
 import { createHarness, type Harness } from './harness'
+import { serveFetch } from './loopback'
 
 /**
  * A real Chromium against the web app on a loopback port, with a CDP virtual authenticator: the page at
@@ -116,10 +115,9 @@ export async function startPasskeyBrowser(env: Record<string, string> = {}): Pro
   let clientIp = '127.0.0.1'
   let target: (req: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 })
   // Listen first so the harness can be built with the real port in APP_ORIGIN (the relying party).
-  const server: ServerType = serve({ fetch: (req) => target(req), port: 0, hostname: '127.0.0.1' })
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()))
-  const origin = `http://localhost:${(server.address() as AddressInfo).port}`
-  const closeServer = () => new Promise<void>((resolve) => server.close(() => resolve()))
+  const server = await serveFetch((req) => target(req))
+  const origin = `http://localhost:${server.port}`
+  const closeServer = server.close
 
   let h: Harness | undefined
   let browser: Browser | undefined

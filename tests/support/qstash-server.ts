@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { CronExpressionParser } from 'cron-parser'
 import { signDelivery } from '../../lib/queue/sign'
+import { listen } from './loopback'
 
 /**
  * A small QStash look-alike for tests: the real @upstash/qstash Client talks to it over HTTP
@@ -154,11 +154,10 @@ export async function startQStashServer(opts: QStashServerOptions): Promise<QSta
     return { ...keys }
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
+  const loopback = await listen(server)
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: loopback.url,
     published,
     schedules,
     rotateKeys,
@@ -171,8 +170,7 @@ export async function startQStashServer(opts: QStashServerOptions): Promise<QSta
       closed = true
       for (const t of timers) clearTimeout(t)
       timers.clear()
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await loopback.close()
     },
   }
 }

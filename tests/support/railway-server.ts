@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
+import { listen } from './loopback'
 
 /**
  * A stand-in for Railway's public GraphQL API (`POST /graphql/v2`, a third-party API with no local peer) on
@@ -243,7 +243,6 @@ export async function startRailwayServer(opts: RailwayServerOptions): Promise<Ra
   const deployments: FakeDeployment[] = []
   const failures = new Map<string, Array<RailwayFailure>>()
   let unauthorized = 0
-  const sockets = new Set<Socket>()
 
   const latest = (serviceId: string) => deployments.filter((d) => d.serviceId === serviceId).at(-1)
   const service = (id: unknown) => {
@@ -444,15 +443,10 @@ export async function startRailwayServer(opts: RailwayServerOptions): Promise<Ra
       }
     })
   })
-  server.on('connection', (s) => {
-    sockets.add(s)
-    s.on('close', () => sockets.delete(s))
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
+  const loopback = await listen(server)
 
   return {
-    url: `http://127.0.0.1:${port}/graphql/v2`,
+    url: `${loopback.url}/graphql/v2`,
     calls,
     rejected,
     get unauthorized() {
@@ -478,9 +472,6 @@ export async function startRailwayServer(opts: RailwayServerOptions): Promise<Ra
       d.logs.push({ timestamp, message, severity })
     },
     operations: () => calls.map((c) => c.operation),
-    async close() {
-      for (const s of sockets) s.destroy()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-    },
+    close: loopback.close,
   }
 }

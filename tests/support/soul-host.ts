@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { listen } from './loopback'
 
 export type SoulReply = { status?: number; body?: unknown; raw?: string; delayMs?: number; hang?: boolean }
 
@@ -20,17 +20,15 @@ export async function startSoulHost(replies: Record<string, SoulReply>) {
       res.end(reply.raw ?? JSON.stringify(reply.body ?? {}))
     }, reply.delayMs ?? 0)
   })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const { url, close } = await listen(server)
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url,
     replies,
     seen,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const res of open) res.destroy()
-        server.closeAllConnections()
-        server.close(() => r())
-      }),
+    close: () => {
+      for (const res of open) res.destroy()
+      return close()
+    },
   }
 }
 

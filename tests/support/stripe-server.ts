@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
 import Stripe from 'stripe'
+import { listen } from './loopback'
 
 /**
  * A stand-in for the Stripe API (a third-party API with no local peer) on loopback, for the calls this project
@@ -164,7 +164,6 @@ export async function startStripeServer(opts: { secretKey?: string; webhookSecre
   const requests: Array<{ method: string; path: string; params: Form; idempotencyKey?: string }> = []
   const failures: Failure[] = []
   let failAlways: Failure | null = null
-  const sockets = new Set<Socket>()
 
   function addCustomer(id = randomId('cus_'), email: string | null = null) {
     customers.set(id, { id, object: 'customer', email, created: now(), livemode: false, metadata: {} })
@@ -436,15 +435,10 @@ export async function startStripeServer(opts: { secretKey?: string; webhookSecre
       }
     })
   })
-  server.on('connection', (s) => {
-    sockets.add(s)
-    s.on('close', () => sockets.delete(s))
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const { port } = server.address() as AddressInfo
+  const loopback = await listen(server)
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: loopback.url,
     secretKey,
     webhookSecret,
     /** Checkout Sessions created, in order (the live objects: `complete()` changes them). */
@@ -513,10 +507,7 @@ export async function startStripeServer(opts: { secretKey?: string; webhookSecre
     },
     /** A Stripe event envelope around `object`, as Stripe delivers it to a webhook endpoint. */
     event: stripeEvent,
-    close() {
-      for (const s of sockets) s.destroy()
-      return new Promise<void>((r) => server.close(() => r()))
-    },
+    close: loopback.close,
   }
 }
 

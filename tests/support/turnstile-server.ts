@@ -1,5 +1,5 @@
 import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { listen } from './loopback'
 
 /**
  * A stand-in for Cloudflare Turnstile's siteverify (a third-party API with no local peer): form-encoded
@@ -20,11 +20,6 @@ export async function startTurnstileServer(opts: { secret: string; validTokens: 
       res.end(JSON.stringify({ success: errors.length === 0, 'error-codes': errors }))
     })
   })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}/siteverify`,
-    received,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  }
+  const { url, close } = await listen(server)
+  return { url: `${url}/siteverify`, received, close }
 }

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { Redis } from 'ioredis'
+import { listen } from './loopback'
 
 /**
  * Minimal Upstash-REST-compatible front for a real Redis, for tests only.
@@ -132,20 +132,16 @@ export async function startUpstashRestServer(opts: { redisUrl: string; token?: s
     requests++
     handle(req, res).catch((e) => res.writeHead(500).end(JSON.stringify({ error: String(e) })))
   })
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve))
-  const { port } = http.address() as AddressInfo
+  const loopback = await listen(http)
 
   const server: UpstashRestServer = {
-    url: `http://127.0.0.1:${port}`,
+    url: loopback.url,
     token,
     get requests() {
       return requests
     },
     async close() {
-      // The client uses keep-alive fetch: drop idle sockets or close() would wait for them.
-      const closed = new Promise<void>((resolve) => http.close(() => resolve()))
-      http.closeAllConnections()
-      await closed
+      await loopback.close() // drops the client's idle keep-alive sockets too
       await redis.quit()
     },
   }

@@ -1,16 +1,15 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { agents, users } from '../../../schema'
 import type { AgentJson } from '../../../lib/agents/lifecycle'
 import { RailwayProvider } from '../../../lib/runtime/railway'
 import { setPlan } from '../../auth/helpers'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { backendCall, call, withinOneWindow } from '../../support/requests'
 import { AGENTS_ENV, provision, provisioningConfig, storedAgent, withServices } from './helpers'
 
-let h: Harness
+const h = useHarness({ env: AGENTS_ENV })
 beforeAll(async () => {
-  h = await createHarness({ env: AGENTS_ENV })
   await setPlan(h.db, h.users.alice.id, 'solo', 'sub_alice')
 })
 
@@ -21,7 +20,6 @@ async function paidUser(plan: string | null = 'solo') {
   await setPlan(h.db, user.id, plan, plan ? `sub_${tag}` : null)
   return user
 }
-afterAll(() => h.close())
 
 /** A Railway provider whose API refuses connections: every provider call fails (502). */
 const deadProvider = () => new RailwayProvider({ token: 't', projectId: 'p', environmentId: 'e', tokenKind: 'account', apiUrl: 'http://127.0.0.1:9/graphql/v2' })

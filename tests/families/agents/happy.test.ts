@@ -1,18 +1,16 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { AgentJson } from '../../../lib/agents/lifecycle'
 import { agentEvents } from '../../../schema'
 import { setPlan } from '../../auth/helpers'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { backendCall, call } from '../../support/requests'
 import { AGENTS_ENV, answers, provision, SHARED, stats, storedAgent, waitRunning } from './helpers'
 
-let h: Harness
+const h = useHarness({ env: AGENTS_ENV })
 beforeAll(async () => {
-  h = await createHarness({ env: AGENTS_ENV })
   await setPlan(h.db, h.users.alice.id, 'solo', 'sub_alice')
 })
-afterAll(() => h.close())
 
 describe('agents: provision → running → lifecycle → delete (a real local runtime)', () => {
   let agent: AgentJson

@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import type { AgentJson } from '../../../lib/agents/lifecycle'
 import { accessPlan, agentLimitSql, paidAccessSql, type PlanRecord } from '../../../lib/billing/plans'
 import { MANAGED_RUNTIME_AGENT } from '../../../functions/skills/install'
@@ -7,9 +7,10 @@ import { agentEvents, agents, files, users } from '../../../schema'
 import { setPlan } from '../../auth/helpers'
 import type { SeededUser } from '../../support/harness'
 import { backendCall, call } from '../../support/requests'
-import { type FilesHarness, download, filesHarness, list, remove, upload } from '../files/helpers'
+import { download, filesHarness, list, remove, upload } from '../files/helpers'
 import { seedAgent } from '../instance/helpers'
 import { AGENTS_ENV, provision, SHARED, storedAgent, waitRunning } from './helpers'
+import { useFixture } from '../../support/harness'
 
 /**
  * Paid access is checked at every use, from the user's stored row at that moment (0-decisions "Access over time"):
@@ -20,12 +21,8 @@ const DAY = 24 * 60 * 60 * 1000
 const PLAN_REQUIRED = { error: 'Paid plan required', code: 'PLAN_REQUIRED' }
 const SKILL = 'platform-web-search'
 
-let h: FilesHarness & { closeAll(): Promise<void> }
 let n = 0
-beforeAll(async () => {
-  h = await filesHarness('local', AGENTS_ENV)
-})
-afterAll(() => h.closeAll())
+const h = useFixture(() => filesHarness('local', AGENTS_ENV), { close: (x) => x.closeAll() })
 afterEach(() => vi.useRealTimers())
 
 /** A new account as sign-up makes it: a verified email, no plan, the 7-day trial from `start`. */

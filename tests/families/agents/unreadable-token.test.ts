@@ -1,12 +1,12 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { GATEWAY_TOKEN_PURPOSE } from '../../../lib/agents/access'
 import type { AgentJson } from '../../../lib/agents/lifecycle'
 import type { Config } from '../../../lib/config'
 import { seal } from '../../../lib/secret-box'
 import { agentEvents, agents } from '../../../schema'
 import { setPlan } from '../../auth/helpers'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { backendCall, call } from '../../support/requests'
 import { AGENTS_ENV, answers, provision, SHARED, storedAgent, waitRunning } from './helpers'
 
@@ -16,15 +16,13 @@ import { AGENTS_ENV, answers, provision, SHARED, storedAgent, waitRunning } from
  * `SECRET_UNREADABLE`, never 500); stop and delete work without it; repair gives the agent a new token, which the
  * real local runtime then takes.
  */
-let h: Harness
 let agent: AgentJson
+const h = useHarness({ env: AGENTS_ENV })
 beforeAll(async () => {
-  h = await createHarness({ env: AGENTS_ENV })
   await setPlan(h.db, h.users.alice.id, 'solo', 'sub_alice')
   agent = await provision(h, h.users.alice, { name: 'keyless' })
   await waitRunning(h, h.users.alice, agent.id)
 })
-afterAll(() => h.close())
 
 const alice = () => h.users.alice
 

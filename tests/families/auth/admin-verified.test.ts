@@ -1,23 +1,22 @@
 import { desc, eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { requireAdminIdentity } from '../../../functions/backend/admin'
 import { signedIdentityHeaders } from '../../../lib/auth/identity'
 import { createPlatformApp, createRouter } from '../../../lib/app'
 import { installations, mailOutbox, users } from '../../../schema'
 import { insertApiKey } from '../../auth/helpers'
-import { ADMIN_EMAIL, createHarness, type Harness } from '../../support/harness'
+import { ADMIN_EMAIL, useHarness } from '../../support/harness'
 import { json, login, register, sessionCookie } from './flow'
 
 /** Finding 1: "Admin by sign-up". Admin rights follow a verified email in ADMIN_EMAILS, on the web and the backend. */
 const HMAC = 'test-hmac'
-let h: Harness
 let probe: ReturnType<typeof createPlatformApp>
 let cookie: string
 let attackerId: string
 let attackerKey: string
 
+const h = useHarness({ env: { HMAC_SECRET: HMAC } })
 beforeAll(async () => {
-  h = await createHarness({ env: { HMAC_SECRET: HMAC } })
   vi.spyOn(console, 'info').mockImplementation(() => {})
   const r = createRouter()
   r.get('/probe/admin', requireAdminIdentity, (c) => c.json({ ok: true }))
@@ -30,7 +29,6 @@ beforeAll(async () => {
   cookie = sessionCookie(await login(h, 'Admin@Example.com', 'password123', '203.0.113.90'))
   attackerKey = (await insertApiKey(h.db, attackerId)).key
 })
-afterAll(() => h.close())
 
 const adminList = () => h.web.request('/api/admin/invites', { headers: { cookie } })
 const adminCreate = () => h.web.request('/api/admin/invites', json({ email: 'guest@example.com' }, { cookie }))

@@ -1,16 +1,12 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { app as auth } from '../../../functions/auth/app'
 import { createPlatformApp } from '../../../lib/app'
 import { users } from '../../../schema'
-import { createHarness, PASSWORD, type Harness } from '../../support/harness'
+import { PASSWORD, useHarness } from '../../support/harness'
 import { csrfHeader, json, login, register } from './flow'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h.close())
+const h = useHarness()
 
 describe('register: errors', () => {
   const cases: Array<[string, Record<string, unknown>, string]> = [

@@ -1,14 +1,10 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { referrals, sessions, users } from '../../../schema'
-import { createHarness, PASSWORD, type Harness } from '../../support/harness'
+import { PASSWORD, useHarness } from '../../support/harness'
 import { csrfHeader, json, login, register, sessionCookie } from './flow'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h.close())
+const h = useHarness()
 
 describe('auth: happy paths', () => {
   it('registers with a lower-cased email, a 7-day trial, and no session', async () => {

@@ -1,16 +1,12 @@
 import { eq, inArray } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { invites, users } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { createInvite, insertInvite, newCode, verify } from '../invites/helpers'
 import { register } from './flow'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h.close())
+const h = useHarness()
 
 // A fresh client IP per sign-up, so the register limiter (10 per hour per IP) never interferes.
 let nextIp = 0

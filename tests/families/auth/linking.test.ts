@@ -1,33 +1,27 @@
 import { eq } from 'drizzle-orm'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { createPlatformApp, createRouter } from '../../../lib/app'
 import { signInWithIdentity, type ProviderIdentity } from '../../../lib/auth/sign-in'
 import { accounts, apiKeys, emailVerifications, passkeys, passwordResets, sessions, users } from '../../../schema'
 import { insertApiKey } from '../../auth/helpers'
-import { createHarness, PASSWORD, type Harness } from '../../support/harness'
-import { startOidcServer, type OidcServer } from '../../support/oidc-server'
+import { PASSWORD, useFixture, useHarness } from '../../support/harness'
+import { startOidcServer } from '../../support/oidc-server'
 import { googleEnv, landing, signInWithGoogle, cookieFrom } from '../oauth/helpers'
 import { signInBase, walletEmail } from '../wallet-auth/flow'
 import { login, register, sessionCookie } from './flow'
 
 /** Finding 2: account pre-hijacking and provider identity confusion (lib/auth/sign-in.ts rules). */
-let h: Harness
-let oidc: OidcServer
 let probe: ReturnType<typeof createPlatformApp>
+const oidc = useFixture(() => startOidcServer())
+// EOA signatures are recovered offline: no chain is needed (the RPC address is a closed port).
+const h = useHarness(() => ({ env: googleEnv(oidc, { BASE_RPC_URL: 'http://127.0.0.1:9' }) }))
 beforeAll(async () => {
-  oidc = await startOidcServer()
-  // EOA signatures are recovered offline: no chain is needed (the RPC address is a closed port).
-  h = await createHarness({ env: googleEnv(oidc, { BASE_RPC_URL: 'http://127.0.0.1:9' }) })
   vi.spyOn(console, 'info').mockImplementation(() => {})
   vi.spyOn(console, 'warn').mockImplementation(() => {})
   const r = createRouter()
   r.post('/probe/sign-in', async (c) => c.json({ id: (await signInWithIdentity(c, (await c.req.json()) as ProviderIdentity)).user.id }))
   probe = createPlatformApp(() => h.services).route('/', r)
-})
-afterAll(async () => {
-  await h?.close()
-  await oidc?.close()
 })
 
 const validateKey = (key: string) =>

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { apiKeys, passkeys, sessions, users } from '../../../schema'
-import { createHarness, PASSWORD, type Harness, type SeededUser } from '../../support/harness'
+import { PASSWORD, type SeededUser, useHarness } from '../../support/harness'
 import { backendCall, call } from '../../support/requests'
 import { createKey, validate } from '../keys/helpers'
 import { enrol, signIn } from '../passkeys/helpers'
@@ -13,12 +13,10 @@ import { lastVerificationToken, login, resendVerification, sessionCookie, verify
  * the victim proves the mailbox and resets the password; the squatter's session ends but the key lived on. Now the
  * proof (the link, a reset) ends whatever the password holder made before it; only what the proven owner makes lasts.
  */
-let h: Harness
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   vi.spyOn(console, 'info').mockImplementation(() => {}) // the dev outbox logs each mail
 })
-afterAll(() => h.close())
 
 let n = 0
 const squatted = () => h.seedUser(`S${++n}`, `owner-${n}-${crypto.randomUUID().slice(0, 6)}@example.com`, { verified: false })

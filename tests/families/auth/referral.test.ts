@@ -1,21 +1,19 @@
 import { and, eq, isNotNull, sql } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { createVerificationToken } from '../../../functions/auth/email-verification'
 import { newMailToken } from '../../../lib/auth/mail-token'
 import { REFERRAL_CREDITS, REFERRAL_DAILY_CAP } from '../../../functions/auth/referrals'
 import type { Db } from '../../../lib/db/rls'
 import { emailVerifications, referrals, users } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { getUser } from '../users/helpers'
 import { lastVerificationToken, register, verifyEmail } from './flow'
 
 /** Finding 6: referral farming. Credits only when the referred account verifies its email, once, capped per day. */
-let h: Harness
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   vi.spyOn(console, 'info').mockImplementation(() => {})
 })
-afterAll(() => h.close())
 
 let n = 0
 let ip = 0

@@ -1,18 +1,14 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { issueCsrfToken } from '../../../lib/auth/csrf'
 import { hashSessionToken } from '../../../lib/auth/session'
 import { hmacSha256Hex } from '../../../lib/crypto'
 import { sessions } from '../../../schema'
-import { BROWSER, createHarness, PASSWORD, type Harness } from '../../support/harness'
+import { BROWSER, createHarness, PASSWORD, useHarness } from '../../support/harness'
 import { startTurnstileServer } from '../../support/turnstile-server'
 import { json, login, register, sessionCookie } from './flow'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h.close())
+const h = useHarness()
 
 const loginWith = (headers: Record<string, string>, ip: string) =>
   h.web.request('/api/auth/login', json({ email: h.users.alice.email, password: PASSWORD }, { ...headers, 'cf-connecting-ip': ip }))

@@ -1,15 +1,13 @@
 import { eq, sql } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { emailVerifications, users } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { lastVerificationToken, login, register, resendVerification, sessionCookie, verifyEmail } from './flow'
 
-let h: Harness
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   vi.spyOn(console, 'info').mockImplementation(() => {})
 })
-afterAll(() => h.close())
 
 const INVALID = { error: 'Invalid or expired verification token', code: 'INVALID_VERIFICATION_TOKEN' }
 let n = 0

@@ -1,16 +1,14 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { sha256Hex } from '../../../lib/crypto'
 import { emailVerifications, mailOutbox, users } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { lastVerificationToken, login, register, resendVerification, sessionCookie, verifyEmail } from './flow'
 
-let h: Harness
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   vi.spyOn(console, 'info').mockImplementation(() => {})
 })
-afterAll(() => h.close())
 
 const userByEmail = async (email: string) => (await h.db.select().from(users).where(eq(users.email, email)))[0]
 

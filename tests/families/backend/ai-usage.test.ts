@@ -1,19 +1,15 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { signedIdentityHeaders } from '../../../lib/auth/identity'
 import { spendUnits } from '../../../lib/billing/usage'
 import { seal } from '../../../lib/secret-box'
 import { providerKeys } from '../../../schema'
 import { setPlan } from '../../auth/helpers'
-import { createHarness, type Harness, type SeededUser } from '../../support/harness'
+import { type SeededUser, useHarness } from '../../support/harness'
 import { backendCall, withinOneWindow } from '../../support/requests'
 
 const HMAC = 'ai-identity-secret'
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness({ env: { HMAC_SECRET: HMAC } })
-})
-afterAll(() => h.close())
+const h = useHarness({ env: { HMAC_SECRET: HMAC } })
 
 const usage = async (user: Pick<SeededUser, 'id' | 'email'>, extra: Record<string, string> = {}, ip?: string) => {
   const headers = { ...(await signedIdentityHeaders(HMAC, { userId: user.id, email: user.email })), ...extra, ...(ip && { 'cf-connecting-ip': ip }) }

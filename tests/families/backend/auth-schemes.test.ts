@@ -1,5 +1,3 @@
-import { serve, type ServerType } from '@hono/node-server'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createBackendApp } from '../../../functions/backend/app'
 import { requireAdminIdentity } from '../../../functions/backend/admin'
@@ -7,7 +5,8 @@ import { identityHeaders, signedIdentityHeaders } from '../../../lib/auth/identi
 import { requirePlanMatch } from '../../../lib/auth/plan'
 import { requireSharedKey } from '../../../lib/auth/shared-key'
 import { setPlan } from '../../auth/helpers'
-import { ADMIN_EMAIL, createHarness, type Harness } from '../../support/harness'
+import { ADMIN_EMAIL, useHarness } from '../../support/harness'
+import { type Loopback, serveFetch } from '../../support/loopback'
 
 /**
  * The backend's auth schemes on the backend's own stack (error shape) over a real socket: no route uses
@@ -15,30 +14,23 @@ import { ADMIN_EMAIL, createHarness, type Harness } from '../../support/harness'
  */
 const INTERNAL = 'backend-shared-key'
 const HMAC = 'backend-identity-secret'
-let h: Harness
-let server: ServerType
-let base: string
+let server: Loopback
 
+const h = useHarness({ env: { INTERNAL_API_KEY: INTERNAL, HMAC_SECRET: HMAC } })
 beforeAll(async () => {
-  h = await createHarness({ env: { INTERNAL_API_KEY: INTERNAL, HMAC_SECRET: HMAC } })
   const app = createBackendApp(() => h.services)
   app.get('/api/probe/core', requireSharedKey, (c) => c.json({ ok: true }))
   app.get('/api/probe/me', identityHeaders, (c) => c.json(c.var.identity!))
   app.get('/api/probe/admin', identityHeaders, requireAdminIdentity, (c) => c.json({ ok: true }))
   app.post('/api/ai/probe', identityHeaders, requirePlanMatch, (c) => c.json({ plan: c.var.plan ?? null }))
-  server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()))
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  server = await serveFetch(app.fetch)
   await setPlan(h.db, h.users.alice.id, 'collective', 'sub_alice')
 })
-afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  await h.close()
-})
+afterAll(() => server?.close())
 
 let ipCounter = 0
 const send = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
-  fetch(`${base}${path}`, { method, headers: { 'cf-connecting-ip': `192.0.2.${++ipCounter}`, ...headers } })
+  fetch(`${server.url}${path}`, { method, headers: { 'cf-connecting-ip': `192.0.2.${++ipCounter}`, ...headers } })
 async function expectBody(res: Response, status: number, body: object) {
   expect(res.status).toBe(status)
   expect(await res.json()).toEqual(body)

@@ -1,25 +1,24 @@
 import { and, eq, sql } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createBackendApp } from '../../../functions/backend/app'
 import { generateApiKey } from '../../../lib/auth/api-keys'
 import { signedIdentityHeaders } from '../../../lib/auth/identity'
 import { withUser } from '../../../lib/db/rls'
 import { installations } from '../../../schema'
 import { insertApiKey, withConfig } from '../../auth/helpers'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { expectOwnRowsOnly } from '../../support/rls'
 import { backendCall } from '../../support/requests'
 
 /** Installation registration: who may register, list, read tokens and send heartbeats for whom. */
 const HMAC = 'test-hmac'
 const INTERNAL = 'test-internal'
-let h: Harness
 let aliceKey: string
 let adminKey: string
 type Who = { id: string; email: string }
 
+const h = useHarness({ env: { HMAC_SECRET: HMAC, INTERNAL_API_KEY: INTERNAL } })
 beforeAll(async () => {
-  h = await createHarness({ env: { HMAC_SECRET: HMAC, INTERNAL_API_KEY: INTERNAL } })
   aliceKey = (await insertApiKey(h.db, h.users.alice.id)).key
   adminKey = (await insertApiKey(h.db, h.users.admin.id)).key
   // Both users start with a home installation, last seen an hour ago, so any update shows.
@@ -28,7 +27,6 @@ beforeAll(async () => {
   }
   await staleAll()
 })
-afterAll(() => h.close())
 
 const signed = (u: Who, role = 'user', secret = HMAC) => signedIdentityHeaders(secret, { userId: u.id, email: u.email, role })
 const call = (method: string, path: string, opts: Parameters<typeof backendCall>[3] = {}, app = h.backend) => backendCall(app, method, path, opts)

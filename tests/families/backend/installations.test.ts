@@ -1,24 +1,20 @@
 import { and, eq, sql } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createBackendApp } from '../../../functions/backend/app'
 import { signedIdentityHeaders } from '../../../lib/auth/identity'
 import type { Services } from '../../../lib/context'
 import type { Db } from '../../../lib/db/rls'
 import { installations } from '../../../schema'
 import { insertApiKey } from '../../auth/helpers'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { backendCall } from '../../support/requests'
 
 /** Installation registration, happy paths and errors. Security cases are in installations-security.test.ts. */
 const HMAC = 'test-hmac'
 const INTERNAL = 'test-internal'
-let h: Harness
 type Who = { id: string; email: string }
 
-beforeAll(async () => {
-  h = await createHarness({ env: { HMAC_SECRET: HMAC, INTERNAL_API_KEY: INTERNAL } })
-})
-afterAll(() => h.close())
+const h = useHarness({ env: { HMAC_SECRET: HMAC, INTERNAL_API_KEY: INTERNAL } })
 
 const signed = (u: Who, role = 'user') => signedIdentityHeaders(HMAC, { userId: u.id, email: u.email, role })
 const call = (method: string, path: string, opts: Parameters<typeof backendCall>[3] = {}, app = h.backend) => backendCall(app, method, path, opts)

@@ -1,8 +1,6 @@
-import { serve, type ServerType } from '@hono/node-server'
 import { and, eq } from 'drizzle-orm'
 import { execFile, spawn, spawnSync } from 'node:child_process'
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -11,27 +9,19 @@ import { INSTALL_HOME_SH, INSTALL_LINK_SH } from '../../../functions/backend/scr
 import { GENERATED_PATH, readScript, renderScriptsModule, SCRIPTS } from '../../../infra/gen-scripts'
 import { installations } from '../../../schema'
 import { insertApiKey, withConfig } from '../../auth/helpers'
-import { createHarness, type Harness } from '../../support/harness'
+import { useFixture, useHarness } from '../../support/harness'
+import { serveFetch } from '../../support/loopback'
 
 /** GET /install and GET /link: what they serve, that it is valid bash, and that it really registers. */
-let h: Harness
 let tmp: string
-let server: ServerType
-let base: string
 
-beforeAll(async () => {
-  h = await createHarness({ env: { HMAC_SECRET: 'test-hmac', INTERNAL_API_KEY: 'test-internal' } })
+const h = useHarness({ env: { HMAC_SECRET: 'test-hmac', INTERNAL_API_KEY: 'test-internal' } })
+// A real socket: the scripts run in a child bash that reaches the backend with curl.
+const backend = useFixture(() => serveFetch(h.backend.fetch))
+beforeAll(() => {
   tmp = mkdtempSync(join(tmpdir(), 'install-scripts-'))
-  // A real socket: the scripts run in a child bash that reaches the backend with curl.
-  server = serve({ fetch: h.backend.fetch, port: 0, hostname: '127.0.0.1' })
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()))
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 })
-afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  await h.close()
-  rmSync(tmp, { recursive: true, force: true })
-})
+afterAll(() => rmSync(tmp, { recursive: true, force: true }))
 
 const serveText = async (path: string, url = `http://backend.test${path}`, app = h.backend) => {
   const res = await app.request(url)
@@ -124,7 +114,7 @@ describe('backend setup scripts: end to end against a live backend', () => {
   }
   const fetchScript = async (path: string, name: string) => {
     const file = join(tmp, `${name}.sh`)
-    writeFileSync(file, await (await fetch(`${base}${path}`)).text())
+    writeFileSync(file, await (await fetch(`${backend.url}${path}`)).text())
     return file
   }
   const rowOf = async (userId: string, mode: string) =>
@@ -157,7 +147,7 @@ describe('backend setup scripts: end to end against a live backend', () => {
       PATH: process.env.PATH ?? '',
       HOME: join(tmp, 'link-user'),
       PLATFORM_API_KEY: key,
-      RUNTIME_URL: `${base}/health`, // any HTTP answer counts as a runtime being there
+      RUNTIME_URL: `${backend.url}/health`, // any HTTP answer counts as a runtime being there
       PLATFORM_GATEWAY_TOKEN: 'runtime-token-"1"',
     })
     expect(out.stderr).toBe('')

@@ -1,21 +1,13 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { DEPLOY_TIERS } from '../../../functions/backend/tiers'
 import { subscriptionDeployments, users } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { backendCall } from '../../support/requests'
 
 const KEY = 'deploy-shared-key'
-let h: Harness
-let unset: Harness
-beforeAll(async () => {
-  h = await createHarness({ env: { INTERNAL_API_KEY: KEY } })
-  unset = await createHarness()
-})
-afterAll(async () => {
-  await h.close()
-  await unset.close()
-})
+const h = useHarness({ env: { INTERNAL_API_KEY: KEY } })
+const unset = useHarness()
 
 const id = (prefix: string) => `${prefix}_${crypto.randomUUID().replaceAll('-', '')}`
 const deploy = (body: unknown, key: string | null = KEY, app = h.backend) =>

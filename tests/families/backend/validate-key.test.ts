@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { createBackendApp } from '../../../functions/backend/app'
 import { generateApiKey } from '../../../lib/auth/api-keys'
 import { PLANS } from '../../../lib/billing/plans'
@@ -7,21 +7,19 @@ import type { Services } from '../../../lib/context'
 import type { Db } from '../../../lib/db/rls'
 import { apiKeys } from '../../../schema'
 import { insertApiKey, setPlan } from '../../auth/helpers'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { transactionReader } from '../../../lib/db/rls'
 
 const INTERNAL = 'backend-internal-key'
-let h: Harness
 let aliceKey: { key: string; id: string }
 let bobKey: { key: string; id: string }
 
+const h = useHarness({ env: { INTERNAL_API_KEY: INTERNAL } })
 beforeAll(async () => {
-  h = await createHarness({ env: { INTERNAL_API_KEY: INTERNAL } })
   aliceKey = await insertApiKey(h.db, h.users.alice.id)
   bobKey = await insertApiKey(h.db, h.users.bob.id)
   await setPlan(h.db, h.users.alice.id, 'label', 'sub_a')
 })
-afterAll(() => h.close())
 
 let ipCounter = 0
 const freshIp = () => `198.51.100.${++ipCounter}`

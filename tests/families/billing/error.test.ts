@@ -1,28 +1,18 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { spendUnits } from '../../../lib/billing/usage'
 import type { Config } from '../../../lib/config'
 import { ApiError } from '../../../lib/http/errors'
 import { seal } from '../../../lib/secret-box'
 import { providerKeys, users } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
+import { createHarness, useFixture, useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
-import { startStripeServer, stripeEnv, type StripeServer } from '../../support/stripe-server'
+import { startStripeServer, stripeEnv } from '../../support/stripe-server'
 import { action, billing, billingAction, freshUser, getBilling } from './helpers'
 
-let h: Harness
-let unconfigured: Harness
-let stripe: StripeServer
-beforeAll(async () => {
-  stripe = await startStripeServer()
-  h = await createHarness({ env: stripeEnv(stripe) })
-  unconfigured = await createHarness()
-})
-afterAll(async () => {
-  await h.close()
-  await unconfigured.close()
-  await stripe.close()
-})
+const stripe = useFixture(() => startStripeServer())
+const h = useHarness(() => ({ env: stripeEnv(stripe) }))
+const unconfigured = useHarness()
 
 const refused = async (body: unknown, error: string, code = 'VALIDATION') => {
   const user = await freshUser(h)

@@ -1,23 +1,15 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { PLANS } from '../../../lib/billing/plans'
 import { spendUnits } from '../../../lib/billing/usage'
 import { open } from '../../../lib/secret-box'
 import { providerKeys, users } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
-import { PRICE_IDS, startStripeServer, stripeEnv, type StripeServer } from '../../support/stripe-server'
+import { useFixture, useHarness } from '../../support/harness'
+import { PRICE_IDS, startStripeServer, stripeEnv } from '../../support/stripe-server'
 import { action, billing, freshUser, storedUser } from './helpers'
 
-let h: Harness
-let stripe: StripeServer
-beforeAll(async () => {
-  stripe = await startStripeServer()
-  h = await createHarness({ env: stripeEnv(stripe) })
-})
-afterAll(async () => {
-  await h.close()
-  await stripe.close()
-})
+const stripe = useFixture(() => startStripeServer())
+const h = useHarness(() => ({ env: stripeEnv(stripe) }))
 
 describe('GET /api/billing', () => {
   it('lists the four plans from the spec, and a new user on solo, inactive, no BYOK, no credits, full allowance', async () => {

@@ -1,22 +1,14 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { open } from '../../../lib/secret-box'
 import { providerKeys } from '../../../schema'
-import { BROWSER, createHarness, type Harness } from '../../support/harness'
+import { BROWSER, useFixture, useHarness } from '../../support/harness'
 import { expectOwnRowsOnly } from '../../support/rls'
-import { startStripeServer, stripeEnv, type StripeServer } from '../../support/stripe-server'
+import { startStripeServer, stripeEnv } from '../../support/stripe-server'
 import { action, billing, billingAction, freshUser, getBilling } from './helpers'
 
-let h: Harness
-let stripe: StripeServer
-beforeAll(async () => {
-  stripe = await startStripeServer()
-  h = await createHarness({ env: { ...stripeEnv(stripe), LOG_REQUESTS: '1' } })
-})
-afterAll(async () => {
-  await h.close()
-  await stripe.close()
-})
+const stripe = useFixture(() => startStripeServer())
+const h = useHarness(() => ({ env: { ...stripeEnv(stripe), LOG_REQUESTS: '1' } }))
 
 describe('billing: authentication', () => {
   it('GET and every POST action are 401 without a session, and touch nothing', async () => {
@@ -35,11 +27,6 @@ describe('billing: authentication', () => {
       expect(r.status).toBe(401)
     }
     expect(stripe.requests.length).toBe(before)
-  })
-
-  it('a forged session cookie is 401', async () => {
-    const forged = await h.web.request('/api/billing', { headers: { ...BROWSER, cookie: 'service-session=' + 'a'.repeat(64) } })
-    expect(forged.status).toBe(401)
   })
 
   it('a cookie-authenticated POST from a foreign Origin is 403 and enables nothing', async () => {

@@ -1,10 +1,10 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { Config } from '../../../lib/config'
 import { seal } from '../../../lib/secret-box'
 import { calendarConnections } from '../../../schema'
 import { CALENDAR_SCOPES } from '../../../functions/calendar/google'
-import { createHarness, type Harness } from '../../support/harness'
+import { createHarness, useFixture, useHarness } from '../../support/harness'
 import {
   authorize,
   calendarOf,
@@ -21,15 +21,12 @@ import {
   postCalendar,
   refreshRequests,
   startStack,
-  type Stack,
 } from './helpers'
 
-let s: Stack
+const s = useFixture(() => startStack())
 beforeAll(async () => {
-  s = await startStack()
   await connect(s, s.h.users.alice)
 })
-afterAll(() => s?.close())
 
 const json = (res: Response) => res.json() as Promise<any>
 const UNAUTHORIZED = { error: 'Unauthorized', code: 'UNAUTHORIZED' }
@@ -304,11 +301,7 @@ describe('calendar callback: every redirect', () => {
 })
 
 describe('calendar: Google not configured', () => {
-  let bare: Harness
-  beforeAll(async () => {
-    bare = await createHarness()
-  })
-  afterAll(() => bare?.close())
+  const bare = useHarness()
 
   it('JSON routes → 503 NOT_CONFIGURED; the callback → error=unknown; status → false', async () => {
     const { alice } = bare.users

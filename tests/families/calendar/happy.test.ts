@@ -1,5 +1,5 @@
 import { base64url } from 'jose'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { open } from '../../../lib/secret-box'
 import {
   CALLBACK,
@@ -16,14 +16,10 @@ import {
   postCalendar,
   refreshRequests,
   startStack,
-  type Stack,
 } from './helpers'
+import { useFixture } from '../../support/harness'
 
-let s: Stack
-beforeAll(async () => {
-  s = await startStack()
-})
-afterAll(() => s?.close())
+const s = useFixture(() => startStack())
 
 const SCOPES = 'https://www.googleapis.com/auth/calendar.events https://www.googleapis.com/auth/calendar.readonly'
 const json = (res: Response) => res.json() as Promise<any>

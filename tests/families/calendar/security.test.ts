@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { pkceChallenge, pkceVerifier, signState, STATE_TTL_MS } from '../../../functions/calendar/state'
 import { withUser } from '../../../lib/db/rls'
 import { calendarConnections } from '../../../schema'
-import { BROWSER } from '../../support/harness'
+import { BROWSER, useFixture } from '../../support/harness'
 import { expectOwnRowsOnly } from '../../support/rls'
 import {
   authorize,
@@ -18,14 +18,9 @@ import {
   landing,
   SESSION_SECRET,
   startStack,
-  type Stack,
 } from './helpers'
 
-let s: Stack
-beforeAll(async () => {
-  s = await startStack()
-})
-afterAll(() => s?.close())
+const s = useFixture(() => startStack())
 
 const json = (res: Response) => res.json() as Promise<any>
 const exchanges = () => s.oidc.tokenRequests.filter((r) => r.grant_type === 'authorization_code').length

@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { app as chatApp } from '../../../functions/chat/app'
 import { createPlatformApp } from '../../../lib/app'
 import type { Services } from '../../../lib/context'
@@ -7,18 +7,13 @@ import { UpstashKv } from '../../../lib/kv/upstash'
 import { QStashQueue } from '../../../lib/queue/qstash'
 import { signDelivery } from '../../../lib/queue/sign'
 import { agents, chatJobs, users } from '../../../schema'
-import { BROWSER, type Harness, type SeededUser } from '../../support/harness'
+import { BROWSER, type SeededUser, useFixture } from '../../support/harness'
 import { call, freshIp, withinOneWindow } from '../../support/requests'
-import { CHAT_URL, QUEUE_KEY, chat, chatHarness, chatRuntime, chatUser, closeRuntimes, deliver, echo, jobRow, seedChatAgent, seedJob, slots, waitFor } from './helpers'
+import { CHAT_URL, QUEUE_KEY, chat, chatHarness, chatRuntime, chatUser, closeRuntimes, deliver, echo, jobRow, seedChatAgent, seedJob, slots } from './helpers'
+import { waitFor } from '../../support/wait'
 
-let h: Harness
-beforeAll(async () => {
-  h = await chatHarness()
-})
-afterAll(async () => {
-  await closeRuntimes()
-  await h?.close()
-})
+const h = useFixture(() => chatHarness())
+afterAll(() => closeRuntimes())
 
 const newUser = (name: string) => h.seedUser(name, `${name.toLowerCase()}-${crypto.randomUUID().slice(0, 8)}@example.com`)
 

@@ -1,23 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { admitTicket, releaseTicket, type Ticket } from '../../../functions/chat/workload'
 import type { Config } from '../../../lib/config'
 import { ApiError } from '../../../lib/http/errors'
 import type { Harness } from '../../support/harness'
 import { withinOneWindow } from '../../support/requests'
-import { chat, chatHarness, chatRuntime, closeRuntimes, echo, seedChatAgent, slots, waitFor } from './helpers'
+import { chat, chatHarness, chatRuntime, closeRuntimes, echo, seedChatAgent, slots } from './helpers'
+import { useFixture } from '../../support/harness'
+import { waitFor } from '../../support/wait'
 
 /**
  * The workload gate under concurrency, on whichever stores this project runs (the in-process kv, or Upstash REST
  * in front of real Redis): never more tickets than slots, whatever arrives at once.
  */
-let h: Harness
-beforeAll(async () => {
-  h = await chatHarness({ CHAT_GLOBAL_SLOTS: '10' })
-})
-afterAll(async () => {
-  await closeRuntimes()
-  await h?.close()
-})
+const h = useFixture(() => chatHarness({ CHAT_GLOBAL_SLOTS: '10' }))
+afterAll(() => closeRuntimes())
 
 /** The harness's config with its own gate keys (and any limits the test sets). */
 const gate = (over: Partial<Config> = {}): Config => ({ ...h.services.config, CHAT_GATE_NAMESPACE: `g-${crypto.randomUUID().slice(0, 8)}`, ...over })
@@ -138,7 +134,7 @@ describe('through POST /api/gateway/chat (the queue and the runtime for real)', 
     expect((await slots(h, user.id)).user).toBe(4)
     // The four run and end: their slots come back.
     release()
-    await waitFor(async () => (await slots(h, user.id)).user === 0, 15_000)
+    await waitFor(async () => (await slots(h, user.id)).user === 0, { ms: 15_000 })
     expect(f.hits.get('/api/gateway/chat')).toBe(4)
   }, 60_000)
 
@@ -146,13 +142,13 @@ describe('through POST /api/gateway/chat (the queue and the runtime for real)', 
     const { runtime: f, release } = await heldRuntime()
     const users = await Promise.all(Array.from({ length: 40 }, (_, i) => h.seedUser(`Crowd${i}`, `crowd-${i}-${crypto.randomUUID().slice(0, 8)}@example.com`)))
     for (const u of users) await seedChatAgent(h, u, f.url)
-    await waitFor(async () => (await slots(h, users[0].id)).global === 0, 15_000)
+    await waitFor(async () => (await slots(h, users[0].id)).global === 0, { ms: 15_000 })
     const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => chat(h, users[i % 40], { message: `m${i}` })))
     const statuses = answers.map((r) => r.status)
     expect(statuses.filter((s) => s === 202)).toHaveLength(10)
     expect(statuses.filter((s) => s === 429)).toHaveLength(190)
     expect((await slots(h, users[0].id)).global).toBe(10)
     release()
-    await waitFor(async () => (await slots(h, users[0].id)).global === 0, 15_000)
+    await waitFor(async () => (await slots(h, users[0].id)).global === 0, { ms: 15_000 })
   }, 60_000)
 })

@@ -1,19 +1,15 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { agents } from '../../../schema'
 import { insertApiKey } from '../../auth/helpers'
 import type { Harness } from '../../support/harness'
 import { call } from '../../support/requests'
-import { chat, chatHarness, chatRuntime, chatUser, closeRuntimes, deliver, echo, jobRow, seedChatAgent, seedJob, slots, waitFor } from './helpers'
+import { chat, chatHarness, chatRuntime, chatUser, closeRuntimes, deliver, echo, jobRow, seedChatAgent, seedJob, slots } from './helpers'
+import { useFixture } from '../../support/harness'
+import { waitFor } from '../../support/wait'
 
-let h: Harness
-beforeAll(async () => {
-  h = await chatHarness()
-})
-afterAll(async () => {
-  await closeRuntimes()
-  await h?.close()
-})
+const h = useFixture(() => chatHarness())
+afterAll(() => closeRuntimes())
 
 const finished = async (jobId: string) => ['succeeded', 'failed'].includes((await jobRow(h, jobId)).status)
 
@@ -78,7 +74,7 @@ describe('POST /api/gateway/chat → the queue → the runtime → GET /api/jobs
   it('a failed delivery is retried by the queue with the same delivery id, and then succeeds', async () => {
     const { user, runtime } = await chatUser(h, [{ status: 500, body: { error: 'boom' } }, echo('again')])
     const { jobId } = await (await chat(h, user, { message: 'again' })).json()
-    await waitFor(async () => (await jobRow(h, jobId)).status === 'succeeded', 15_000)
+    await waitFor(async () => (await jobRow(h, jobId)).status === 'succeeded', { ms: 15_000 })
     const job = await jobRow(h, jobId)
     expect(job).toMatchObject({ attempts: 2, error: null, result: { sessionId: 'dashboard', reply: 'Echo: again' } })
     const sent = runtime.bodies.get('/api/gateway/chat')!.map((b) => JSON.parse(b).deliveryId)

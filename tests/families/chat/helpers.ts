@@ -87,16 +87,6 @@ export async function slots(h: Harness, userId: string, config: Pick<Config, 'CH
   return { user: await h.services.kv.eval(slotsInUse, [k.userSlots], [now]), global: await h.services.kv.eval(slotsInUse, [k.globalSlots], [now]) }
 }
 
-/** Polls until `check` holds (deliveries run in the background). */
-export async function waitFor(check: () => Promise<boolean>, ms = 10_000) {
-  const end = Date.now() + ms
-  while (Date.now() < end) {
-    if (await check()) return
-    await new Promise((r) => setTimeout(r, 50))
-  }
-  throw new Error('timed out')
-}
-
 /** `POST /api/gateway/chat` as the dashboard sends it, from a client address of its own (the per-IP limit). */
 export const chat = (h: Harness, user: SeededUser | undefined, body: unknown, headers: Record<string, string> = {}) =>
   call(h, 'POST', '/api/gateway/chat', { user, body, headers: { 'cf-connecting-ip': freshIp(), ...headers } })

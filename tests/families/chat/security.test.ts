@@ -1,45 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { signDelivery } from '../../../lib/queue/sign'
 import { insertApiKey } from '../../auth/helpers'
 import type { Harness } from '../../support/harness'
 import { call, freshIp } from '../../support/requests'
 import { CHAT_URL, chat, chatHarness, chatUser, closeRuntimes, deliver, jobRow, seedJob } from './helpers'
+import { useFixture } from '../../support/harness'
 
-let h: Harness
-beforeAll(async () => {
-  h = await chatHarness()
-})
-afterAll(async () => {
-  await closeRuntimes()
-  await h?.close()
-})
+const h = useFixture(() => chatHarness())
+afterAll(() => closeRuntimes())
 
 const UNAUTHORIZED = { error: 'Unauthorized', code: 'UNAUTHORIZED' }
 
+// Without credentials, with forged ones, and another user's on the job routes: tests/families/common-route-checks.test.ts.
 describe('no session', () => {
-  it('chat, status and job polling are 401; claim without a session or a key is 401', async () => {
+  it('a claim with a Bearer that is no key at all is 401', async () => {
     const { user, agent } = await chatUser(h)
     const job = await seedJob(h, user, agent)
-    const answers = [
-      await chat(h, undefined, { message: 'hi' }),
-      await call(h, 'GET', '/api/gateway/status'),
-      await call(h, 'GET', `/api/jobs/${job.id}`),
-      await call(h, 'POST', `/api/jobs/${job.id}/claim`, { body: { claimerAgentId: agent.id } }),
-    ]
-    for (const res of answers) {
-      expect(res.status).toBe(401)
-      expect(await res.json()).toEqual(UNAUTHORIZED)
-    }
-    expect((await jobRow(h, job.id)).claimedByAgentId).toBeNull()
-  })
-
-  it('a forged session cookie or a forged API key is 401', async () => {
-    const { user, agent } = await chatUser(h)
-    const job = await seedJob(h, user, agent)
-    const forged = { ...user, cookie: 'service-session=' + 'a'.repeat(64) }
-    expect((await chat(h, forged, { message: 'hi' })).status).toBe(401)
-    expect((await call(h, 'GET', `/api/jobs/${job.id}`, { user: forged })).status).toBe(401)
-    for (const key of ['sk_' + 'f'.repeat(48), 'not-a-key', '']) {
+    for (const key of ['not-a-key', '']) {
       const res = await h.web.request(`/api/jobs/${job.id}/claim`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -65,16 +42,10 @@ describe('no session', () => {
 })
 
 describe('another user', () => {
-  it('cannot poll, or claim (by session or API key), someone else’s job: 404 as for a job that does not exist', async () => {
+  it('cannot claim someone else’s job by API key, even naming the job owner’s agent: 404', async () => {
     const alice = await chatUser(h)
     const bob = await chatUser(h)
     const job = await seedJob(h, alice.user, alice.agent)
-    const polled = await call(h, 'GET', `/api/jobs/${job.id}`, { user: bob.user })
-    expect(polled.status).toBe(404)
-    expect(await polled.json()).toEqual({ error: 'Job not found', code: 'NOT_FOUND' })
-    const bySession = await call(h, 'POST', `/api/jobs/${job.id}/claim`, { user: bob.user, body: { claimerAgentId: bob.agent.id } })
-    expect(bySession.status).toBe(404)
-    expect(await bySession.json()).toEqual({ error: 'Job not found', code: 'NOT_FOUND' })
     const { key } = await insertApiKey(h.db, bob.user.id)
     const byKey = await h.web.request(`/api/jobs/${job.id}/claim`, {
       method: 'POST',

@@ -1,27 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { askSoulHosts } from '../../../functions/colony/soul-host'
 import { parseConfig } from '../../../lib/config'
-import { createHarness, type Harness } from '../../support/harness'
+import { useFixture, useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { COLONY, startSoulHost, type SoulHost } from '../../support/soul-host'
 
 // One harness: a primary, a fallback and a dead port;
 // each test sets what the two live hosts answer.
-let h: Harness
-let primary: SoulHost
-let fallback: SoulHost
-beforeAll(async () => {
-  primary = await startSoulHost({})
-  fallback = await startSoulHost({})
-  h = await createHarness({
-    env: { SOUL_SERVICE_URL: primary.url, SOUL_SERVICE_FALLBACK_URLS: `${fallback.url},http://127.0.0.1:9`, SOUL_SERVICE_TIMEOUT_MS: '300' },
-  })
-})
-afterAll(async () => {
-  await h.close()
-  await primary.close()
-  await fallback.close()
-})
+const primary = useFixture(() => startSoulHost({}))
+const fallback = useFixture(() => startSoulHost({}))
+const h = useHarness(() => ({
+  env: { SOUL_SERVICE_URL: primary.url, SOUL_SERVICE_FALLBACK_URLS: `${fallback.url},http://127.0.0.1:9`, SOUL_SERVICE_TIMEOUT_MS: '300' },
+}))
 
 const tree = (action = 'tree') => call(h, 'GET', `/api/colony/status?action=${action}`, { user: h.users.alice })
 const set = (host: SoulHost, replies: SoulHost['replies']) => {

@@ -1,22 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHarness, type Harness } from '../../support/harness'
+import { describe, expect, it } from 'vitest'
+import { useFixture, useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
-import { COLONY, startSoulHost, type SoulHost } from '../../support/soul-host'
+import { COLONY, startSoulHost } from '../../support/soul-host'
 
-let h: Harness
-let primary: SoulHost
-beforeAll(async () => {
-  primary = await startSoulHost({
-    '/colony': { body: COLONY },
-    '/soul': { body: { active: true, mode: 'explore', fitness: { total: 80, trend: 'up', extra: 'dropped' }, beliefs: ['b'], secret_internal: 'dropped' } },
-    '/health': { body: { ok: true } },
-  })
-  h = await createHarness({ env: { SOUL_SERVICE_URL: primary.url, SOUL_SERVICE_TOKEN: 'soul-token' } })
-})
-afterAll(async () => {
-  await h.close()
-  await primary.close()
-})
+const primary = useFixture(() => startSoulHost({
+  '/colony': { body: COLONY },
+  '/soul': { body: { active: true, mode: 'explore', fitness: { total: 80, trend: 'up', extra: 'dropped' }, beliefs: ['b'], secret_internal: 'dropped' } },
+  '/health': { body: { ok: true } },
+}))
+const h = useHarness(() => ({ env: { SOUL_SERVICE_URL: primary.url, SOUL_SERVICE_TOKEN: 'soul-token' } }))
 
 const status = (action?: string) => call(h, 'GET', `/api/colony/status${action ? `?action=${action}` : ''}`, { user: h.users.alice })
 

@@ -1,18 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHarness, type Harness } from '../../support/harness'
+import { describe, expect, it } from 'vitest'
+import { useFixture, useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
-import { COLONY, startSoulHost, type SoulHost } from '../../support/soul-host'
+import { COLONY, startSoulHost } from '../../support/soul-host'
 
-let h: Harness
-let soul: SoulHost
-beforeAll(async () => {
-  soul = await startSoulHost({ '/colony': { body: COLONY } })
-  h = await createHarness({ env: { SOUL_SERVICE_URL: soul.url } })
-})
-afterAll(async () => {
-  await h.close()
-  await soul.close()
-})
+const soul = useFixture(() => startSoulHost({ '/colony': { body: COLONY } }))
+const h = useHarness(() => ({ env: { SOUL_SERVICE_URL: soul.url } }))
 
 describe('colony: security', () => {
   it('no session or a forged cookie is 401, and the soul host is not asked', async () => {

@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,21 +8,13 @@ import { startServer } from '../../../infra/server'
 import { watchdogSettings } from '../../../lib/watchdog/rules'
 import { leaseMs } from '../../../lib/watchdog/deps'
 import { agents, agentWatchdog } from '../../../schema'
-import { HEALTHY, startFakeRuntime, type FakeRuntime } from '../../support/fake-runtime'
-import { createHarness, type Harness } from '../../support/harness'
+import { HEALTHY, startFakeRuntime } from '../../support/fake-runtime'
+import { useFixture, useHarness } from '../../support/harness'
 import { BROKEN, deliver, engine, QUEUE_KEY, seedAgent, transitions, watchRow } from './helpers'
 
-let h: Harness
-let broken: FakeRuntime
-beforeAll(async () => {
-  // Owners on the unlimited plan: the reconciliation of paid access leaves their agents to the health checks.
-  h = await createHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY }, plan: 'network' })
-  broken = await startFakeRuntime(BROKEN)
-})
-afterAll(async () => {
-  await broken?.close()
-  await h?.close()
-})
+// Owners on the unlimited plan: the reconciliation of paid access leaves their agents to the health checks.
+const h = useHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY }, plan: 'network' })
+const broken = useFixture(() => startFakeRuntime(BROKEN))
 
 describe('bad deliveries', () => {
   it('400 VALIDATION for a batch past its bound, an empty batch or ids of the wrong type', async () => {

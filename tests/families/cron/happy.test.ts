@@ -1,29 +1,22 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { runtimeTarget } from '../../../lib/agents/access'
 import { probeKey } from '../../../lib/agents/instance'
 import { provisionAgent } from '../../../lib/agents/provision'
 import { probeRuntime } from '../../../lib/runtime/probe'
 import { agents } from '../../../schema'
 import { HEALTHY, startFakeRuntime, type FakeRuntime } from '../../support/fake-runtime'
-import { createHarness, type Harness } from '../../support/harness'
+import { useFixture, useHarness } from '../../support/harness'
 import { watchdogDeps } from '../../../lib/watchdog/deps'
 import { sweep } from '../../../functions/cron/watchdog/sweep'
 import { BROKEN, crashMails, deliver, engine, localQueue, QUEUE_KEY, recordingQueue, seedAgent, testClock, transitions, watchRow } from './helpers'
+import { waitFor } from '../../support/wait'
 
 const healthy = { '/healthz': HEALTHY.healthz, '/readyz': HEALTHY.readyz, '/api/status': HEALTHY.status() }
 
-let h: Harness
-let fake: FakeRuntime
-beforeAll(async () => {
-  // Owners on the unlimited plan: the reconciliation of paid access leaves their agents to the health checks.
-  h = await createHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY }, plan: 'network' })
-  fake = await startFakeRuntime(healthy)
-})
-afterAll(async () => {
-  await fake?.close()
-  await h?.close()
-})
+// Owners on the unlimited plan: the reconciliation of paid access leaves their agents to the health checks.
+const h = useHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY }, plan: 'network' })
+const fake = useFixture(() => startFakeRuntime(healthy))
 
 describe('the cron sweep through the queue', () => {
   it('publishes the due agents in batches, which the queue delivers back signed and the watchdog checks', async () => {
@@ -59,7 +52,7 @@ describe('healthy → degraded → repaired, with a real local runtime and the t
     const agent = await provisionAgent(h.services, { userId: h.users.bob.id, plan: 'solo', name: 'watched' })
     const w = engine(h)
     // The runtime may still be starting (its /readyz waits 300 ms): the first check comes once it is up.
-    await waitFor(async () => up(agent.runtimeUrl!))
+    await waitFor(() => up(agent.runtimeUrl!), { ms: 5000, every: 100 })
     expect((await w.check([agent.id])).healthy).toBe(1)
     expect((await watchRow(h, agent.id)).state).toBe('healthy')
 
@@ -94,7 +87,7 @@ describe('healthy → degraded → repaired, with a real local runtime and the t
     expect(row.reason).toMatch(/^Repair 1 of 2 after 3 failed probes/)
 
     // The repair started the process again (for real): once it is up, the next check finds it healthy.
-    await waitFor(async () => up(agent.runtimeUrl!))
+    await waitFor(() => up(agent.runtimeUrl!), { ms: 5000, every: 100 })
     w.clock.advance(5000)
     expect((await w.check([agent.id])).healthy).toBe(1)
     row = await watchRow(h, agent.id)
@@ -173,14 +166,6 @@ function setAnswers(runtime: FakeRuntime, answers: Record<string, unknown>) {
 
 const up = async (url: string) => ['running', 'healthy'].includes((await probeRuntime(url)).status)
 
-/** Retries `attempt` (with a short real pause) until it says done; fails after 50 tries. */
-async function waitFor(attempt: () => Promise<boolean>) {
-  for (let i = 0; i < 50; i++) {
-    if (await attempt()) return
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error('condition not met')
-}
 
 describe('a sweep past one page', () => {
   it('hands the rest to a {cursor, run} continuation whose deduplication id a retried delivery repeats', async () => {

@@ -1,21 +1,18 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { agentGateway } from '../../../lib/agents/access'
 import { provisionAgent } from '../../../lib/agents/provision'
 import { probeRuntime } from '../../../lib/runtime/probe'
 import { signDelivery } from '../../../lib/queue/sign'
 import { agents } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { QUEUE_KEY } from './helpers'
+import { waitFor } from '../../support/wait'
 
 const HEARTBEAT_URL = 'http://127.0.0.1:8787/api/cron/heartbeat'
 
-let h: Harness
-beforeAll(async () => {
-  // Owners on the unlimited plan: the reconciliation of paid access leaves their agents to the health checks.
-  h = await createHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY, QSTASH_NEXT_SIGNING_KEY: QUEUE_KEY }, plan: 'network' })
-})
-afterAll(() => h.close())
+// Owners on the unlimited plan: the reconciliation of paid access leaves their agents to the health checks.
+const h = useHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY, QSTASH_NEXT_SIGNING_KEY: QUEUE_KEY }, plan: 'network' })
 
 async function deliver(body: unknown, key = QUEUE_KEY) {
   const text = JSON.stringify(body)
@@ -26,13 +23,8 @@ async function deliver(body: unknown, key = QUEUE_KEY) {
   })
 }
 
-async function running(url: string) {
-  for (let i = 0; i < 50; i++) {
-    if ((await probeRuntime(url)).status === 'running') return
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error('runtime never turned running')
-}
+const running = (url: string) =>
+  waitFor(async () => (await probeRuntime(url)).status === 'running', { ms: 5000, every: 100, what: 'the runtime turning running' })
 
 describe('POST /api/cron/heartbeat', () => {
   it("puts a setting stored while the gateway was unreachable on the gateway, once; an unreachable one waits", async () => {

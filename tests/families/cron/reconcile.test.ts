@@ -1,16 +1,17 @@
 import { and, asc, eq } from 'drizzle-orm'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { provisionAgent } from '../../../lib/agents/provision'
 import { reconcileAccess } from '../../../functions/cron/watchdog/reconcile'
 import type { RuntimeTarget } from '../../../lib/runtime/provider'
 import { agentEvents, agents, users, type Agent } from '../../../schema'
 import { setPlan } from '../../auth/helpers'
 import { startFakeRuntime, type FakeRuntime } from '../../support/fake-runtime'
-import { createHarness, type Harness, type SeededUser } from '../../support/harness'
+import { type SeededUser, useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { signedEvent, stripeEvent } from '../../support/stripe-server'
 import { answers } from '../agents/helpers'
 import { BROKEN, engine, localQueue, QUEUE_KEY, seedAgent, transitions, watchRow } from './helpers'
+import { waitFor } from '../../support/wait'
 
 /**
  * Paid access over time, reconciled (functions/cron/watchdog/reconcile.ts): the watchdog's sweep (and a payment event, at
@@ -22,15 +23,9 @@ const DAY = 24 * 60 * 60 * 1000
 const WEBHOOK_SECRET = 'whsec_reconcile_test'
 const PLAN_REQUIRED = { error: 'Paid plan required', code: 'PLAN_REQUIRED' }
 
-let h: Harness
 const fakes: FakeRuntime[] = []
-beforeAll(async () => {
-  h = await createHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY, PROVISIONING_ENABLED: '1', STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET } })
-})
-afterAll(async () => {
-  await Promise.all(fakes.map((f) => f.close()))
-  await h.close()
-})
+const h = useHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY, PROVISIONING_ENABLED: '1', STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET } })
+afterAll(() => Promise.all(fakes.map((f) => f.close())))
 afterEach(() => vi.useRealTimers())
 
 let n = 0
@@ -38,13 +33,6 @@ const fresh = (plan: string | null = null) => h.seedUser(`R${++n}`, `reconcile-$
 const stored = async (id: string) => (await h.db.select().from(agents).where(eq(agents.id, id)))[0]
 const ofUser = (userId: string) => h.db.select().from(agents).where(eq(agents.userId, userId)).orderBy(asc(agents.createdAt))
 
-async function waitFor(attempt: () => Promise<boolean>, what: string) {
-  for (let i = 0; i < 60; i++) {
-    if (await attempt()) return
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error(`${what}: not after 6 s`)
-}
 
 /** A signed Stripe event delivered to the webhook, as Stripe sends it. */
 async function webhook(type: string, object: unknown) {
@@ -71,7 +59,7 @@ describe('the trial ends: the sweep stops the runtime within one interval and su
     const user = await fresh()
     await h.db.update(users).set({ trialStartedAt: new Date(start), trialEndsAt: new Date(start + 7 * DAY) }).where(eq(users.id, user.id))
     const agent = await provisionAgent(h.services, { userId: user.id, plan: 'solo', name: 'trial-runtime' })
-    await waitFor(() => answers(agent.runtimeUrl!), 'the runtime answers')
+    await waitFor(() => answers(agent.runtimeUrl!), { ms: 6000, every: 100, what: 'the runtime answers' })
 
     // On the trial: nothing to reconcile; the agent is due its first check.
     expect(await w.sweep()).toMatchObject({ suspended: 0 })
@@ -114,7 +102,7 @@ describe('the trial ends: the sweep stops the runtime within one interval and su
     expect(resumed.status).toBe(200)
     expect((await resumed.json()).status).toBe('starting')
     vi.useRealTimers()
-    await waitFor(() => answers(agent.runtimeUrl!), 'the runtime answers again')
+    await waitFor(() => answers(agent.runtimeUrl!), { ms: 6000, every: 100, what: 'the runtime answers again' })
     // (The watchdog's transition is at the test clock's time, the API's at the database's: compared as a set.)
     expect((await transitions(h, agent.id, 'status')).sort()).toEqual(['provisioning→starting', 'starting→suspended', 'suspended→starting', '∅→provisioning'].sort())
     await h.services.runtimes.delete({ agentId: agent.id, name: `agent-${agent.id}`, serviceId: agent.runtimeServiceId, url: agent.runtimeUrl, gatewayToken: null })
@@ -128,7 +116,7 @@ describe('a subscription canceled by a signed Stripe webhook', () => {
     const agent = await provisionAgent(h.services, { userId: user.id, plan: 'collective', name: 'paid-runtime' })
     const idle = await seedAgent(h, user, null, { status: 'stopped', name: 'idle' })
     const blueprint = await seedAgent(h, user, null, { status: 'template', name: 'blueprint' })
-    await waitFor(() => answers(agent.runtimeUrl!), 'the runtime answers')
+    await waitFor(() => answers(agent.runtimeUrl!), { ms: 6000, every: 100, what: 'the runtime answers' })
 
     expect(await webhook('customer.subscription.deleted', subscription(user, 'sub_cancel_me', 'canceled', 'collective'))).toBe('applied')
     await localQueue(h).idle()

@@ -1,20 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { HEALTHY, startFakeRuntime, type FakeRuntime } from '../../support/fake-runtime'
-import { createHarness, type Harness } from '../../support/harness'
+import { describe, expect, it } from 'vitest'
+import { HEALTHY, startFakeRuntime } from '../../support/fake-runtime'
+import { useFixture, useHarness } from '../../support/harness'
 import { agentWatchdog } from '../../../schema'
 import { BROKEN, deliver, engine, QUEUE_KEY, seedAgent, transitions, watchRow, WATCHDOG_URL } from './helpers'
 
-let h: Harness
-let down: FakeRuntime
-beforeAll(async () => {
-  // Owners on the unlimited plan: the reconciliation of paid access leaves their agents to the health checks.
-  h = await createHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY }, plan: 'network' })
-  down = await startFakeRuntime(BROKEN)
-})
-afterAll(async () => {
-  await down?.close()
-  await h?.close()
-})
+// Owners on the unlimited plan: the reconciliation of paid access leaves their agents to the health checks.
+const h = useHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY }, plan: 'network' })
+const down = useFixture(() => startFakeRuntime(BROKEN))
 
 describe('the receiver takes signed deliveries only', () => {
   it('401 without a signature, and with one made with another key or for another body', async () => {

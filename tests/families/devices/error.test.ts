@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHarness, type Harness } from '../../support/harness'
+import { describe, expect, it } from 'vitest'
+import { useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { act, type DeviceItem, deviceIn, lists, register, row } from './helpers'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h.close())
+const h = useHarness()
 
 type Status = DeviceItem['status']
 type Cell = { from: Status; action: string; to?: Status; error?: string }

@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { webClient } from '../../support/client'
-import { createHarness, type Harness, type SeededUser } from '../../support/harness'
+import { type SeededUser, useHarness } from '../../support/harness'
 import { lists, pair, register, row } from './helpers'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h.close())
+const h = useHarness()
 
 const isIso = (s: string) => new Date(s).toISOString() === s
 /** A state change through the typed client: a wrong action is a compile error here. */

@@ -1,22 +1,20 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { withUser } from '../../../lib/db/rls'
 import { devices } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { expectOwnRowsOnly } from '../../support/rls'
 import { call } from '../../support/requests'
 import { act, deviceIn, lists, register, row } from './helpers'
 
-let h: Harness
 let alicePending: string
 let aliceApproved: string
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   alicePending = await deviceIn(h, h.users.alice, 'pending')
   aliceApproved = await deviceIn(h, h.users.alice, 'approved')
   await deviceIn(h, h.users.bob, 'pending')
 })
-afterAll(() => h.close())
 
 const routes = () =>
   [

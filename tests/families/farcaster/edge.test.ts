@@ -1,39 +1,32 @@
 import { eq } from 'drizzle-orm'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { createServer } from 'node:http'
 import { generateKeyPair, SignJWT } from 'jose'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { addressProofMessage } from '../../../functions/farcaster/address-proof'
 import { sha256Hex } from '../../../lib/crypto'
 import { users } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
-import {
-  call, closedPort, DOMAIN, farcasterWith, HOLDER, idToken, NOBODY, type Peers, proveAddress, SERVICE_DOMAIN, startPeers, WALLETS,
-} from './support/peers'
+import { useFixture, useHarness } from '../../support/harness'
+import { closedUrl, listen } from '../../support/loopback'
+import { call, DOMAIN, farcasterWith, HOLDER, idToken, NOBODY, proveAddress, SERVICE_DOMAIN, startPeers, WALLETS } from './support/peers'
 
 /** Issue #9 finding 7: `alg` is checked before any key fetch, and the gated address must be the signer's. */
-let peers: Peers
-let h: Harness
 let jwksHits = 0
-let countingJwks: Server
 let countingUrl: string
 let rpcDown: string
+const peers = useFixture(() => startPeers())
+const h = useHarness(() => ({ env: peers.env }))
+// A key set that counts its fetches and answers nothing useful: a fetch would show up here (and as a 502).
+const countingJwks = useFixture(() =>
+  listen(
+    createServer((_req, res) => {
+      jwksHits++
+      res.writeHead(500).end()
+    }),
+  ),
+)
 beforeAll(async () => {
-  peers = await startPeers()
-  h = await createHarness({ env: peers.env })
-  // A key set that counts its fetches and answers nothing useful: a fetch would show up here (and as a 502).
-  countingJwks = createServer((_req, res) => {
-    jwksHits++
-    res.writeHead(500).end()
-  })
-  await new Promise<void>((resolve) => countingJwks.listen(0, '127.0.0.1', resolve))
-  countingUrl = `http://127.0.0.1:${(countingJwks.address() as AddressInfo).port}/jwks`
-  rpcDown = `http://127.0.0.1:${await closedPort()}`
-})
-afterAll(async () => {
-  await new Promise<void>((resolve) => countingJwks?.close(() => resolve()))
-  await h?.close()
-  await peers?.close()
+  countingUrl = `${countingJwks.url}/jwks`
+  rpcDown = await closedUrl()
 })
 
 const VERIFY = '/api/auth/farcaster/verify'

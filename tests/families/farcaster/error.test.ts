@@ -1,26 +1,17 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { users } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
-import { type Anvil, startAnvil } from '../../support/anvil'
-import {
-  BELOW_MIN, call, closedPort, farcasterWith, HOLDER, idToken, NOBODY, type Peers, SERVICE_DOMAIN, signSessionToken,
-  proveAddress, startPeers,
-} from './support/peers'
+import { type Harness, useFixture, useHarness } from '../../support/harness'
+import { startAnvil } from '../../support/anvil'
+import { closedUrl } from '../../support/loopback'
+import { BELOW_MIN, call, farcasterWith, HOLDER, idToken, NOBODY, SERVICE_DOMAIN, signSessionToken, proveAddress, startPeers } from './support/peers'
 
-let peers: Peers
-let h: Harness
-let otherChain: Anvil
 let rpcDown: string
+const peers = useFixture(() => startPeers())
+const otherChain = useFixture(() => startAnvil({ chainId: 1 }))
+const h = useHarness(() => ({ env: peers.env }))
 beforeAll(async () => {
-  peers = await startPeers()
-  otherChain = await startAnvil({ chainId: 1 })
-  h = await createHarness({ env: peers.env })
-  rpcDown = `http://127.0.0.1:${await closedPort()}`
-})
-afterAll(async () => {
-  await h?.close()
-  await Promise.all([peers?.close(), otherChain?.close()])
+  rpcDown = await closedUrl()
 })
 afterEach(() => {
   vi.restoreAllMocks()

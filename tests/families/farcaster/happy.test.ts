@@ -1,24 +1,26 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { getAddress } from 'viem'
 import { SESSION_COOKIE } from '../../../lib/auth/session'
 import { mailOutbox, sessions, users } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
+import { useFixture, useHarness } from '../../support/harness'
 import {
-  AT_MIN, BELOW_MIN, call, DOMAIN, farcasterWith, HOLDER, idToken, NOBODY, openSessionToken, type Peers,
-  proveAddress, SERVICE_DOMAIN, startPeers,
+  AT_MIN,
+  BELOW_MIN,
+  call,
+  DOMAIN,
+  farcasterWith,
+  HOLDER,
+  idToken,
+  NOBODY,
+  openSessionToken,
+  proveAddress,
+  SERVICE_DOMAIN,
+  startPeers,
 } from './support/peers'
 
-let peers: Peers
-let h: Harness
-beforeAll(async () => {
-  peers = await startPeers()
-  h = await createHarness({ env: peers.env })
-})
-afterAll(async () => {
-  await h?.close()
-  await peers?.close()
-})
+const peers = useFixture(() => startPeers())
+const h = useHarness(() => ({ env: peers.env }))
 
 const verify = (body: unknown) => call(h.web, 'POST', '/api/auth/farcaster/verify', body)
 const welcomesTo = async (email: string) =>

@@ -1,22 +1,12 @@
 import { eq, like } from 'drizzle-orm'
 import { generateKeyPair, SignJWT } from 'jose'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { users } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
-import {
-  call, DOMAIN, farcasterWith, HOLDER, idToken, openSessionToken, type Peers, SERVICE_DOMAIN, signSessionToken, startPeers,
-} from './support/peers'
+import { useFixture, useHarness } from '../../support/harness'
+import { call, DOMAIN, farcasterWith, HOLDER, idToken, openSessionToken, SERVICE_DOMAIN, signSessionToken, startPeers } from './support/peers'
 
-let peers: Peers
-let h: Harness
-beforeAll(async () => {
-  peers = await startPeers()
-  h = await createHarness({ env: peers.env })
-})
-afterAll(async () => {
-  await h?.close()
-  await peers?.close()
-})
+const peers = useFixture(() => startPeers())
+const h = useHarness(() => ({ env: peers.env }))
 
 const VERIFY = '/api/auth/farcaster/verify'
 const REFRESH = '/api/auth/farcaster/refresh'

@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { STALE_PENDING_MS } from '../../../lib/files/records'
 import { agents, files } from '../../../schema'
 import { setPlan } from '../../auth/helpers'
-import { BROWSER, type SeededUser } from '../../support/harness'
+import { BROWSER, type SeededUser, useFixture } from '../../support/harness'
 import { seedAgent } from '../instance/helpers'
 import {
   binary,
@@ -35,12 +35,8 @@ const deleteAgent = (h: FilesHarness, user: SeededUser, agentId: string) =>
 const agentRow = async (h: FilesHarness, id: string) => (await h.db.select().from(agents).where(eq(agents.id, id)))[0]
 
 describe.each(STORES)('files on the %s store: deleting an agent deletes its objects', (kind) => {
-  let h: FilesHarness & { closeAll(): Promise<void> }
   let n = 0
-  beforeAll(async () => {
-    h = await filesHarness(kind)
-  })
-  afterAll(() => h.closeAll())
+  const h = useFixture(() => filesHarness(kind), { close: (x) => x.closeAll() })
 
   async function fresh(plan: 'solo' | null = 'solo') {
     const user = await h.seedUser(`D${++n}`, `deleting-${n}-${crypto.randomUUID()}@example.com`)
@@ -192,12 +188,8 @@ describe.each(STORES)('files on the %s store: deleting an agent deletes its obje
 })
 
 describe('files on S3 whose deletes fail: bytes stay counted until the objects are gone', () => {
-  let h: FilesHarness & { closeAll(): Promise<void> }
   let n = 0
-  beforeAll(async () => {
-    h = await filesHarness('s3', {}, { faultyDeletes: true })
-  })
-  afterAll(() => h.closeAll())
+  const h = useFixture(() => filesHarness('s3', {}, { faultyDeletes: true }), { close: (x) => x.closeAll() })
 
   async function fresh() {
     const user = await h.seedUser(`F${++n}`, `faulty-${n}-${crypto.randomUUID()}@example.com`)

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { files } from '../../../schema'
 import type { SeededUser } from '../../support/harness'
 import { seedAgent } from '../instance/helpers'
@@ -7,7 +7,6 @@ import {
   BOUNDARY,
   concat,
   download,
-  type FilesHarness,
   filesHarness,
   list,
   multipart,
@@ -19,19 +18,18 @@ import {
   upload,
   usageOf,
 } from './helpers'
+import { useFixture } from '../../support/harness'
 
 const enc = new TextEncoder()
 
 describe.each(STORES)('files on the %s store: errors', (kind) => {
-  let h: FilesHarness & { closeAll(): Promise<void> }
   let alice: SeededUser
   let agent: string
+  const h = useFixture(() => filesHarness(kind), { close: (x) => x.closeAll() })
   beforeAll(async () => {
-    h = await filesHarness(kind)
     alice = h.users.alice
     agent = (await seedAgent(h, alice)).id
   })
-  afterAll(() => h.closeAll())
 
   /** Nothing of a refused upload is left: no record (pending or stored), no object, no bytes counted. */
   async function nothingLeft() {

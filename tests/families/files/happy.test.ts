@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { SeededUser } from '../../support/harness'
 import { seedAgent } from '../instance/helpers'
 import {
   binary,
   BOUNDARY,
   download,
-  type FilesHarness,
   filesHarness,
   list,
   multipart,
@@ -17,19 +16,18 @@ import {
   upload,
   usageOf,
 } from './helpers'
+import { useFixture } from '../../support/harness'
 
 describe.each(STORES)('files on the %s store: the happy paths', (kind) => {
-  let h: FilesHarness & { closeAll(): Promise<void> }
   let alice: SeededUser
   let agentA: string
   let agentB: string
+  const h = useFixture(() => filesHarness(kind), { close: (x) => x.closeAll() })
   beforeAll(async () => {
-    h = await filesHarness(kind)
     alice = h.users.alice
     agentA = (await seedAgent(h, alice)).id
     agentB = (await seedAgent(h, alice)).id
   })
-  afterAll(() => h.closeAll())
 
   it('POST uploads: 201 {success, file} with the upload names (name, type, uploaded); the bytes count against the quota', async () => {
     const before = await usageOf(h, alice.id)

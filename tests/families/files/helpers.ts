@@ -1,8 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import { existsSync } from 'node:fs'
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
-import { createServer, request, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { createServer, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { LocalQueue } from '../../../infra/local-queue'
@@ -10,6 +9,7 @@ import { FILES_PURGE_PATH } from '../../../lib/files/purge'
 import { signDelivery } from '../../../lib/queue/sign'
 import { files, storageUsage } from '../../../schema'
 import { BROWSER, createHarness, type Harness, PAYING, type SeededUser } from '../../support/harness'
+import { listen, type Loopback } from '../../support/loopback'
 import { S3rver, type S3rverServer } from '../../support/s3rver'
 
 /** Every files suite runs on both stores: the local file store and S3 (s3rver), with the same tests. */
@@ -43,7 +43,7 @@ export async function filesHarness(
 ): Promise<FilesHarness & { closeAll(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), `files-${kind}-`))
   let server: S3rverServer | undefined
-  let proxy: Server | undefined
+  let proxy: Loopback | undefined
   const faults = { failDeletes: false, refused: 0 }
   let storeEnv: Record<string, string> = { DATA_DIR: dir }
   let storeDir = join(dir, 'files')
@@ -53,7 +53,7 @@ export async function filesHarness(
     let { port } = await server.run()
     if (opts.faultyDeletes) {
       const s3Port = port
-      proxy = createServer((req, res) => {
+      const faulty = createServer((req, res) => {
         // DeleteObject carries no uploadId (AbortMultipartUpload, also a DELETE, does).
         if (faults.failDeletes && req.method === 'DELETE' && !new URL(req.url ?? '/', 'http://x').searchParams.has('uploadId')) {
           faults.refused++
@@ -68,8 +68,8 @@ export async function filesHarness(
         })
         req.pipe(out)
       })
-      await new Promise<void>((r) => proxy!.listen(0, '127.0.0.1', r))
-      port = (proxy.address() as AddressInfo).port
+      proxy = await listen(faulty)
+      port = proxy.port
     }
     storeEnv = {
       ...storeEnv,
@@ -88,10 +88,7 @@ export async function filesHarness(
     faults,
     async closeAll() {
       await h.close()
-      if (proxy) await new Promise<void>((r) => {
-        proxy!.close(() => r())
-        proxy!.closeAllConnections()
-      })
+      await proxy?.close()
       await server?.close()
       await rm(dir, { recursive: true, force: true })
     },

@@ -1,12 +1,12 @@
-import { serve, type ServerType } from '@hono/node-server'
 import { request } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { setPlan } from '../../auth/helpers'
 import { seedAgent } from '../instance/helpers'
-import { BOUNDARY, download, type FilesHarness, filesHarness, STORES, upload } from './helpers'
+import { BOUNDARY, download, filesHarness, STORES, upload } from './helpers'
+import { useFixture } from '../../support/harness'
+import { serveFetch } from '../../support/loopback'
 
 /**
  * An upload of 64 MiB through the real Node server, streamed by a real HTTP client with its `Content-Length`: the
@@ -32,19 +32,10 @@ const live = () => {
 }
 
 describe.each(STORES)('files on the %s store: memory of a large upload', (kind) => {
-  let h: FilesHarness & { closeAll(): Promise<void> }
-  let server: ServerType
-  let port: number
+  const h = useFixture(() => filesHarness(kind), { close: (x) => x.closeAll() })
+  const web = useFixture(() => serveFetch(h.web.fetch))
   beforeAll(async () => {
-    h = await filesHarness(kind)
     await setPlan(h.db, h.users.alice.id, 'solo', 'sub_mem')
-    server = serve({ fetch: h.web.fetch, port: 0, hostname: '127.0.0.1' })
-    await new Promise((r) => server.once('listening', r))
-    port = (server.address() as AddressInfo).port
-  })
-  afterAll(async () => {
-    await new Promise((r) => server.close(r))
-    await h.closeAll()
   })
 
   it(`streams ${FILE / MiB} MiB to storage holding a bounded slice of it`, async () => {
@@ -63,7 +54,7 @@ describe.each(STORES)('files on the %s store: memory of a large upload', (kind) 
       const req = request(
         {
           host: '127.0.0.1',
-          port,
+          port: web.port,
           method: 'POST',
           path: '/api/files',
           headers: {

@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { STALE_PENDING_MS } from '../../../lib/files/records'
 import { accessPlan } from '../../../lib/billing/plans'
 import { STORAGE_QUOTA_BYTES, storageQuota } from '../../../functions/files/quota'
@@ -10,7 +10,6 @@ import type { SeededUser } from '../../support/harness'
 import { seedAgent } from '../instance/helpers'
 import {
   binary,
-  type FilesHarness,
   filesHarness,
   list,
   multipart,
@@ -24,6 +23,7 @@ import {
   upload,
   usageOf,
 } from './helpers'
+import { useFixture } from '../../support/harness'
 
 const GiB = 1024 ** 3
 const day = 24 * 60 * 60 * 1000
@@ -56,12 +56,8 @@ describe('storageQuota: bytes per plan', () => {
 })
 
 describe.each(STORES)('files on the %s store: the storage quota', (kind) => {
-  let h: FilesHarness & { closeAll(): Promise<void> }
   let n = 0
-  beforeAll(async () => {
-    h = await filesHarness(kind)
-  })
-  afterAll(() => h.closeAll())
+  const h = useFixture(() => filesHarness(kind), { close: (x) => x.closeAll() })
 
   /** A fresh user with an agent, on `plan` (null: no paid access). */
   async function fresh(plan: 'solo' | 'collective' | null) {
@@ -207,12 +203,8 @@ describe.each(STORES)('files on the %s store: the storage quota', (kind) => {
 })
 
 describe('files: a storage failure mid-upload', () => {
-  let h: FilesHarness & { closeAll(): Promise<void> }
-  beforeAll(async () => {
-    // An S3 endpoint where nothing listens: every write fails at once.
-    h = await filesHarness('s3', { S3_ENDPOINT: 'http://127.0.0.1:9' })
-  })
-  afterAll(() => h.closeAll())
+  // An S3 endpoint where nothing listens: every write fails at once.
+  const h = useFixture(() => filesHarness('s3', { S3_ENDPOINT: 'http://127.0.0.1:9' }), { close: (x) => x.closeAll() })
 
   it('→ 500; the reservation is given back and no record is left', async () => {
     const user = h.users.alice

@@ -1,26 +1,24 @@
 import { eq } from 'drizzle-orm'
 import { readdir } from 'node:fs/promises'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { files, storageUsage } from '../../../schema'
-import { BROWSER, type SeededUser } from '../../support/harness'
+import { BROWSER, type SeededUser, useFixture } from '../../support/harness'
 import { expectOwnRowsOnly } from '../../support/rls'
 import { seedAgent } from '../instance/helpers'
 import { signDelivery } from '../../../lib/queue/sign'
 import { deliverPurge, download, type FilesHarness, filesHarness, list, multipart, objectsOf, PURGE_URL, recordsOf, remove, send, STORES, upload, usageOf } from './helpers'
 
 describe.each(STORES)('files on the %s store: security', (kind) => {
-  let h: FilesHarness & { closeAll(): Promise<void> }
   let alice: SeededUser
   let bob: SeededUser
   let aliceAgent: string
   let aliceFile: { id: string; size: number }
+  const h = useFixture(() => filesHarness(kind), { close: (x) => x.closeAll() })
   beforeAll(async () => {
-    h = await filesHarness(kind)
     ;({ alice, bob } = h.users)
     aliceAgent = (await seedAgent(h, alice)).id
     aliceFile = (await (await upload(h, alice, aliceAgent, { filename: 'private.txt', type: 'text/plain', data: 'alice only' })).json()).file
   })
-  afterAll(() => h.closeAll())
 
   const aliceStillHasIt = async () => {
     const res = await download(h, alice, aliceFile.id)

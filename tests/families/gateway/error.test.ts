@@ -8,26 +8,27 @@ import { parseConfig } from '../../../lib/config'
 import { randomHex } from '../../../lib/crypto'
 import { chainPayments } from '../../../schema'
 import { anvilAvailable, anvilClients } from '../../support/anvil'
-import { createHarness, type Harness } from '../../support/harness'
+import { useFixture, useHarness } from '../../support/harness'
 import { mppMemo, mppSecret, startPaymentChain, type PaymentChain } from '../../support/payment-chain'
-import { askChallenge, challengeOf, credential, gateway, payChallenge, setPlan, startPluginServer, webAppWith, type PluginServer } from './helpers'
+import { askChallenge, challengeOf, credential, gateway, payChallenge, setPlan, startPluginServer, webAppWith } from './helpers'
 
 const CLOSED = 'http://127.0.0.1:9'
-let h: Harness
-let plugins: PluginServer
 let chain: PaymentChain | undefined
 
+const plugins = useFixture(() => startPluginServer())
 beforeAll(async () => {
-  plugins = await startPluginServer()
   chain = anvilAvailable ? await startPaymentChain() : undefined
-  // No Stripe, no MPP recipient; `generate-text` points at a closed port, `stt` has no upstream.
-  const GATEWAY_PLUGINS = JSON.stringify({ agent: { url: `${plugins.url}/agent` }, 'generate-text': { url: `${CLOSED}/x` }, tts: { url: `${plugins.url}/tts` } })
-  h = await createHarness({ env: { GATEWAY_PLUGINS, GATEWAY_UPSTREAM_TIMEOUT_MS: '400' } })
-  await setPlan(h, h.users.alice, 'solo')
 })
-afterAll(async () => {
-  await h.close()
-  await Promise.all([plugins.close(), chain?.close()])
+afterAll(() => chain?.close())
+// No Stripe, no MPP recipient; `generate-text` points at a closed port, `stt` has no upstream.
+const h = useHarness(() => ({
+  env: {
+    GATEWAY_PLUGINS: JSON.stringify({ agent: { url: `${plugins.url}/agent` }, 'generate-text': { url: `${CLOSED}/x` }, tts: { url: `${plugins.url}/tts` } }),
+    GATEWAY_UPSTREAM_TIMEOUT_MS: '400',
+  },
+}))
+beforeAll(async () => {
+  await setPlan(h, h.users.alice, 'solo')
 })
 beforeEach(() => plugins.reset())
 

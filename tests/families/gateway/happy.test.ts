@@ -3,30 +3,26 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { readUsage } from '../../../lib/billing/usage'
 import { chainPayments, users } from '../../../schema'
 import { anvilAvailable } from '../../support/anvil'
-import { createHarness, type Harness } from '../../support/harness'
+import { useFixture, useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { startPaymentChain, type PaymentChain } from '../../support/payment-chain'
-import { startStripeServer, stripeEnv, type StripeServer } from '../../support/stripe-server'
-import { AUDIO, challengeOf, gateway, payChallenge, pluginsEnv, setPlan, startPluginServer, type PluginServer } from './helpers'
+import { startStripeServer, stripeEnv } from '../../support/stripe-server'
+import { AUDIO, challengeOf, gateway, payChallenge, pluginsEnv, setPlan, startPluginServer } from './helpers'
 
 const DAY = 24 * 60 * 60 * 1000
 
-let h: Harness
-let plugins: PluginServer
-let stripe: StripeServer
 let chain: PaymentChain | undefined
 
+const plugins = useFixture(() => startPluginServer())
+const stripe = useFixture(() => startStripeServer())
 beforeAll(async () => {
-  plugins = await startPluginServer()
-  stripe = await startStripeServer()
   chain = anvilAvailable ? await startPaymentChain() : undefined
-  h = await createHarness({ env: { ...pluginsEnv(plugins, { stt: { price: '0' } }), ...stripeEnv(stripe), ...chain?.env } })
+})
+const h = useHarness(() => ({ env: { ...pluginsEnv(plugins, { stt: { price: '0' } }), ...stripeEnv(stripe), ...chain?.env } }))
+beforeAll(async () => {
   await setPlan(h, h.users.alice, 'solo')
 })
-afterAll(async () => {
-  await h.close()
-  await Promise.all([plugins.close(), stripe.close(), chain?.close()])
-})
+afterAll(() => chain?.close())
 beforeEach(() => plugins.reset())
 
 describe('gateway: card plan (the default method)', () => {

@@ -1,5 +1,4 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
 import { eq } from 'drizzle-orm'
 import type { Hex, LocalAccount } from 'viem'
 import { base64url } from 'jose'
@@ -8,6 +7,7 @@ import type { Config } from '../../../lib/config'
 import type { Services } from '../../../lib/context'
 import { users } from '../../../schema'
 import { BROWSER, type Harness, type SeededUser } from '../../support/harness'
+import { listen } from '../../support/loopback'
 import { freshIp } from '../../support/requests'
 import { mppMemo, mppSecret, type PaymentChain } from '../../support/payment-chain'
 
@@ -41,7 +41,6 @@ export const AUDIO = Uint8Array.from({ length: 4096 }, (_, i) => (i * 31) & 255)
 export async function startPluginServer() {
   const behaviours = new Map<string, Behaviour>()
   const received: Received[] = []
-  const sockets = new Set<Socket>()
   let gate: (() => void) | null = null
   let gateOpened: Promise<void> = Promise.resolve()
 
@@ -99,12 +98,7 @@ export async function startPluginServer() {
     req.on('data', (c: string) => (raw += c))
     req.on('end', () => handle(req, res, raw))
   })
-  server.on('connection', (s) => {
-    sockets.add(s)
-    s.on('close', () => sockets.delete(s))
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const { url, close } = await listen(server)
   return {
     url,
     received,
@@ -122,8 +116,7 @@ export async function startPluginServer() {
     },
     close() {
       gate?.()
-      for (const s of sockets) s.destroy()
-      return new Promise<void>((r) => server.close(() => r()))
+      return close()
     },
   }
 }

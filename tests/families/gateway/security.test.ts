@@ -7,30 +7,27 @@ import { randomHex } from '../../../lib/crypto'
 import { chainPayments } from '../../../schema'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { anvilAvailable, anvilClients } from '../../support/anvil'
-import { createHarness, type Harness } from '../../support/harness'
+import { useFixture, useHarness } from '../../support/harness'
 import { mppMemo, mppSecret, startPaymentChain, type PaymentChain } from '../../support/payment-chain'
 import { postOpen } from '../../support/payment-session'
 import { walletProof } from '../../support/wallet-proof'
 import { withinOneWindow } from '../../support/requests'
-import { askChallenge, credential, gateway, payChallenge, pluginsEnv, setPlan, startPluginServer, webAppWith, type PluginServer } from './helpers'
+import { askChallenge, credential, gateway, payChallenge, pluginsEnv, setPlan, startPluginServer, webAppWith } from './helpers'
 
 const PLUGIN_OVERRIDES = { tts: { auth: true }, stt: { auth: true, price: '0' } }
-let h: Harness
-let plugins: PluginServer
 let chain: PaymentChain | undefined
 
+const plugins = useFixture(() => startPluginServer())
 beforeAll(async () => {
-  plugins = await startPluginServer()
   chain = anvilAvailable ? await startPaymentChain() : undefined
-  // `tts` needs authentication; `stt` is free and needs it too.
-  h = await createHarness({ env: { ...pluginsEnv(plugins, PLUGIN_OVERRIDES), ...chain?.env } })
+})
+// `tts` needs authentication; `stt` is free and needs it too.
+const h = useHarness(() => ({ env: { ...pluginsEnv(plugins, PLUGIN_OVERRIDES), ...chain?.env } }))
+beforeAll(async () => {
   await setPlan(h, h.users.alice, 'solo')
   await setPlan(h, h.users.bob, 'solo')
 })
-afterAll(async () => {
-  await h.close()
-  await Promise.all([plugins.close(), chain?.close()])
-})
+afterAll(() => chain?.close())
 beforeEach(() => plugins.reset())
 
 const used = async (userId: string) => (await readUsage(h.services.kv, userId, 'solo')).used

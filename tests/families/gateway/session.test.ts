@@ -1,27 +1,18 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { paymentSessions } from '../../../schema'
 import { anvilAvailable } from '../../support/anvil'
-import { createHarness, type Harness } from '../../support/harness'
-import { startPaymentChain, type PaymentChain } from '../../support/payment-chain'
+import { useFixture, useHarness } from '../../support/harness'
+import { startPaymentChain } from '../../support/payment-chain'
 import { PaymentSessionClient, sessionHeaders, signVoucher, units } from '../../support/payment-session'
-import { gateway, pluginsEnv, startPluginServer, type PluginServer } from './helpers'
+import { gateway, pluginsEnv, startPluginServer } from './helpers'
 
 // The gateway paid from a payment session: the route, the voucher check and the debit together.
 describe.skipIf(!anvilAvailable)(`gateway: payment sessions${anvilAvailable ? '' : ' (skipped: anvil not available)'}`, () => {
-  let h: Harness
-  let plugins: PluginServer
-  let chain: PaymentChain
-  beforeAll(async () => {
-    plugins = await startPluginServer()
-    chain = await startPaymentChain()
-    // A generous upstream timeout: 50 calls at once on a busy machine must not time out (the timeout has its own tests).
-    h = await createHarness({ env: { ...pluginsEnv(plugins), GATEWAY_UPSTREAM_TIMEOUT_MS: '15000', ...chain.env } })
-  })
-  afterAll(async () => {
-    await h.close()
-    await Promise.all([plugins.close(), chain.close()])
-  })
+  const plugins = useFixture(() => startPluginServer())
+  const chain = useFixture(() => startPaymentChain())
+  // A generous upstream timeout: 50 calls at once on a busy machine must not time out (the timeout has its own tests).
+  const h = useHarness(() => ({ env: { ...pluginsEnv(plugins), GATEWAY_UPSTREAM_TIMEOUT_MS: '15000', ...chain.env } }))
   beforeEach(() => plugins.reset())
 
   const price = '0.01' // the agent plugin's default price

@@ -10,7 +10,8 @@ import {
   probeService,
   type ProbeTimings,
 } from '../../../lib/probe/service-probe'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
+import { closedPort, listen } from '../../support/loopback'
 
 /** Loopback peers for the probes: real sockets, so the failure details are the ones undici really produces. */
 interface Peer {
@@ -23,31 +24,21 @@ interface Peer {
   close(): Promise<void>
 }
 
-async function listen(server: net.Server, onSocket?: (s: net.Socket) => void): Promise<Peer> {
-  const sockets = new Set<net.Socket>()
-  const peer = { url: '', port: 0, connections: 0, requests: 0, close: async () => {} }
+/** `server` on a loopback port, counting what reaches it. */
+async function peer(server: net.Server, onSocket?: (s: net.Socket) => void): Promise<Peer> {
+  const counts = { connections: 0, requests: 0 }
   server.on('connection', (s: net.Socket) => {
-    peer.connections++
-    s.once('data', () => peer.requests++)
-    sockets.add(s)
-    s.on('close', () => sockets.delete(s))
+    counts.connections++
+    s.once('data', () => counts.requests++)
     s.on('error', () => {})
     onSocket?.(s)
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  peer.port = (server.address() as net.AddressInfo).port
-  peer.url = `http://127.0.0.1:${peer.port}`
-  peer.close = () =>
-    new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy()
-      server.close(() => resolve())
-    })
-  return peer
+  return Object.assign(counts, await listen(server))
 }
 
 /** An HTTP server answering every request with `status` and `body` (JSON when an object). */
 const httpPeer = (status: number, body: unknown) =>
-  listen(
+  peer(
     http.createServer((_req, res) => {
       const text = typeof body === 'string' ? body : JSON.stringify(body)
       res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json' })
@@ -56,31 +47,21 @@ const httpPeer = (status: number, body: unknown) =>
   )
 
 /** Accepts TCP connections and never says a word. */
-const hangingPeer = () => listen(net.createServer())
+const hangingPeer = () => peer(net.createServer())
 
 /** Accepts and immediately closes every connection. */
-const slammingPeer = () => listen(net.createServer(), (s) => s.destroy())
-
-/** A port nothing listens on (bound, then released). */
-async function closedPort() {
-  const s = net.createServer()
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))
-  const { port } = s.address() as net.AddressInfo
-  await new Promise<void>((resolve) => s.close(() => resolve()))
-  return port
-}
+const slammingPeer = () => peer(net.createServer(), (s) => s.destroy())
 
 const FAST: ProbeTimings = { candidateTimeoutMs: 200, retryTimeoutMs: 400 }
 
-let h: Harness
 let live: Peer
 let build: Peer
 let unavailable: Peer
 let slam: Peer
 let refused: number
 
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   ;[live, build, unavailable, slam] = await Promise.all([
     httpPeer(200, { status: 'live' }),
     httpPeer(200, { build: 'abc' }),
@@ -91,10 +72,7 @@ beforeAll(async () => {
   // Node loads undici on the first fetch; do it here so the first short-timeout probe is not charged for it.
   await (await fetch(live.url)).text()
 })
-afterAll(async () => {
-  await Promise.all([live, build, unavailable, slam].map((p) => p?.close()))
-  await h.close()
-})
+afterAll(() => Promise.all([live, build, unavailable, slam].map((p) => p?.close())))
 
 /** The health family with `HEALTH_PROBE_URLS` set to `setting`. */
 function dashboard(setting: string | undefined, backendUrl?: string) {

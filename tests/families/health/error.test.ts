@@ -1,15 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { app as healthApp } from '../../../functions/health/app'
 import { classifyHealth } from '../../../functions/health/routes/health'
 import { createPlatformApp } from '../../../lib/app'
 import type { RuntimeMetrics } from '../../../lib/context'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h.close())
+const h = useHarness()
 afterEach(() => {
   vi.restoreAllMocks()
 })

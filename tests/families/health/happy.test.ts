@@ -1,11 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHarness, type Harness } from '../../support/harness'
+import { describe, expect, it } from 'vitest'
+import { useHarness } from '../../support/harness'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness({ env: { APP_VERSION: 'v1.2.3', HEALTH_PROBE_URLS: 'none=http://127.0.0.1:1/x' } })
-})
-afterAll(() => h.close())
+const h = useHarness({ env: { APP_VERSION: 'v1.2.3', HEALTH_PROBE_URLS: 'none=http://127.0.0.1:1/x' } })
 
 describe('health: happy paths', () => {
   it('GET /api/health reports ok with a health class and an ISO timestamp, no metrics', async () => {

@@ -1,19 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { setPlan } from '../../auth/helpers'
-import { createHarness, type Harness, PAYING } from '../../support/harness'
+import { createHarness, PAYING, useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { closeFakes, fake, PROBES, seedAgent } from './helpers'
 
-let h: Harness
-let paused: Harness
-beforeAll(async () => {
-  h = await createHarness({ plan: PAYING })
-  paused = await createHarness({ env: { PROVISIONING_ENABLED: '1', PROVISIONING_KILL_SWITCH: '1' } })
-})
-afterAll(async () => {
-  await closeFakes()
-  await Promise.all([h.close(), paused.close()])
-})
+const h = useHarness({ plan: PAYING })
+const paused = useHarness({ env: { PROVISIONING_ENABLED: '1', PROVISIONING_KILL_SWITCH: '1' } })
+afterAll(() => closeFakes())
 
 describe('instance: errors', () => {
   it('no agent yet: 404 `No instance found. Please deploy first.` on the instance routes', async () => {

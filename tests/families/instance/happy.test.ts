@@ -1,21 +1,16 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { provisionAgent } from '../../../lib/agents/provision'
 import { probeRuntime } from '../../../lib/runtime/probe'
 import { agents } from '../../../schema'
 import { setPlan } from '../../auth/helpers'
-import { createHarness, type Harness, PAYING } from '../../support/harness'
+import { PAYING, useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { closeFakes, fake, PROBES, seedAgent } from './helpers'
+import { waitFor } from '../../support/wait'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness({ env: { PROVISIONING_ENABLED: '1' }, plan: PAYING })
-})
-afterAll(async () => {
-  await closeFakes()
-  await h.close()
-})
+const h = useHarness({ env: { PROVISIONING_ENABLED: '1' }, plan: PAYING })
+afterAll(() => closeFakes())
 
 const SESSIONS = {
   sessions: [
@@ -25,14 +20,6 @@ const SESSIONS = {
   ],
 }
 
-async function waitFor(check: () => Promise<boolean>, ms = 5000) {
-  const end = Date.now() + ms
-  while (Date.now() < end) {
-    if (await check()) return
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error('timed out')
-}
 
 describe('instance: state from the probe', () => {
   it('GET /api/instance/:userId answers every field of a running runtime', async () => {
@@ -197,7 +184,7 @@ describe('a real local runtime: debug, lifecycle, diagnostics', () => {
     const u = h.users.alice
     const agent = await provisionAgent(h.services, { userId: u.id, plan: 'solo', name: 'dbg' })
     // Probed directly: a `starting` answer read through the API would be cached for 10 s.
-    const running = () => waitFor(async () => (await probeRuntime(agent.runtimeUrl!)).status === 'running')
+    const running = () => waitFor(async () => (await probeRuntime(agent.runtimeUrl!)).status === 'running', { ms: 5000, every: 100 })
     await running()
     expect((await (await call(h, 'GET', `/api/instance/${u.id}`, { user: u })).json()).status).toBe('running')
 

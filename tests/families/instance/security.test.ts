@@ -1,59 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { call, withinOneWindow } from '../../support/requests'
 import { closeFakes, fake, PROBES, seedAgent } from './helpers'
 
-let h: Harness
 let bobAgent: string
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   const f = await fake({ ...PROBES.running, '/api/gateway/diagnostics': { body: { command: 'runtime.version', output: 'x', exitCode: 0, durationMs: 1 } } })
   bobAgent = (await seedAgent(h, h.users.bob, { runtimeUrl: f.url })).id
   await seedAgent(h, h.users.alice, { runtimeUrl: f.url })
 })
-afterAll(async () => {
-  await closeFakes()
-  await h.close()
-})
+afterAll(() => closeFakes())
 
+// Without a session, with a forged one, and another user's instance id: tests/families/common-route-checks.test.ts.
 describe('instance: security', () => {
-  it('GET /api/instance/:userId without a session is 403; the session routes are 401', async () => {
-    const res = await call(h, 'GET', `/api/instance/${h.users.bob.id}`)
-    expect(res.status).toBe(403)
-    expect(await res.json()).toEqual({ error: 'Forbidden', code: 'FORBIDDEN' })
-    const routes: Array<[string, string]> = [
-      ['GET', `/api/instance/${h.users.bob.id}/stats`],
-      ['POST', `/api/instance/${h.users.bob.id}/start`],
-      ['POST', `/api/instance/${h.users.bob.id}/stop`],
-      ['POST', `/api/instance/${h.users.bob.id}/restart`],
-      ['POST', `/api/instance/${h.users.bob.id}/factory-reset`],
-      ['POST', '/api/runtime/maintenance'],
-      ['GET', '/api/heartbeat'],
-      ['PUT', '/api/heartbeat'],
-      ['POST', '/api/heartbeat'],
-      ['DELETE', '/api/heartbeat'],
-      ['GET', '/api/channels'],
-      ['POST', '/api/debug'],
-      ['GET', '/api/support/diagnostics'],
-    ]
-    for (const [method, path] of routes) {
-      const r = await call(h, method, path, { body: method === 'GET' ? undefined : { action: 'repair', command: 'runtime.version', agentId: bobAgent } })
-      expect(r.status, `${method} ${path}`).toBe(401)
-    }
-  })
-
-  it('another user’s instance id: 404 on the instance, 403 on stats and every action, nothing done', async () => {
-    const alice = h.users.alice
-    const res = await call(h, 'GET', `/api/instance/${h.users.bob.id}`, { user: alice })
-    expect(res.status).toBe(404)
-    expect(await res.json()).toEqual({ error: 'No instance found. Please deploy first.', code: 'NOT_FOUND' })
-    expect((await call(h, 'GET', `/api/instance/${h.users.bob.id}/stats`, { user: alice })).status).toBe(403)
-    for (const action of ['start', 'stop', 'restart', 'factory-reset']) {
-      const r = await call(h, 'POST', `/api/instance/${h.users.bob.id}/${action}`, { user: alice })
-      expect(r.status, action).toBe(403)
-    }
-  })
-
   it('another user’s agentId: 404 `Agent not found` on debug, maintenance and heartbeat; the runtime is never called', async () => {
     const alice = h.users.alice
     const dbg = await call(h, 'POST', '/api/debug', { user: alice, body: { command: 'runtime.version', agentId: bobAgent } })

@@ -1,18 +1,14 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { app as invitesApp } from '../../../functions/invites/app'
 import { createPlatformApp } from '../../../lib/app'
 import type { Services } from '../../../lib/context'
 import { invites } from '../../../schema'
-import { BROWSER, createHarness, type Harness } from '../../support/harness'
+import { BROWSER, useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { insertInvite, listInvites, newCode, verify } from './helpers'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h.close())
+const h = useHarness()
 
 const validation = (error: string) => expect.objectContaining({ error, code: 'VALIDATION', issues: expect.any(Array) })
 

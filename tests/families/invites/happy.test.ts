@@ -1,16 +1,12 @@
 import { count, eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { withUser } from '../../../lib/db/rls'
 import { invites } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { adminCreate, BASE_URL, createInvite, insertInvite, listInvites, verify } from './helpers'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h.close())
+const h = useHarness()
 
 describe('invites: happy paths', () => {
   it('create → 200 {success, inviteUrl, token} with a 64-hex token and no-store', async () => {

@@ -1,10 +1,10 @@
 import bcrypt from 'bcryptjs'
 import { eq } from 'drizzle-orm'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { MAX_KEYS_PER_USER } from '../../../functions/keys/schemas'
 import { limits } from '../../../lib/http/limits'
 import { apiKeys } from '../../../schema'
-import { createHarness, type Harness, type SeededUser } from '../../support/harness'
+import { type SeededUser, useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { freshWindow } from '../users/helpers'
 import { seedKeys } from './helpers'
@@ -14,12 +14,8 @@ import { seedKeys } from './helpers'
  * (which blocks the event loop) before being refused. The seam is bcryptjs's `hash`, the one function
  * lib/auth/password.ts hashes with: a refused create must not reach it. Production's cost 10.
  */
-let h: Harness
 let hashes: ReturnType<typeof vi.spyOn>
-beforeAll(async () => {
-  h = await createHarness({ env: { PASSWORD_HASH_COST: '10' } })
-})
-afterAll(() => h.close())
+const h = useHarness({ env: { PASSWORD_HASH_COST: '10' } })
 beforeEach(() => {
   hashes = vi.spyOn(bcrypt, 'hash')
 })

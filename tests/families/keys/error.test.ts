@@ -1,19 +1,15 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { app as keysApp } from '../../../functions/keys/app'
 import { createPlatformApp } from '../../../lib/app'
 import type { Db } from '../../../lib/db/rls'
 import { apiKeys } from '../../../schema'
-import { BROWSER, createHarness, type Harness } from '../../support/harness'
+import { BROWSER, useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { createKey, seedKeys, validate } from './helpers'
 import { transactionReader } from '../../../lib/db/rls'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h.close())
+const h = useHarness()
 afterEach(() => {
   vi.restoreAllMocks()
 })

@@ -1,18 +1,14 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { verifySecret } from '../../../lib/auth/password'
 import { PLANS } from '../../../lib/billing/plans'
 import { sha256Hex } from '../../../lib/crypto'
 import { apiKeys, users } from '../../../schema'
 import { webClient } from '../../support/client'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { createKey, listKeys, validate } from './helpers'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h.close())
+const h = useHarness()
 
 describe('keys: happy paths', () => {
   it('create → 201 with the raw key once, no-store, and the documented shape', async () => {

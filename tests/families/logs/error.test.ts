@@ -1,18 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { logTails } from '../../../lib/logs/tail'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { active, agentWithoutRuntime, closeAllStreams, connect, eventually, history } from './helpers'
 
-let h: Harness
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   logTails(h.services.runtimes).options.graceMs = 200
 })
-afterAll(async () => {
-  await closeAllStreams()
-  await h.close()
-})
+afterAll(() => closeAllStreams())
 
 describe('live log tail: bad input and faults', () => {
   it('an agent that does not exist → 404 `Agent not found` on every per-agent route', async () => {

@@ -1,22 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Agent } from '../../../schema'
 import { logTails } from '../../../lib/logs/tail'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { active, closeAllStreams, connect, eventually, history, provisionedAgent, touchRuntime } from './helpers'
 
-let h: Harness
 let agent: Agent
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   // The spec's 30 s grace, shortened for the tests (the registry's only injectable setting).
   logTails(h.services.runtimes).options.graceMs = 300
   agent = await provisionedAgent(h, h.users.alice, 'logs-happy')
 })
-afterAll(async () => {
-  await closeAllStreams()
-  await h.close()
-})
+afterAll(() => closeAllStreams())
 
 const marker = () => `/log-probe-${crypto.randomUUID()}`
 

@@ -3,21 +3,17 @@ import type { Agent } from '../../../schema'
 import { durableBackend, type DurableNamespaceLike, LOG_TAILS_BINDING, TARGET_HEADER } from '../../../lib/logs/backend'
 import { LogTailObject } from '../../../functions/logs/durable'
 import { logTails } from '../../../lib/logs/tail'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { active, closeAllStreams, connect, eventually, history, provisionedAgent, touchRuntime } from './helpers'
 
-let h: Harness
 let agent: Agent
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   logTails(h.services.runtimes).options.graceMs = 200
   agent = await provisionedAgent(h, h.users.alice, 'logs-security')
 })
-afterAll(async () => {
-  await closeAllStreams()
-  await h.close()
-})
+afterAll(() => closeAllStreams())
 
 describe('live log tail: sessions and ownership', () => {
   it('every route → 401 without a session or with an unknown one', async () => {

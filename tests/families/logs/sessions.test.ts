@@ -7,7 +7,7 @@ import { LogTailObject } from '../../../functions/logs/durable'
 import { MAX_LOG_STREAMS_PER_USER } from '../../../lib/logs/streams'
 import { logTails } from '../../../lib/logs/tail'
 import { sessions } from '../../../schema'
-import { BROWSER, createHarness, PASSWORD, type Harness, type SeededUser } from '../../support/harness'
+import { BROWSER, PASSWORD, type SeededUser, useHarness } from '../../support/harness'
 import { call, withinOneWindow } from '../../support/requests'
 import { agentWithoutRuntime, closeAllStreams, connect, provisionedAgent, type SseClient, touchRuntime } from './helpers'
 
@@ -15,15 +15,11 @@ import { agentWithoutRuntime, closeAllStreams, connect, provisionedAgent, type S
  * Finding 11 (part) and 5: one user held 100 concurrent log streams, and a stream outlived the session that opened
  * it. Now a user holds at most 5 at once and opening them is rate limited; a stream ends when its session does.
  */
-let h: Harness
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   logTails(h.services.runtimes).options.graceMs = 200
 })
-afterAll(async () => {
-  await closeAllStreams()
-  await h.close()
-})
+afterAll(() => closeAllStreams())
 
 let n = 0
 const freshUser = () => h.seedUser(`L${++n}`, `logs-${n}-${crypto.randomUUID().slice(0, 6)}@example.com`)

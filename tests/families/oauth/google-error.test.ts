@@ -1,20 +1,12 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { accounts, sessions, users } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
-import { startOidcServer, type OidcServer } from '../../support/oidc-server'
+import { useFixture, useHarness } from '../../support/harness'
+import { startOidcServer } from '../../support/oidc-server'
 import { authorize, callback, cookieFrom, googleEnv, landing, signInWithGoogle, startSignIn } from './helpers'
 
-let h: Harness
-let oidc: OidcServer
-beforeAll(async () => {
-  oidc = await startOidcServer()
-  h = await createHarness({ env: googleEnv(oidc) }) // no PUBLIC_URL: the request's origin
-})
-afterAll(async () => {
-  await h?.close()
-  await oidc?.close()
-})
+const oidc = useFixture(() => startOidcServer())
+const h = useHarness(() => ({ env: googleEnv(oidc) })) // no PUBLIC_URL: the request's origin
 
 const userCount = async () => (await h.db.select({ id: users.id }).from(users)).length
 

@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm'
 import { base64url, decodeJwt } from 'jose'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { sessions, users } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
-import { startOidcServer, type OidcServer } from '../../support/oidc-server'
+import { useFixture, useHarness } from '../../support/harness'
+import { startOidcServer } from '../../support/oidc-server'
 import {
   CLIENT_ID,
   CLIENT_SECRET,
@@ -19,16 +19,8 @@ import {
 
 const PUBLIC_URL = 'https://api.example.test'
 
-let h: Harness
-let oidc: OidcServer
-beforeAll(async () => {
-  oidc = await startOidcServer()
-  h = await createHarness({ env: googleEnv(oidc, { PUBLIC_URL }) })
-})
-afterAll(async () => {
-  await h?.close()
-  await oidc?.close()
-})
+const oidc = useFixture(() => startOidcServer())
+const h = useHarness(() => ({ env: googleEnv(oidc, { PUBLIC_URL }) }))
 
 describe('google sign-in: happy paths', () => {
   it("start → 302 to the provider's authorize endpoint with exactly the documented parameters", async () => {

@@ -1,20 +1,12 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { users } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
-import { startOidcServer, type OidcServer } from '../../support/oidc-server'
+import { useFixture, useHarness } from '../../support/harness'
+import { startOidcServer } from '../../support/oidc-server'
 import { authorize, callback, CLIENT_ID, cookieFrom, googleEnv, landing, signInWithGoogle, startSignIn } from './helpers'
 
-let h: Harness
-let oidc: OidcServer
-beforeAll(async () => {
-  oidc = await startOidcServer()
-  h = await createHarness({ env: googleEnv(oidc) })
-})
-afterAll(async () => {
-  await h?.close()
-  await oidc?.close()
-})
+const oidc = useFixture(() => startOidcServer())
+const h = useHarness(() => ({ env: googleEnv(oidc) }))
 afterEach(() => {
   oidc.override({})
   vi.useRealTimers()

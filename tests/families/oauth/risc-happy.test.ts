@@ -1,21 +1,13 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { jwksCacheKey } from '../../../functions/oauth/oidc'
 import { accounts, securityEvents, sessions } from '../../../schema'
-import { createHarness, type Harness, type SeededUser } from '../../support/harness'
-import { startOidcServer, type OidcServer } from '../../support/oidc-server'
+import { type SeededUser, useFixture, useHarness } from '../../support/harness'
+import { startOidcServer } from '../../support/oidc-server'
 import { googleEnv, issSub, landing, OTHER_CLIENT_ID, postRisc, queueIdle, riscToken, signInWithGoogle } from './helpers'
 
-let h: Harness
-let oidc: OidcServer
-beforeAll(async () => {
-  oidc = await startOidcServer()
-  h = await createHarness({ env: googleEnv(oidc) })
-})
-afterAll(async () => {
-  await h?.close()
-  await oidc?.close()
-})
+const oidc = useFixture(() => startOidcServer())
+const h = useHarness(() => ({ env: googleEnv(oidc) }))
 
 let n = 0
 /** A user with two live sessions and a linked Google account holding tokens. */

@@ -1,23 +1,15 @@
 import { eq } from 'drizzle-orm'
 import { base64url, generateKeyPair, importJWK, SignJWT } from 'jose'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { JWKS_REFETCH_COOLDOWN_MS } from '../../../functions/oauth/oidc'
 import { signDelivery } from '../../../lib/queue/sign'
 import { accounts, securityEvents, sessions } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
-import { startOidcServer, type OidcServer } from '../../support/oidc-server'
+import { useFixture, useHarness } from '../../support/harness'
+import { startOidcServer } from '../../support/oidc-server'
 import { CLIENT_ID, googleEnv, issSub, postRisc, queueIdle, RISC, riscToken } from './helpers'
 
-let h: Harness
-let oidc: OidcServer
-beforeAll(async () => {
-  oidc = await startOidcServer()
-  h = await createHarness({ env: googleEnv(oidc) })
-})
-afterAll(async () => {
-  await h?.close()
-  await oidc?.close()
-})
+const oidc = useFixture(() => startOidcServer())
+const h = useHarness(() => ({ env: googleEnv(oidc) }))
 afterEach(() => {
   vi.useRealTimers()
 })

@@ -1,27 +1,15 @@
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { generateKeyPair, SignJWT } from 'jose'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHarness, type Harness } from '../../support/harness'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { useHarness } from '../../support/harness'
+import { closedUrl } from '../../support/loopback'
 import { callback, landing, OTHER_CLIENT_ID, postRisc, RISC } from './helpers'
 
-/** A loopback port nothing listens on: the provider is down. */
-async function deadUrl() {
-  const s = createServer()
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r))
-  const { port } = s.address() as AddressInfo
-  await new Promise<void>((r) => s.close(() => r()))
-  return `http://127.0.0.1:${port}`
-}
-
-let h: Harness
 let provider: string
 beforeAll(async () => {
-  provider = await deadUrl()
-  // No GOOGLE_CLIENT_ID (sign-in off), but a RISC audience and an unreachable provider.
-  h = await createHarness({ env: { GOOGLE_ISSUER: provider, GOOGLE_CLIENT_IDS: OTHER_CLIENT_ID } })
+  provider = await closedUrl() // the provider is down: nothing listens there
 })
-afterAll(() => h?.close())
+// No GOOGLE_CLIENT_ID (sign-in off), but a RISC audience and an unreachable provider.
+const h = useHarness(() => ({ env: { GOOGLE_ISSUER: provider, GOOGLE_CLIENT_IDS: OTHER_CLIENT_ID } }))
 
 const token = async (aud: string) => {
   const { privateKey } = await generateKeyPair('RS256')

@@ -1,21 +1,19 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { passkeys } from '../../../schema'
-import { createHarness, type Harness, type SeededUser } from '../../support/harness'
+import { type SeededUser, useHarness } from '../../support/harness'
 import { SoftAuthenticator } from './authenticator'
 import { authOptions, authVerify, call, enrol, RP, registerOptions, registerVerify, signIn, unknownChallenge } from './helpers'
 
 // A short challenge lifetime so expiry is observable; every other case uses its challenge within milliseconds.
 const TTL_MS = 2000
-let h: Harness
 let user: SeededUser
 let authenticator: SoftAuthenticator
+const h = useHarness({ env: { PASSKEY_CHALLENGE_TTL_MS: String(TTL_MS) } })
 beforeAll(async () => {
-  h = await createHarness({ env: { PASSKEY_CHALLENGE_TTL_MS: String(TTL_MS) } })
   user = await h.seedUser('Errors', `errors-${crypto.randomUUID()}@example.com`)
   authenticator = await enrol(h, user, 'Key')
 })
-afterAll(() => h.close())
 
 const expectError = async (res: Response, status: number, error: string, code?: string) => {
   const body = (await res.json()) as { error: string; code?: string }
@@ -25,22 +23,8 @@ const expectError = async (res: Response, status: number, error: string, code?: 
 }
 const noPasskeyStored = async (id: string) => expect(await h.db.select().from(passkeys).where(eq(passkeys.id, id))).toEqual([])
 
-describe('passkeys: registration needs a session', () => {
-  it('both register routes → 401 {error:"Unauthorized"} without a session or with an unknown one', async () => {
-    for (const path of ['/api/passkey/register/options', '/api/passkey/register/verify']) {
-      for (const cookie of [undefined, 'service-session=forged']) {
-        const res = await call(h, path, { cookie, body: { credential: {}, challenge: unknownChallenge() } })
-        expect(res.status, path).toBe(401)
-        expect(await res.json()).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
-      }
-    }
-  })
-
-  it('authentication comes before validation: an empty body without a session is 401', async () => {
-    expect((await call(h, '/api/passkey/register/verify', { body: {} })).status).toBe(401)
-  })
-})
-
+// Both register routes without a session, with a forged one, and with an empty body:
+// tests/families/common-route-checks.test.ts.
 describe('passkeys: request validation', () => {
   const credential = () => authenticator.assert({ challenge: 'x' })
 

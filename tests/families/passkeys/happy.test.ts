@@ -1,12 +1,12 @@
 import { isoBase64URL } from '@simplewebauthn/server/helpers'
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { app as passkeysApp } from '../../../functions/passkeys/app'
 import { createPlatformApp } from '../../../lib/app'
 import { parseConfig } from '../../../lib/config'
 import { passkeys } from '../../../schema'
 import { withConfig } from '../../auth/helpers'
-import { BROWSER, createHarness, type Harness } from '../../support/harness'
+import { BROWSER, type Harness, useHarness } from '../../support/harness'
 import { SoftAuthenticator } from './authenticator'
 import {
   authOptions,
@@ -21,11 +21,7 @@ import {
   signIn,
 } from './helpers'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h.close())
+const h = useHarness()
 
 const rows = (userId: string) => h.db.select().from(passkeys).where(eq(passkeys.userId, userId))
 

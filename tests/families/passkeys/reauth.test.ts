@@ -1,7 +1,7 @@
 import { and, desc, eq } from 'drizzle-orm'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { mailOutbox, passkeys } from '../../../schema'
-import { createHarness, type Harness, type SeededUser } from '../../support/harness'
+import { type SeededUser, useHarness } from '../../support/harness'
 import { SoftAuthenticator } from './authenticator'
 import { agedSession, authOptions, call, enrol, RP, registerOptions, registerVerify } from './helpers'
 
@@ -9,12 +9,10 @@ import { agedSession, authOptions, call, enrol, RP, registerOptions, registerVer
  * Finding 8: a session cookie held once could add a permanent passkey, silently; sign-in options listed an
  * account's credential ids to anyone with the email.
  */
-let h: Harness
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   vi.spyOn(console, 'info').mockImplementation(() => {}) // the dev outbox logs each mail
 })
-afterAll(() => h.close())
 afterEach(() => {
   vi.restoreAllMocks()
   vi.spyOn(console, 'info').mockImplementation(() => {})

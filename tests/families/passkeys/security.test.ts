@@ -1,21 +1,19 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { withUser } from '../../../lib/db/rls'
 import { passkeys, sessions } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 import { expectOwnRowsOnly } from '../../support/rls'
 import { SoftAuthenticator } from './authenticator'
 import { authOptions, authVerify, call, enrol, RP, registerOptions, registerVerify, sessionCookie, sessionUser, signIn } from './helpers'
 
-let h: Harness
 let aliceKey: SoftAuthenticator
 let bobKey: SoftAuthenticator
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   aliceKey = await enrol(h, h.users.alice, 'alice-laptop')
   bobKey = await enrol(h, h.users.bob, 'bob-phone')
 })
-afterAll(() => h.close())
 
 const aliceRow = async () => (await h.db.select().from(passkeys).where(eq(passkeys.id, aliceKey.id)))[0]
 

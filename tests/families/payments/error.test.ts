@@ -1,38 +1,23 @@
-import { createServer } from 'node:net'
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { encodeFunctionData, erc20Abi, parseUnits } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { randomHex } from '../../../lib/crypto'
 import { chainPayments } from '../../../schema'
 import { anvilAvailable, anvilClients } from '../../support/anvil'
-import { createHarness, type Harness } from '../../support/harness'
-import { mppMemo, mppSecret, startPaymentChain, type PaymentChain } from '../../support/payment-chain'
+import { createHarness, useFixture, useHarness } from '../../support/harness'
+import { closedUrl } from '../../support/loopback'
+import { mppMemo, mppSecret, startPaymentChain } from '../../support/payment-chain'
 import { PaymentSessionClient, postOpen, sessionHeaders, signVoucher, units } from '../../support/payment-session'
 import { withinOneWindow } from '../../support/requests'
 import { charge, chargeApp, expectGatewayError, PRICE, readSession, type ChargeApp } from './helpers'
 
-/** A loopback port nothing listens on: the chain is down. */
-async function closedPort() {
-  const server = createServer()
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const { port } = server.address() as { port: number }
-  await new Promise<void>((r) => server.close(() => r()))
-  return port
-}
-
-let chain: PaymentChain
-let h: Harness
 let app: ChargeApp
 // A chain with deployed tokens and funded wallets, then a harness: minutes on a loaded 2-core machine.
-beforeAll(async () => {
-  chain = await startPaymentChain()
-  h = await createHarness({ env: chain.env })
+const chain = useFixture(() => startPaymentChain(), { timeout: 180_000 })
+const h = useHarness(() => ({ env: chain.env }))
+beforeAll(() => {
   app = chargeApp(h)
-}, 180_000)
-afterAll(async () => {
-  await h?.close()
-  await chain?.close()
 })
 
 const refusal = async (res: Response, status: number, code: string, extra: Record<string, unknown> = {}) => {
@@ -141,7 +126,7 @@ describe.skipIf(!anvilAvailable)('open: errors', () => {
   })
 
   it('503 NOT_CONFIGURED without PAYMENT_RECIPIENT, before any chain call', { timeout: 120_000 }, async () => {
-    const bare = await createHarness({ env: { BASE_RPC_URL: `http://127.0.0.1:${await closedPort()}` } })
+    const bare = await createHarness({ env: { BASE_RPC_URL: await closedUrl() } })
     try {
       const res = await postOpen(bare.web, { walletAddress: chain.payers[0].address, txHash: `0x${'ab'.repeat(32)}` })
       expect(await refusal(res, 503, 'NOT_CONFIGURED')).toEqual({ error: 'Payment sessions not configured', code: 'NOT_CONFIGURED' })
@@ -151,7 +136,7 @@ describe.skipIf(!anvilAvailable)('open: errors', () => {
   })
 
   it('503 CHAIN_UNAVAILABLE when the RPC does not answer', { timeout: 120_000 }, async () => {
-    const down = await createHarness({ env: { ...chain.env, BASE_RPC_URL: `http://127.0.0.1:${await closedPort()}` } })
+    const down = await createHarness({ env: { ...chain.env, BASE_RPC_URL: await closedUrl() } })
     try {
       const res = await postOpen(down.web, { walletAddress: chain.payers[0].address, txHash: `0x${'ab'.repeat(32)}` }, chain.payers[0])
       expect(await refusal(res, 503, 'CHAIN_UNAVAILABLE')).toEqual({ error: 'The chain could not be reached', code: 'CHAIN_UNAVAILABLE' })

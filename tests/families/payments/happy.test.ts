@@ -1,25 +1,19 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { getAddress } from 'viem'
 import { chainPayments } from '../../../schema'
 import { anvilAvailable } from '../../support/anvil'
-import { createHarness, type Harness } from '../../support/harness'
-import { startPaymentChain, type PaymentChain } from '../../support/payment-chain'
+import { useFixture, useHarness } from '../../support/harness'
+import { startPaymentChain } from '../../support/payment-chain'
 import { PaymentSessionClient, postOpen, sessionHeaders, signVoucher, units } from '../../support/payment-session'
 import { charge, chargeApp, PRICE, readSession, stored, type ChargeApp } from './helpers'
 
-let chain: PaymentChain
-let h: Harness
 let app: ChargeApp
 // A chain with deployed tokens and funded wallets, then a harness: minutes on a loaded 2-core machine.
-beforeAll(async () => {
-  chain = await startPaymentChain()
-  h = await createHarness({ env: chain.env })
+const chain = useFixture(() => startPaymentChain(), { timeout: 180_000 })
+const h = useHarness(() => ({ env: chain.env }))
+beforeAll(() => {
   app = chargeApp(h)
-}, 180_000)
-afterAll(async () => {
-  await h?.close()
-  await chain?.close()
 })
 
 describe.skipIf(!anvilAvailable)('payment sessions: open and read', () => {

@@ -1,31 +1,25 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { chainPayments } from '../../../schema'
-import { anvilAvailable, startAnvil, type Anvil } from '../../support/anvil'
-import { createHarness, type Harness } from '../../support/harness'
-import { startPaymentChain, type PaymentChain } from '../../support/payment-chain'
+import { anvilAvailable, startAnvil } from '../../support/anvil'
+import { useFixture, useHarness } from '../../support/harness'
+import { startPaymentChain } from '../../support/payment-chain'
 import { PaymentSessionClient, postOpen, sessionHeaders, signVoucher, units } from '../../support/payment-session'
 import { walletProof } from '../../support/wallet-proof'
 import { charge, chargeApp, expectGatewayError, PRICE, readSession, stored, type ChargeApp } from './helpers'
 
-let chain: PaymentChain
-let h: Harness
 let app: ChargeApp
 let alice: PaymentSessionClient
 let bob: PaymentSessionClient
 // A chain with deployed tokens and funded wallets, then a harness: minutes on a loaded 2-core machine.
+const chain = useFixture(() => startPaymentChain(), { timeout: 180_000 })
+const h = useHarness(() => ({ env: chain.env }))
 beforeAll(async () => {
-  chain = await startPaymentChain()
-  h = await createHarness({ env: chain.env })
   app = chargeApp(h)
   alice = await PaymentSessionClient.open(h.web, chain, chain.payers[0], '1')
   bob = await PaymentSessionClient.open(h.web, chain, chain.payers[1], '1')
 }, 180_000)
-afterAll(async () => {
-  await h?.close()
-  await chain?.close()
-})
 
 const spent = async (s: PaymentSessionClient) => (await stored(h, s.sessionId)).session.spentAmount
 
@@ -160,16 +154,8 @@ describe.skipIf(!anvilAvailable)('payment sessions: security', () => {
 })
 
 describe.skipIf(!anvilAvailable)('payment sessions: an RPC that serves another chain', () => {
-  let testnet: Anvil
-  let wrong: Harness
-  beforeAll(async () => {
-    testnet = await startAnvil({ chainId: 84532 })
-    wrong = await createHarness({ env: { ...chain.env, BASE_RPC_URL: testnet.url } })
-  }, 120_000)
-  afterAll(async () => {
-    await wrong?.close()
-    await testnet?.close()
-  })
+  const testnet = useFixture(() => startAnvil({ chainId: 84532 }), { timeout: 120_000 })
+  const wrong = useHarness(() => ({ env: { ...chain.env, BASE_RPC_URL: testnet.url } }))
 
   it('is refused before any deposit is read (503 CHAIN_UNAVAILABLE): a testnet transfer is not money', async () => {
     const res = await postOpen(wrong.web, { walletAddress: chain.payers[0].address, txHash: `0x${'ab'.repeat(32)}` }, chain.payers[0])

@@ -1,14 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { permissionRequests } from '../../../schema'
 import type { Harness } from '../../support/harness'
 import { call, withinOneWindow } from '../../support/requests'
 import { dangerousCall, hook, permissionsHarness, poll, storedRequest } from './helpers'
+import { useFixture } from '../../support/harness'
 
-let h: Harness
-beforeAll(async () => {
-  h = await permissionsHarness()
-})
-afterAll(() => h?.close())
+const h = useFixture(() => permissionsHarness())
 
 const requestCount = async () => (await h.db.select().from(permissionRequests)).length
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { classifyToolCall } from '../../../functions/permissions/hooks/classify'
 import { MAX_STORED_TOOL_INPUT_CHARS } from '../../../functions/permissions/requests'
 import { permissionRequests } from '../../../schema'
@@ -6,12 +6,9 @@ import type { Harness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { seedAgent } from '../instance/helpers'
 import { dangerousCall, hook, permissionsHarness, poll, storedRequest } from './helpers'
+import { useFixture } from '../../support/harness'
 
-let h: Harness
-beforeAll(async () => {
-  h = await permissionsHarness()
-})
-afterAll(() => h?.close())
+const h = useFixture(() => permissionsHarness())
 
 type Classification = { allow: boolean; tier: string; reason: string; requestId?: string }
 const classify = async (body: unknown) => {

@@ -3,8 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { hashSessionToken, newSessionToken, SESSION_COOKIE } from '../../../lib/auth/session'
 import { permissionHub } from '../../../functions/permissions/hub'
 import { accounts, sessions } from '../../../schema'
-import { PASSWORD, type Harness, type SeededUser } from '../../support/harness'
-import { startOidcServer, type OidcServer } from '../../support/oidc-server'
+import { PASSWORD, type SeededUser, useFixture } from '../../support/harness'
+import { startOidcServer } from '../../support/oidc-server'
 import { call } from '../../support/requests'
 import { lastVerificationToken, resendVerification, verifyEmail } from '../auth/flow'
 import { googleEnv, issSub, postRisc, queueIdle, riscToken } from '../oauth/helpers'
@@ -17,21 +17,17 @@ import { dangerousCall, type Dashboard, type Message, listen, openDashboard, per
  * ends, by any path, the socket hears nothing more and is closed (4401 `Session ended`); a decision is applied
  * only while its session is live.
  */
-let h: Harness
-let oidc: OidcServer
 let server: Awaited<ReturnType<typeof listen>>
 const open: Dashboard[] = []
+const oidc = useFixture(() => startOidcServer())
+const h = useFixture(() => permissionsHarness(googleEnv(oidc)))
 beforeAll(async () => {
-  oidc = await startOidcServer()
-  h = await permissionsHarness(googleEnv(oidc))
   server = await listen(h)
   vi.spyOn(console, 'info').mockImplementation(() => {}) // the dev outbox logs each mail
 })
 afterAll(async () => {
   await Promise.all(open.map((d) => d.close()))
   await server?.close()
-  await h?.close()
-  await oidc?.close()
 })
 afterEach(() => vi.useRealTimers())
 

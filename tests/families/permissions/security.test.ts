@@ -1,18 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createWebApp } from '../../../functions/web'
 import type { Harness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { seedAgent } from '../instance/helpers'
 import { dangerousCall, hook, INTERNAL_KEY, permissionsHarness, poll, storedRequest } from './helpers'
+import { useFixture } from '../../support/harness'
 
-let h: Harness
 /** The same deployment without `INTERNAL_API_KEY`: the web app on the harness's stores, its config lacking the key. */
 let keyless: Pick<Harness, 'web'>
+const h = useFixture(() => permissionsHarness())
 beforeAll(async () => {
-  h = await permissionsHarness()
   keyless = { web: createWebApp(() => ({ ...h.services, config: { ...h.services.config, INTERNAL_API_KEY: undefined } })) }
 })
-afterAll(() => h?.close())
 
 const UNAUTHORIZED = { error: 'Unauthorized', code: 'UNAUTHORIZED' }
 
@@ -71,24 +70,8 @@ describe('permissions: the hook routes need the internal key', () => {
   })
 })
 
+// Every session route without a session or with a forged cookie: tests/families/common-route-checks.test.ts.
 describe('permissions: the session routes', () => {
-  it('401 without a session or with a forged cookie, on every route', async () => {
-    const requestId = await dangerousCall(h, h.users.alice.id)
-    const routes: Array<[string, string]> = [
-      ['GET', '/api/permissions'],
-      ['POST', `/api/permissions/${requestId}`],
-      ['GET', '/api/permissions/socket'],
-    ]
-    for (const [method, path] of routes) {
-      for (const headers of [{}, { cookie: 'service-session=forged-token' }] as Array<Record<string, string>>) {
-        const res = await call(h, method, path, { headers, body: method === 'POST' ? { decision: 'approve' } : undefined })
-        expect(res.status, `${method} ${path}`).toBe(401)
-        expect(await res.json()).toEqual(UNAUTHORIZED)
-      }
-    }
-    expect((await storedRequest(h, requestId)).status).toBe('pending')
-  })
-
   it("another user's request: not listed, and deciding it is 404 (as an unknown id); it stays pending", async () => {
     const { alice, bob } = h.users
     const bobs = await dangerousCall(h, bob.id)

@@ -3,9 +3,9 @@ import { permissionHub } from '../../../functions/permissions/hub'
 import type { Harness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { dangerousCall, type Dashboard, hook, listen, openDashboard, permissionsHarness, poll, quietFor, storedRequest } from './helpers'
+import { useFixture } from '../../support/harness'
 
 // The permission socket on a real Node listener (infra/websocket.ts, as `npm start` serves it), with real clients.
-let h: Harness
 let server: Awaited<ReturnType<typeof listen>>
 const open: Dashboard[] = []
 const dashboard = async (...args: Parameters<typeof openDashboard> extends [string, ...infer R] ? R : never) => {
@@ -13,14 +13,13 @@ const dashboard = async (...args: Parameters<typeof openDashboard> extends [stri
   open.push(d)
   return d
 }
+const h = useFixture(() => permissionsHarness())
 beforeAll(async () => {
-  h = await permissionsHarness()
   server = await listen(h)
 })
 afterAll(async () => {
   await Promise.all(open.map((d) => d.close()))
   await server?.close()
-  await h?.close()
 })
 
 const isRequest = (id: string) => (m: { type: string; requestId?: unknown }) => m.type === 'permission_request' && m.requestId === id

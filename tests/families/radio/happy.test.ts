@@ -1,15 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { readDjToken } from '../../../functions/radio/token'
 import { anvilAvailable } from '../../support/anvil'
-import { HOLDING, radioWorld, type Created, type RadioWorld } from './helpers'
+import { HOLDING, radioWorld, type Created } from './helpers'
+import { useFixture } from '../../support/harness'
 
-let w: RadioWorld
 // anvil, contract deployments and the stores: slow to start when other suites share the machine
-beforeAll(async () => {
-  w = await radioWorld()
-}, 180_000)
-afterAll(() => w?.close())
+const w = useFixture(() => radioWorld(), { timeout: 180_000 })
 
 const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any })
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import type { SiweMessage } from 'viem/siwe'
 import { issueDjToken } from '../../../functions/radio/token'
@@ -6,21 +6,14 @@ import { anvilAvailable } from '../../support/anvil'
 import { muxSignature } from '../../support/mux-server'
 import { walletProof } from '../../support/wallet-proof'
 import { mppMemo, mppSecret } from '../../support/payment-chain'
-import { askChallenge, credential, gateway, pluginsEnv, startPluginServer, type PluginServer } from '../gateway/helpers'
-import { HOLDING, radioWorld, type RadioWorld } from './helpers'
+import { askChallenge, credential, gateway, pluginsEnv, startPluginServer } from '../gateway/helpers'
+import { HOLDING, radioWorld } from './helpers'
+import { useFixture } from '../../support/harness'
 
-let w: RadioWorld
 // The gateway's plugins too: a payment refused as a fee must still pay its call.
-let plugins: PluginServer
+const plugins = useFixture(() => startPluginServer())
 // anvil, contract deployments and the stores: slow to start when other suites share the machine
-beforeAll(async () => {
-  plugins = await startPluginServer()
-  w = await radioWorld({ env: pluginsEnv(plugins) })
-}, 180_000)
-afterAll(async () => {
-  await w?.close()
-  await plugins?.close()
-})
+const w = useFixture(() => radioWorld({ env: pluginsEnv(plugins) }), { timeout: 180_000 })
 
 const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any })
 const SECRET = 'test-session-secret'

@@ -1,20 +1,14 @@
 import { eq, sql } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { skillInstallations, skillRatings, skills } from '../../../schema'
-import { createHarness, type Harness, PAYING } from '../../support/harness'
+import { PAYING, useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { createSkill, freshUser, install, json, liveAgent, stopRuntimes, uniqueName } from './helpers'
 
 // On the embedded database transactions take turns; the integration project runs these on real Postgres, where
 // the requests' transactions truly overlap.
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness({ plan: PAYING })
-})
-afterAll(async () => {
-  await stopRuntimes()
-  await h.close()
-})
+const h = useHarness({ plan: PAYING })
+afterAll(() => stopRuntimes())
 
 describe('skills: concurrent requests', () => {
   it('ten creates of one name at once (cases and spaces differ): exactly one 201, the rest 400 duplicate; one row', async () => {

@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { MAX_SKILLS_PER_AGENT } from '../../../functions/skills/install'
 import { skillInstallations, skills } from '../../../schema'
 import { withServices } from '../agents/helpers'
-import { createHarness, type Harness, PAYING } from '../../support/harness'
+import { PAYING, useHarness } from '../../support/harness'
 import { call, withinOneWindow } from '../../support/requests'
 import { seedAgent } from '../instance/helpers'
 import {
@@ -20,11 +20,7 @@ import {
   unreachableDatabase,
 } from './helpers'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness({ plan: PAYING })
-})
-afterAll(() => h.close())
+const h = useHarness({ plan: PAYING })
 
 const post = (path: string, user: Awaited<ReturnType<typeof freshUser>>, body: unknown) => call(h, 'POST', path, { user, body })
 

@@ -1,20 +1,14 @@
 import { and, eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { PLATFORM_SKILLS } from '../../../functions/skills/catalog'
 import { agents, skillInstallations, skills } from '../../../schema'
-import { createHarness, type Harness, PAYING, type SeededUser } from '../../support/harness'
+import { PAYING, type SeededUser, useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { seedAgent } from '../instance/helpers'
 import { CLEAN_CODE, createSkill, freshUser, install, insertSkill, json, liveAgent, stopRuntimes, uninstall, uniqueName } from './helpers'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness({ plan: PAYING })
-})
-afterAll(async () => {
-  await stopRuntimes()
-  await h.close()
-})
+const h = useHarness({ plan: PAYING })
+afterAll(() => stopRuntimes())
 
 const SKILL_KEYS = [
   'id', 'name', 'description', 'category', 'author', 'code', 'featured', 'downloads', 'rating', 'ratingCount', 'installs',

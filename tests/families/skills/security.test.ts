@@ -1,20 +1,14 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { SESSION_COOKIE } from '../../../lib/auth/session'
 import { skillInstallations, skillRatings, skills } from '../../../schema'
-import { BROWSER, createHarness, type Harness, PAYING } from '../../support/harness'
+import { BROWSER, PAYING, useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { seedAgent } from '../instance/helpers'
 import { CLEAN_CODE, createSkill, freshUser, insertSkill, install, json, liveAgent, stopRuntimes, uninstall, uniqueName } from './helpers'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness({ plan: PAYING })
-})
-afterAll(async () => {
-  await stopRuntimes()
-  await h.close()
-})
+const h = useHarness({ plan: PAYING })
+afterAll(() => stopRuntimes())
 
 const UNAUTHORIZED = { error: 'Unauthorized', code: 'UNAUTHORIZED' }
 

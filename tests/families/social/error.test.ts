@@ -1,16 +1,12 @@
 import { inArray } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { socialPosts } from '../../../schema'
 import { insertApiKey } from '../../auth/helpers'
-import { createHarness, type Harness, PAYING } from '../../support/harness'
+import { PAYING, useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { post, seedPoster, text } from './helpers'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness({ plan: PAYING })
-})
-afterAll(() => h.close())
+const h = useHarness({ plan: PAYING })
 
 describe('social posts: errors', () => {
   it('without paid access (an API key’s owner too) → 402 PLAN_REQUIRED; a suspended agent → 409; nothing posted', async () => {

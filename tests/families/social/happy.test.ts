@@ -1,15 +1,11 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { socialPosts } from '../../../schema'
 import { insertApiKey } from '../../auth/helpers'
-import { createHarness, type Harness, PAYING } from '../../support/harness'
+import { PAYING, useHarness } from '../../support/harness'
 import { post, seedPoster, text } from './helpers'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness({ plan: PAYING })
-})
-afterAll(() => h.close())
+const h = useHarness({ plan: PAYING })
 
 describe('social posts: happy paths', () => {
   it('an agent posts with the session cookie: 201 with the post and what is left today', async () => {

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHarness, type Harness, PAYING } from '../../support/harness'
-import { startUpstashRestServer, type UpstashRestServer } from '../../support/upstash-rest-server'
+import { describe, expect, it } from 'vitest'
+import { PAYING, useFixture, useHarness } from '../../support/harness'
+import { startUpstashRestServer } from '../../support/upstash-rest-server'
 import { post, seedPoster, text } from './helpers'
 
 const redisUrl = process.env.TEST_REDIS_URL
@@ -8,16 +8,8 @@ if (!redisUrl) console.warn('[social kv-rest] skipped: TEST_REDIS_URL not set')
 
 // The limiter's own Upstash database (KV_REST_API_*), separate from the platform's store.
 describe.skipIf(!redisUrl)(`social posts counted in the KV_REST_API_* database${redisUrl ? '' : ' (skipped: TEST_REDIS_URL not set)'}`, () => {
-  let h: Harness
-  let server: UpstashRestServer
-  beforeAll(async () => {
-    server = await startUpstashRestServer({ redisUrl: redisUrl!, db: 4 })
-    h = await createHarness({ env: { KV_REST_API_URL: server.url, KV_REST_API_TOKEN: server.token }, plan: PAYING })
-  })
-  afterAll(async () => {
-    await h?.close()
-    await server?.close()
-  })
+  const server = useFixture(() => startUpstashRestServer({ redisUrl: redisUrl!, db: 4 }))
+  const h = useHarness(() => ({ env: { KV_REST_API_URL: server.url, KV_REST_API_TOKEN: server.token }, plan: PAYING }))
 
   it('uses it: limiter `kv-rest`, the daily limit and the duplicate cooldown hold there', async () => {
     const agent = await seedPoster(h, h.users.alice)

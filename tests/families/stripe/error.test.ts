@@ -1,23 +1,16 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { signDelivery } from '../../../lib/queue/sign'
 import { users } from '../../../schema'
 import { withinOneWindow } from '../../support/requests'
 import { billingState, completedEvent, deliver, deployments, eventRows, get, startCheckout, stripeHarness, type StripeHarness } from './helpers'
+import { useFixture } from '../../support/harness'
 
 const QUEUE_KEY = 'stripe-error-queue-key'
-let t: StripeHarness
+const t = useFixture(() => stripeHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY } }))
 // Stripe not configured at all, and a plan without a price; no backend behind BACKEND_URL.
-let bare: StripeHarness
-let partial: StripeHarness
-beforeAll(async () => {
-  t = await stripeHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY } })
-  bare = await stripeHarness({ stripeEnv: false, backend: false, env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY, INTERNAL_API_KEY: undefined } })
-  partial = await stripeHarness({ env: { STRIPE_PRICE_LABEL: undefined, STRIPE_WEBHOOK_SECRET: undefined } })
-})
-afterAll(async () => {
-  await Promise.all([t.close(), bare.close(), partial.close()])
-})
+const bare = useFixture(() => stripeHarness({ stripeEnv: false, backend: false, env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY, INTERNAL_API_KEY: undefined } }))
+const partial = useFixture(() => stripeHarness({ env: { STRIPE_PRICE_LABEL: undefined, STRIPE_WEBHOOK_SECRET: undefined } }))
 
 const dashboard = (path: string) => `http://localhost:3000${path}`
 

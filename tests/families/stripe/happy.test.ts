@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { signDelivery } from '../../../lib/queue/sign'
 import { users } from '../../../schema'
 import { call } from '../../support/requests'
@@ -16,15 +16,11 @@ import {
   purchases,
   startCheckout,
   stripeHarness,
-  type StripeHarness,
   userRow,
 } from './helpers'
+import { useFixture } from '../../support/harness'
 
-let t: StripeHarness
-beforeAll(async () => {
-  t = await stripeHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: 'stripe-happy-queue-key' } })
-})
-afterAll(() => t.close())
+const t = useFixture(() => stripeHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: 'stripe-happy-queue-key' } }))
 
 describe('stripe: plan checkout', () => {
   it('303 to Stripe Checkout: a GBP subscription with a 7-day trial for the signed-in user, nothing stored yet', async () => {

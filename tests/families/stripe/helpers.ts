@@ -1,11 +1,10 @@
-import { serve, type ServerType } from '@hono/node-server'
 import { eq } from 'drizzle-orm'
-import type { AddressInfo } from 'node:net'
 import { expect } from 'vitest'
 import type { LocalQueue } from '../../../infra/local-queue'
 import type { PublishOptions } from '../../../lib/context'
 import { creditPurchases, stripeEvents, subscriptionDeployments, users } from '../../../schema'
 import { BROWSER, createHarness, type Harness, type SeededUser } from '../../support/harness'
+import { serveFetch } from '../../support/loopback'
 import { signedEvent, startStripeServer, stripeEnv, stripeEvent, type StripeServer } from '../../support/stripe-server'
 
 export const INTERNAL_KEY = 'stripe-family-internal-key'
@@ -26,18 +25,12 @@ export async function stripeHarness(opts: { env?: Record<string, string | undefi
   const stripe = await startStripeServer()
   // The backend's port is needed in the env before the harness (and so its backend app) exists.
   let backendFetch: (req: Request) => Response | Promise<Response> = () => new Response('not ready', { status: 503 })
-  let backendServer: ServerType | undefined
-  let backendUrl: string | undefined
-  if (opts.backend !== false) {
-    backendServer = serve({ fetch: (req) => backendFetch(req), port: 0, hostname: '127.0.0.1' })
-    await new Promise<void>((resolve) => backendServer!.once('listening', () => resolve()))
-    backendUrl = `http://127.0.0.1:${(backendServer.address() as AddressInfo).port}`
-  }
+  const backendServer = opts.backend === false ? undefined : await serveFetch((req) => backendFetch(req))
   const h = await createHarness({
     env: {
       ...(opts.stripeEnv === false ? {} : stripeEnv(stripe)),
       INTERNAL_API_KEY: INTERNAL_KEY,
-      BACKEND_URL: backendUrl,
+      BACKEND_URL: backendServer?.url,
       ...opts.env,
     },
   })
@@ -77,7 +70,7 @@ export async function stripeHarness(opts: { env?: Record<string, string | undefi
     async close() {
       await h.close()
       await stripe.close()
-      if (backendServer) await new Promise<void>((r) => backendServer!.close(() => r()))
+      await backendServer?.close()
     },
   }
 }

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { stripeClient } from '../../../lib/billing/stripe'
 import { call } from '../../support/requests'
 import { PRICE_IDS, signedEvent, stripeEvent } from '../../support/stripe-server'
@@ -14,15 +14,11 @@ import {
   purchases,
   startCheckout,
   stripeHarness,
-  type StripeHarness,
   userRow,
 } from './helpers'
+import { useFixture } from '../../support/harness'
 
-let t: StripeHarness
-beforeAll(async () => {
-  t = await stripeHarness()
-})
-afterAll(() => t.close())
+const t = useFixture(() => stripeHarness())
 
 const newUser = (name: string) => t.h.seedUser(name, `${name.toLowerCase()}-${crypto.randomUUID().slice(0, 6)}@example.com`)
 const publishesFor = (userId: string) => t.published.filter((p) => (p.body as { userId?: string }).userId === userId)

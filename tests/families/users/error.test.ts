@@ -1,19 +1,15 @@
 import { eq, sql } from 'drizzle-orm'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { app as usersApp } from '../../../functions/users/app'
 import { createPlatformApp } from '../../../lib/app'
 import { verifySecret } from '../../../lib/auth/password'
 import { randomHex, sha256Hex } from '../../../lib/crypto'
 import { MailProviderError } from '../../../lib/mail/resend'
 import { passwordResets, users } from '../../../schema'
-import { BROWSER, createHarness, PASSWORD, type Harness } from '../../support/harness'
+import { BROWSER, PASSWORD, useHarness } from '../../support/harness'
 import { extraSession, forgot, freshIp, freshUser, getUser, lastResetMail, requestReset, reset, send, sessionsOf } from './helpers'
 
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h.close())
+const h = useHarness()
 afterEach(() => {
   vi.restoreAllMocks()
 })

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { startResendServer, type ResendServer } from '../../mail/resend-server'
-import { createHarness, type Harness } from '../../support/harness'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
+import { startResendServer } from '../../mail/resend-server'
+import { useFixture, useHarness } from '../../support/harness'
 import { forgot, freshUser, queueIdle } from './helpers'
 
 /**
@@ -11,16 +11,10 @@ import { forgot, freshUser, queueIdle } from './helpers'
 const PROVIDER_DELAY_MS = 150
 const ROUNDS = 20
 
-let h: Harness
-let resend: ResendServer
+const resend = useFixture(() => startResendServer({ apiKey: 're_timing', delayMs: PROVIDER_DELAY_MS }))
+const h = useHarness(() => ({ env: { RESEND_API_KEY: 're_timing', RESEND_API_URL: resend.url, MAIL_FROM: 'Platform <no-reply@example.com>' } }))
 beforeAll(async () => {
-  resend = await startResendServer({ apiKey: 're_timing', delayMs: PROVIDER_DELAY_MS })
-  h = await createHarness({ env: { RESEND_API_KEY: 're_timing', RESEND_API_URL: resend.url, MAIL_FROM: 'Platform <no-reply@example.com>' } })
   vi.spyOn(console, 'info').mockImplementation(() => {})
-})
-afterAll(async () => {
-  await h.close()
-  await resend.close()
 })
 
 const median = (xs: number[]) => {

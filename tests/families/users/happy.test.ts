@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import type { LocalQueue } from '../../../infra/local-queue'
 import { createNodeServices } from '../../../infra/services'
 import { createPlatformApp } from '../../../lib/app'
@@ -10,15 +10,13 @@ import { MemoryKv } from '../../../lib/kv/memory'
 import { app as usersApp } from '../../../functions/users/app'
 import { mailOutbox, passwordResets, users } from '../../../schema'
 import { startResendServer } from '../../mail/resend-server'
-import { createHarness, PASSWORD, type Harness } from '../../support/harness'
+import { PASSWORD, useHarness } from '../../support/harness'
 import { extraSession, forgot, freshUser, getUser, lastResetMail, requestReset, reset, send, sessionsOf } from './helpers'
 
-let h: Harness
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   vi.spyOn(console, 'info').mockImplementation(() => {}) // the dev outbox logs each mail
 })
-afterAll(() => h.close())
 
 const USER_KEYS = ['createdAt', 'credits', 'email', 'emailVerified', 'id', 'isAdmin', 'name', 'plan', 'referralCode', 'subscriptionStatus']
 

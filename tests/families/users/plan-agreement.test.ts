@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { PLANS, type PlanName } from '../../../lib/billing/plans'
 import { insertApiKey, setPlan } from '../../auth/helpers'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
 
 // GET /api/user answered `plan: null` where both validate routes answered `solo` for the same user. One
 // function (lib/billing/plans.ts `userPlan`) now says what plan a user is on, for all three.
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness()
-})
-afterAll(() => h.close())
+const h = useHarness()
 
 let ip = 0
 const fromIp = () => ({ 'cf-connecting-ip': `203.0.113.${++ip}` })

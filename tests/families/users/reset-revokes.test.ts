@@ -1,8 +1,8 @@
 import bcrypt from 'bcryptjs'
 import { eq } from 'drizzle-orm'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { apiKeys, passkeys, users } from '../../../schema'
-import { createHarness, PASSWORD, type Harness, type SeededUser } from '../../support/harness'
+import { PASSWORD, type SeededUser, useHarness } from '../../support/harness'
 import { createKey, validate } from '../keys/helpers'
 import { enrol, signIn } from '../passkeys/helpers'
 import { freshUser, lastMail, requestReset, reset, send } from './helpers'
@@ -12,12 +12,10 @@ import { freshUser, lastMail, requestReset, reset, send } from './helpers'
  * Finding 12 (part): API keys silently survived a reset. Decided: kept when the email was verified before the
  * reset, revoked when not; the confirmation mail says which, and what else the reset removed.
  */
-let h: Harness
+const h = useHarness()
 beforeAll(async () => {
-  h = await createHarness()
   vi.spyOn(console, 'info').mockImplementation(() => {}) // the dev outbox logs each mail
 })
-afterAll(() => h.close())
 afterEach(() => {
   vi.restoreAllMocks()
   vi.spyOn(console, 'info').mockImplementation(() => {})

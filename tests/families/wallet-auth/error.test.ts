@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { startAnvil, type Anvil } from '../../support/anvil'
-import { BROWSER, createHarness, type Harness } from '../../support/harness'
+import { startAnvil } from '../../support/anvil'
+import { BROWSER, useFixture, useHarness } from '../../support/harness'
 import {
   expectRefused,
   getNonce,
@@ -14,16 +14,8 @@ import {
   walletUserCount,
 } from './flow'
 
-let anvil: Anvil
-let h: Harness
-beforeAll(async () => {
-  anvil = await startAnvil({ chainId: 8453 })
-  h = await createHarness({ env: { BASE_RPC_URL: anvil.url } })
-})
-afterAll(async () => {
-  await h?.close()
-  await anvil?.close()
-})
+const anvil = useFixture(() => startAnvil({ chainId: 8453 }))
+const h = useHarness(() => ({ env: { BASE_RPC_URL: anvil.url } }))
 
 const wallet = privateKeyToAccount(generatePrivateKey())
 const other = privateKeyToAccount(generatePrivateKey())

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { pad } from 'viem'
 import { createTempoMessage, parseTempoMessage } from '../../../functions/wallet-auth/tempo-message'
-import { startAnvil, type Anvil } from '../../support/anvil'
-import { createHarness, type Harness } from '../../support/harness'
+import { startAnvil } from '../../support/anvil'
+import { useFixture, useHarness } from '../../support/harness'
 import {
   getNonce,
   postSigned,
@@ -19,18 +19,12 @@ import {
 } from './flow'
 import { smartAccounts } from './smart-accounts'
 
-let anvil: Anvil
-let h: Harness
 let smart: Awaited<ReturnType<typeof smartAccounts>>
+const anvil = useFixture(() => startAnvil({ chainId: 8453 }))
+// A second dashboard origin: messages still name the first one's host, their URI may be on either.
+const h = useHarness(() => ({ env: { BASE_RPC_URL: anvil.url, APP_ORIGIN: 'http://localhost:3000,http://127.0.0.1:5173' } }))
 beforeAll(async () => {
-  anvil = await startAnvil({ chainId: 8453 })
-  // A second dashboard origin: messages still name the first one's host, their URI may be on either.
-  h = await createHarness({ env: { BASE_RPC_URL: anvil.url, APP_ORIGIN: 'http://localhost:3000,http://127.0.0.1:5173' } })
   smart = await smartAccounts(anvil)
-})
-afterAll(async () => {
-  await h?.close()
-  await anvil?.close()
 })
 
 describe('nonce', () => {

@@ -1,24 +1,12 @@
-import { createServer } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { pad, serializeErc6492Signature } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { createHarness, type Harness } from '../../support/harness'
+import { useHarness } from '../../support/harness'
+import { closedUrl } from '../../support/loopback'
 import { expectRefused, getNonce, postWalletAuth, signInBase, signInTempo, siweMessage } from './flow'
 
-/** A loopback port nothing listens on: Base's RPC is down. */
-async function closedPort() {
-  const server = createServer()
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const { port } = server.address() as { port: number }
-  await new Promise<void>((r) => server.close(() => r()))
-  return port
-}
-
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness({ env: { BASE_RPC_URL: `http://127.0.0.1:${await closedPort()}` } })
-})
-afterAll(() => h?.close())
+// Base's RPC is down: nothing listens at its URL.
+const h = useHarness(async () => ({ env: { BASE_RPC_URL: await closedUrl() } }))
 
 const wallet = privateKeyToAccount(generatePrivateKey())
 

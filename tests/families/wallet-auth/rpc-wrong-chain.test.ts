@@ -1,20 +1,12 @@
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { startAnvil, type Anvil } from '../../support/anvil'
-import { createHarness, type Harness } from '../../support/harness'
+import { startAnvil } from '../../support/anvil'
+import { useFixture, useHarness } from '../../support/harness'
 import { expectRefused, getNonce, postWalletAuth, signInBase, siweMessage } from './flow'
 
 // BASE_RPC_URL misconfigured to another chain (a Tempo-like 4217 node): contract checks there mean nothing.
-let anvil: Anvil
-let h: Harness
-beforeAll(async () => {
-  anvil = await startAnvil({ chainId: 4217 })
-  h = await createHarness({ env: { BASE_RPC_URL: anvil.url } })
-})
-afterAll(async () => {
-  await h?.close()
-  await anvil?.close()
-})
+const anvil = useFixture(() => startAnvil({ chainId: 4217 }))
+const h = useHarness(() => ({ env: { BASE_RPC_URL: anvil.url } }))
 
 const wallet = privateKeyToAccount(generatePrivateKey())
 

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { pad } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { startAnvil, type Anvil } from '../../support/anvil'
-import { createHarness, type Harness } from '../../support/harness'
+import { startAnvil } from '../../support/anvil'
+import { useFixture, useHarness } from '../../support/harness'
 import {
   expectRefused,
   getNonce,
@@ -17,17 +17,11 @@ import {
 } from './flow'
 import { smartAccounts } from './smart-accounts'
 
-let anvil: Anvil
-let h: Harness
 let smart: Awaited<ReturnType<typeof smartAccounts>>
+const anvil = useFixture(() => startAnvil({ chainId: 8453 }))
+const h = useHarness(() => ({ env: { BASE_RPC_URL: anvil.url } }))
 beforeAll(async () => {
-  anvil = await startAnvil({ chainId: 8453 })
-  h = await createHarness({ env: { BASE_RPC_URL: anvil.url } })
   smart = await smartAccounts(anvil)
-})
-afterAll(async () => {
-  await h?.close()
-  await anvil?.close()
 })
 
 const wallet = privateKeyToAccount(generatePrivateKey())

@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { agents, users } from '../../../schema'
 import { setPlan } from '../../auth/helpers'
-import { BROWSER, createHarness, type Harness } from '../../support/harness'
+import { BROWSER, useHarness } from '../../support/harness'
 import { sessionCookie, signInTempo, usersWithEmail, walletEmail } from './flow'
 
 /**
@@ -11,11 +11,7 @@ import { sessionCookie, signInTempo, usersWithEmail, walletEmail } from './flow'
  * trial is paid access only with a verified real mailbox, and a wallet's derived address is not one. Tempo sign-in
  * (chain 4217) needs no RPC, so a fresh key is all an attacker spends.
  */
-let h: Harness
-beforeAll(async () => {
-  h = await createHarness({ env: { PROVISIONING_ENABLED: '1' } })
-})
-afterAll(() => h?.close())
+const h = useHarness({ env: { PROVISIONING_ENABLED: '1' } })
 
 const as = (cookie: string, method: string, path: string, body?: unknown) =>
   h.web.request(path, { method, headers: { ...BROWSER, cookie, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })

@@ -1,27 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHarness, type Harness } from '../../support/harness'
+import { describe, expect, it } from 'vitest'
+import { useFixture, useHarness } from '../../support/harness'
 import { withinOneWindow } from '../../support/requests'
-import { startStripeServer, stripeEnv, type StripeServer } from '../../support/stripe-server'
-import { ADDRESS, closedPortUrl, expectError, seedManagedWallet, silentServer, walletCall } from './helpers'
+import { startStripeServer, stripeEnv } from '../../support/stripe-server'
+import { ADDRESS, expectError, seedManagedWallet, silentServer, walletCall } from './helpers'
+import { closedUrl } from '../../support/loopback'
 
-let h: Harness
-let bare: Harness
-let stripe: StripeServer
-let silent: Awaited<ReturnType<typeof silentServer>>
-let hung: Harness
-beforeAll(async () => {
-  stripe = await startStripeServer()
-  silent = await silentServer()
-  // The RPC is down (nothing listens): every balance read fails at once.
-  h = await createHarness({ env: { BASE_RPC_URL: await closedPortUrl(), ...stripeEnv(stripe) } })
-  bare = await createHarness({ env: { BASE_RPC_URL: await closedPortUrl() } })
-  hung = await createHarness({ env: { BASE_RPC_URL: silent.url } })
-})
-afterAll(async () => {
-  await Promise.all([h?.close(), bare?.close(), hung?.close()])
-  await silent?.close()
-  await stripe?.close()
-})
+const stripe = useFixture(() => startStripeServer())
+const silent = useFixture(() => silentServer())
+// The RPC is down (nothing listens): every balance read fails at once.
+const h = useHarness(async () => ({ env: { BASE_RPC_URL: await closedUrl(), ...stripeEnv(stripe) } }))
+const bare = useHarness(async () => ({ env: { BASE_RPC_URL: await closedUrl() } }))
+const hung = useHarness(() => ({ env: { BASE_RPC_URL: silent.url } }))
 
 describe('GET /api/wallet?address', () => {
   it.each([

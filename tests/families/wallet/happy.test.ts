@@ -1,26 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { getAddress, parseEther } from 'viem'
 import { anvilAvailable, anvilClients } from '../../support/anvil'
-import { createHarness, type Harness } from '../../support/harness'
-import { startPaymentChain, type PaymentChain } from '../../support/payment-chain'
-import { startStripeServer, stripeEnv, type StripeServer } from '../../support/stripe-server'
+import { useFixture, useHarness } from '../../support/harness'
+import { startPaymentChain } from '../../support/payment-chain'
+import { startStripeServer, stripeEnv } from '../../support/stripe-server'
 import { CDP_ENV, seedManagedWallet, seedWalletSignIn, walletCall } from './helpers'
 
 describe.skipIf(!anvilAvailable)('wallet: balances, own wallet, top-up (anvil chain 8453)', () => {
-  let chain: PaymentChain
-  let stripe: StripeServer
-  let h: Harness
   // A chain with a deployed token and funded wallets: minutes on a loaded 2-core machine.
-  beforeAll(async () => {
-    chain = await startPaymentChain()
-    stripe = await startStripeServer()
-    h = await createHarness({ env: { ...chain.env, ...stripeEnv(stripe) } })
-  }, 180_000)
-  afterAll(async () => {
-    await h?.close()
-    await stripe?.close()
-    await chain?.close()
-  })
+  const chain = useFixture(() => startPaymentChain(), { timeout: 180_000 })
+  const stripe = useFixture(() => startStripeServer())
+  const h = useHarness(() => ({ env: { ...chain.env, ...stripeEnv(stripe) } }))
 
   const balances = async (address: string) => {
     const res = await walletCall(h, 'GET', `/api/wallet?address=${address}`)
@@ -132,11 +122,7 @@ describe.skipIf(!anvilAvailable)('wallet: balances, own wallet, top-up (anvil ch
 })
 
 describe('wallet with CDP configured', () => {
-  let h: Harness
-  beforeAll(async () => {
-    h = await createHarness({ env: CDP_ENV })
-  })
-  afterAll(() => h?.close())
+  const h = useHarness({ env: CDP_ENV })
 
   it('GET /api/wallet without address: the agentic wallet info, no session needed', async () => {
     const res = await walletCall(h, 'GET', '/api/wallet')

@@ -1,8 +1,8 @@
-import { createServer, type Server } from 'node:net'
-import type { AddressInfo } from 'node:net'
+import { createServer } from 'node:net'
 import { expect } from 'vitest'
 import { accounts, userWallets } from '../../../schema'
 import type { Harness, SeededUser } from '../../support/harness'
+import { listen } from '../../support/loopback'
 import { call, freshIp } from '../../support/requests'
 
 /** A request as the dashboard sends it, from a fresh client IP (only the rate-limit test shares a counter). */
@@ -29,33 +29,8 @@ export async function expectError(res: Response, status: number, code: string, e
   return body
 }
 
-/** A loopback URL where nothing listens (connections refused at once): an RPC that is down. */
-export async function closedPortUrl() {
-  const server = createServer()
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const { port } = server.address() as AddressInfo
-  await new Promise<void>((r) => server.close(() => r()))
-  return `http://127.0.0.1:${port}`
-}
-
 /** A loopback "RPC" that accepts connections and never answers: the deadline must end the request. */
-export async function silentServer(): Promise<{ url: string; close: () => Promise<void> }> {
-  const sockets = new Set<import('node:net').Socket>()
-  const server: Server = createServer((s) => {
-    sockets.add(s)
-    s.on('close', () => sockets.delete(s))
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy()
-        server.close(() => r())
-      }),
-  }
-}
+export const silentServer = () => listen(createServer())
 
 export const ADDRESS = '0x52908400098527886E0F7030069857D2E4169EE7'
 export const CDP_ENV = { CDP_API_KEY_ID: 'organizations/test/apiKeys/test', CDP_API_KEY_SECRET: 'cdp-test-secret', CDP_PROJECT_ID: 'proj-test' }

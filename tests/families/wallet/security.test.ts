@@ -1,16 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { userWallets } from '../../../schema'
-import { createHarness, type Harness } from '../../support/harness'
-import { ADDRESS, closedPortUrl, expectError, seedManagedWallet, seedWalletSignIn, walletCall } from './helpers'
+import { useHarness } from '../../support/harness'
+import { ADDRESS, expectError, seedManagedWallet, seedWalletSignIn, walletCall } from './helpers'
+import { closedUrl } from '../../support/loopback'
 
-let h: Harness
+const h = useHarness(async () => ({ env: { BASE_RPC_URL: await closedUrl() } }))
 beforeAll(async () => {
-  h = await createHarness({ env: { BASE_RPC_URL: await closedPortUrl() } })
   // Alice has a managed wallet and a wallet sign-in; bob has neither.
   await seedManagedWallet(h, h.users.alice, ADDRESS, 'alice-wallet-id')
   await seedWalletSignIn(h, h.users.alice, '0x1111111111111111111111111111111111111111')
 })
-afterAll(() => h?.close())
 
 const SIGNED_IN: Array<[string, string, unknown?]> = [
   ['GET', '/api/wallet'],

@@ -1,4 +1,3 @@
-import net from 'node:net'
 import { OAuth2Server } from 'oauth2-mock-server'
 import { parseUnits, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -118,15 +117,6 @@ export function call(app: App, method: string, path: string, body?: unknown, hea
     headers: { 'content-type': 'application/json', ...BROWSER, ...headers },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   })
-}
-
-/** A loopback port nothing listens on. */
-export async function closedPort() {
-  const s = net.createServer()
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))
-  const { port } = s.address() as net.AddressInfo
-  await new Promise<void>((resolve) => s.close(() => resolve()))
-  return port
 }
 
 /** Splits and checks a session token against `secret` the way a client holding the secret would. */
