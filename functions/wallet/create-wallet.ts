@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { Context } from 'hono'
 import type { Address, Hex } from 'viem'
-import { privateKeyToAddress } from 'viem/accounts'
 import type { SignedInEnv } from '../../lib/context'
 import { sha256, sha256Hex, toHex } from '../../lib/crypto'
 import { withUser, type Db } from '../../lib/db/rls'
@@ -33,7 +32,8 @@ const RETRY_AFTER_SEC = '30'
  * A retry after a lost answer makes no second account: the account's name is derived from the user (CDP names are
  * unique in a project), and a create's idempotency key too, so CDP replays the first answer for 24 hours and refuses
  * the name after that (`already_exists`), when the account is read back by name and stored. An import cannot replay
- * (its encrypted key differs each time, so it takes a fresh key): a second import meets the name the same way.
+ * (its encrypted key differs each time, so it takes a fresh key): a second import meets the name the same way, and
+ * the account found is stored with a 400 `WALLET_EXISTS` (this request imported nothing).
  * CDP down or refusing: 503 `WALLET_PROVIDER_UNAVAILABLE` with `Retry-After`, nothing stored. The private key is
  * used for the CDP call only: never stored, logged or answered.
  */
@@ -46,16 +46,16 @@ export async function createManagedWallet(c: Context<SignedInEnv>, opts: { priva
     if (existing) throw new ApiError('WALLET_EXISTS')
     const cdp = await cdpClient(config)
     const name = await cdpAccountName(userId)
-    const { account, otherKey } = await obtainAccount(c, cdp, name, opts.privateKey)
+    const { account, adopted } = await obtainAccount(c, cdp, name, opts.privateKey)
     const [row] = await tx
       .insert(userWallets)
       .values({ userId, address: account.address, walletId: name, network: CDP_NETWORK, createdAt: account.createdAt ?? new Date() })
       .returning({ address: userWallets.address, walletId: userWallets.walletId, network: userWallets.network, createdAt: userWallets.createdAt })
-    return { wallet: { ...row, address: account.address }, otherKey }
+    return { wallet: { ...row, address: account.address }, importRefused: adopted && opts.privateKey !== undefined }
   })
-  // The user's account already existed in CDP with another key than the one sent: it is theirs and now stored, but
-  // the key was not imported.
-  if (outcome.otherKey) throw new ApiError('WALLET_EXISTS')
+  // An import that found the user's account already in CDP: it is theirs and now stored, but this request imported
+  // nothing (the account may hold another key: telling would take secp256k1 in this bundle, over its budget).
+  if (outcome.importRefused) throw new ApiError('WALLET_EXISTS')
   return outcome.wallet
 }
 
@@ -69,12 +69,12 @@ async function lockUserWallet(tx: Db, userId: string) {
 }
 
 /** The CDP account for `name`: created, imported, or (made by an earlier attempt whose answer was lost) read back. */
-async function obtainAccount(c: Context<SignedInEnv>, cdp: CdpClient, name: string, privateKey?: Hex): Promise<{ account: CdpAccount; otherKey: boolean }> {
+async function obtainAccount(c: Context<SignedInEnv>, cdp: CdpClient, name: string, privateKey?: Hex): Promise<{ account: CdpAccount; adopted: boolean }> {
   try {
     const account = privateKey
       ? await cdp.importAccount({ name, privateKey, idempotencyKey: crypto.randomUUID() })
       : await cdp.createAccount({ name, idempotencyKey: await cdpIdempotencyKey('create-account', c.var.user.id) })
-    return { account, otherKey: false }
+    return { account, adopted: false }
   } catch (e) {
     if (!(e instanceof CdpError) || e.errorType !== 'already_exists') throw providerFailure(c, e)
     // Either this user's account exists (by its name), or the imported key's address is another account of the project.
@@ -85,7 +85,7 @@ async function obtainAccount(c: Context<SignedInEnv>, cdp: CdpClient, name: stri
       throw providerFailure(c, read)
     }
     if (!account) throw providerFailure(c, e)
-    return { account, otherKey: privateKey !== undefined && account.address !== privateKeyToAddress(privateKey) }
+    return { account, adopted: true }
   }
 }
 

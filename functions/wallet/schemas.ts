@@ -116,7 +116,10 @@ export const ImportCdpBody = z
       .transform((key) => `0x${key.replace(/^0x/, '').toLowerCase()}` as `0x${string}`)
       .optional()
       .openapi({
+        // the transform hides the string's own bounds from the document: stated here
         type: 'string',
+        maxLength: 66,
+        pattern: PRIVATE_KEY.source,
         description: 'A secp256k1 private key (32 bytes, hex, `0x` optional) to import; sent to CDP encrypted, never logged, stored or echoed',
       }),
   })

@@ -20,9 +20,10 @@ export const route = signedInRoute(
       'Without `privateKey`: as `POST /api/wallet/create`, a new CDP EVM account. With it: that key’s account is ' +
       'imported into CDP (`POST /v2/evm/accounts/import`): the key is encrypted to CDP’s published RSA key (RSA-OAEP, ' +
       'SHA-256) before it leaves this service, and is never logged, stored or echoed (a malformed or out-of-range key ' +
-      'is 400 `Invalid private key`, without the value). When CDP already holds your account under another key ' +
-      '(an earlier create whose answer was lost), that account is stored as your wallet and the answer is 400 ' +
-      '`WALLET_EXISTS`: the key is not imported. A key whose account CDP already holds for someone else is refused ' +
+      'is 400 `Invalid private key`, without the value). When CDP already holds an account under your name (an ' +
+      'earlier create or import whose answer was lost), that account is stored as your wallet and the answer is 400 ' +
+      '`WALLET_EXISTS`: this request imported nothing (`get_seed` shows the address). A key whose account CDP ' +
+      'already holds for someone else is refused ' +
       `(503 \`Wallet provider refused the request\`). ${CREATION_RULES}`,
     request: { body: jsonBody(ImportCdpBody) },
     responses: {

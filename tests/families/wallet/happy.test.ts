@@ -233,14 +233,17 @@ describe('managed wallets through CDP (a fake CDP API checking its authenticatio
     expect(cdp.accounts.filter((a) => a.name === name)).toHaveLength(1)
   })
 
-  it('an import whose answer was lost: the retry finds the account under the user’s name, same address', async () => {
+  it('an import whose answer was lost: the retry stores the account CDP holds under the user’s name, imports nothing', async () => {
     const user = await h.seedUser('Ned', `ned-${crypto.randomUUID()}@example.com`)
     const privateKey = generatePrivateKey()
     cdp.dropNextAnswer()
     expect((await walletCall(h, 'POST', '/api/wallet/cdp', { user, body: { privateKey } })).status).toBe(503)
     const retry = await walletCall(h, 'POST', '/api/wallet/cdp', { user, body: { privateKey } })
-    expect(retry.status).toBe(201)
-    expect(await retry.json()).toEqual({ success: true, address: privateKeyToAddress(privateKey), network: 'base' })
+    expect(retry.status).toBe(400)
+    expect((await retry.json()).code).toBe('WALLET_EXISTS')
+    const seed = await walletCall(h, 'POST', '/api/wallet', { user, body: { action: 'get_seed' } })
+    expect(await seed.json()).toMatchObject({ address: privateKeyToAddress(privateKey), walletId: await cdpAccountName(user.id) })
+    expect(cdp.accounts.filter((a) => a.address === privateKeyToAddress(privateKey))).toHaveLength(1)
   })
 
   it('one wallet per user under concurrency: 10 parallel creates make one CDP account and store one wallet', async () => {
