@@ -14,8 +14,9 @@ import { listen, type Loopback } from './loopback'
  *   ES256 for an EC key), verified with the key's public part: header `kid` the key id, claims `iss: 'cdp'`, `sub` the
  *   key id, `aud` `cdp_service`, `nbf` and `exp` (checked against the clock), and `uris` naming this request as
  *   `METHOD host/path`. A POST to an account endpoint also needs `X-Wallet-Auth`: ES256 with the Wallet Secret's key,
- *   `iat` within the last minute, `nbf`, a `jti` never seen before, the same `uris`, and `reqHash` the hex SHA-256 of
- *   the body's JSON with its keys sorted. Anything else is 401 `unauthorized`.
+ *   `iat`, `nbf`, a `jti` never seen before, the same `uris`, and `reqHash` the hex SHA-256 of the body's JSON with
+ *   its keys sorted. That token carries no `exp` (CDP's SDKs sign one per request): the fake's own bound is an `iat`
+ *   within the last minute. Anything else is 401 `unauthorized`.
  * - Errors are `{errorType, errorMessage, correlationId, errorLink}`: 400 `invalid_request`, 401 `unauthorized`,
  *   404 `not_found`, 409 `already_exists` (an account name, or an imported address, already in the project),
  *   409 `idempotency_error` (a key reused for another request).

@@ -32,7 +32,7 @@ export const route = signedInRoute(
 )
 
 export const handler: RouteHandler<typeof route, SignedInEnv> = async (c) => {
-  c.req.valid('json')
+  c.req.valid('json') // `email` is checked only: the wallet is the signed-in caller's
   const wallet = await createManagedWallet(c)
   return c.json({ success: true as const, walletAddress: wallet.address, walletId: wallet.walletId, networks: [...CDP_SUPPORTED_CHAINS] }, 201)
 }
