@@ -112,11 +112,16 @@ export const configSchema = z.object({
   PAYMENT_TOKEN_ADDRESS: z.string().default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
   PAYMENT_TOKEN_DECIMALS: z.coerce.number().int().min(0).max(36).default(6),
   PAYMENT_CURRENCY: z.string().default('USDC'),
-  // Managed (agentic) wallets through Coinbase Developer Platform: configured when both key parts are set; the
-  // project id is optional and only shown. The secret never leaves the config.
+  // Managed (agentic) wallets through Coinbase Developer Platform's server-wallet API (v2): configured when the API
+  // key (id, and its Ed25519 or EC secret) and the Wallet Secret (base64 PKCS#8 EC key, signs account writes) are
+  // set; the project id is optional and only shown. CDP_IMPORT_PUBLIC_KEY (PEM) replaces the RSA key CDP publishes
+  // for encrypting imported private keys (functions/wallet/cdp.ts). The secrets never leave the config.
   CDP_API_KEY_ID: z.string().optional(),
   CDP_API_KEY_SECRET: z.string().optional(),
+  CDP_WALLET_SECRET: z.string().optional(),
   CDP_PROJECT_ID: z.string().optional(),
+  CDP_API_URL: z.string().default('https://api.cdp.coinbase.com'),
+  CDP_IMPORT_PUBLIC_KEY: z.string().optional(),
   // Social post limiter (spec 2 "Limits"): its own Upstash REST database when set, else UPSTASH_REDIS_REST_*
   KV_REST_API_URL: z.string().optional(),
   KV_REST_API_TOKEN: z.string().optional(),

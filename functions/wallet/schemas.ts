@@ -97,14 +97,31 @@ export const WalletActionBody = z
 
 export const CreateWalletBody = z.object({ email: emailField().openapi({ description: 'The wallet owner’s email (CDP account)' }) }).openapi('CreateWalletRequest')
 
+/** The order of secp256k1: a private key is a number from 1 to one less than this. */
+const SECP256K1_ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
+const INVALID_PRIVATE_KEY = 'Invalid private key'
+const PRIVATE_KEY = /^(0x)?[0-9a-fA-F]{64}$/
+
 export const ImportCdpBody = z
   .object({
     privateKey: z
       .string()
-      .max(66, 'Invalid private key')
-      .regex(/^(0x)?[0-9a-fA-F]{64}$/, 'Invalid private key')
+      .max(66, INVALID_PRIVATE_KEY)
+      .regex(PRIVATE_KEY, INVALID_PRIVATE_KEY)
+      .refine((key) => {
+        if (!PRIVATE_KEY.test(key)) return true // the regex has said so
+        const n = BigInt(`0x${key.replace(/^0x/, '')}`)
+        return n > 0n && n < SECP256K1_ORDER
+      }, INVALID_PRIVATE_KEY)
+      .transform((key) => `0x${key.replace(/^0x/, '').toLowerCase()}` as `0x${string}`)
       .optional()
-      .openapi({ description: 'A 32-byte hex key to import; never logged, stored or echoed' }),
+      .openapi({
+        // the transform hides the string's own bounds from the document: stated here
+        type: 'string',
+        maxLength: 66,
+        pattern: PRIVATE_KEY.source,
+        description: 'A secp256k1 private key (32 bytes, hex, `0x` optional) to import; sent to CDP encrypted, never logged, stored or echoed',
+      }),
   })
   .openapi('CdpWalletRequest')
 

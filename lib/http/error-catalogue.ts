@@ -139,7 +139,8 @@ export const errorCodes = {
   INSTALL_FAILED: 'The installation could not be stored (`install_failed`); nothing changed, retry.',
   // Wallet
   WALLET_EXISTS: 'The caller already has a managed wallet: there is one per user.',
-  NOT_IMPLEMENTED: 'The provider is configured but this operation is not available on this deployment yet; nothing was done.',
+  WALLET_PROVIDER_UNAVAILABLE:
+    'The wallet provider (Coinbase Developer Platform) did not answer in time, failed, or refused the call (`Wallet provider refused the request`); nothing was stored. `Retry-After` says when to try again.',
   // Files
   STORAGE_LIMIT: 'The upload would take the caller\'s files past their plan\'s storage quota: `plan`, `limitBytes` and `usedBytes` say where they stand.',
   MALFORMED_MULTIPART: 'An upload\'s body is not well-formed `multipart/form-data`: another `Content-Type`, no boundary, cut off, or not closed within its `Content-Length`.',

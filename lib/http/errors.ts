@@ -152,7 +152,7 @@ export const ERRORS = {
   INSTALL_FAILED: [500, 'install_failed', 'exact'],
   // Wallet
   WALLET_EXISTS: [400, 'Wallet already exists'],
-  NOT_IMPLEMENTED: [503, 'Not available on this deployment'],
+  WALLET_PROVIDER_UNAVAILABLE: [503, 'Wallet provider unavailable'],
   // Files
   STORAGE_LIMIT: [413, 'Storage limit exceeded'],
   MALFORMED_MULTIPART: [400, 'Malformed multipart body'],

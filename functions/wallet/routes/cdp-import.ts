@@ -1,13 +1,12 @@
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { SignedInEnv } from '../../../lib/context'
-import { readAsUser } from '../../../lib/db/rls'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limitedRoute } from '../../../lib/http/rate-limit'
 import { signedInRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
-import { managedWalletQuery } from '../owned'
-import { refuseManagedWalletCreation } from '../create-wallet'
+import { createManagedWallet } from '../create-wallet'
+import { CREATE_RESPONSES, CREATION_RULES } from '../creation-docs'
 import { CdpWalletSchema, ImportCdpBody } from '../schemas'
 
 export const route = signedInRoute(
@@ -18,22 +17,25 @@ export const route = signedInRoute(
     tags: ['Wallet'],
     summary: 'Create (or import with `privateKey`) your managed CDP wallet',
     description:
-      'The key, when given, is used for the CDP call only: never logged, stored or echoed (a malformed one is 400 ' +
-      '`Invalid private key`, without the value). Without CDP configured: 500 `CDP not configured`; with CDP: 503 ' +
-      '`NOT_IMPLEMENTED` for now (the CDP API calls are not available yet; nothing is created or faked). One managed ' +
-      'wallet per user.',
+      'Without `privateKey`: as `POST /api/wallet/create`, a new CDP EVM account. With it: that key’s account is ' +
+      'imported into CDP (`POST /v2/evm/accounts/import`): the key is encrypted to CDP’s published RSA key (RSA-OAEP, ' +
+      'SHA-256) before it leaves this service, and is never logged, stored or echoed (a malformed or out-of-range key ' +
+      'is 400 `Invalid private key`, without the value). When CDP already holds an account under your name (an ' +
+      'earlier create or import whose answer was lost), that account is stored as your wallet and the answer is 400 ' +
+      '`WALLET_EXISTS`: this request imported nothing (`get_seed` shows the address). A key whose account CDP ' +
+      'already holds for someone else is refused ' +
+      `(503 \`Wallet provider refused the request\`). ${CREATION_RULES}`,
     request: { body: jsonBody(ImportCdpBody) },
     responses: {
-      201: ok(CdpWalletSchema, 'Created (once CDP creation is available)'),
+      201: ok(CdpWalletSchema, 'Created or imported: the account’s address and network'),
       400: errorResponse('`Invalid private key` (`VALIDATION`), malformed JSON (`INVALID_JSON`), or `Wallet already exists` (`WALLET_EXISTS`)'),
-      500: errorResponse('`CDP not configured` (`MISCONFIGURED`)'),
-      503: errorResponse('`CDP wallet creation is not available yet` (`NOT_IMPLEMENTED`)'),
+      ...CREATE_RESPONSES,
     },
   }),
 )
 
 export const handler: RouteHandler<typeof route, SignedInEnv> = async (c) => {
-  c.req.valid('json') // validated (the key's shape) and otherwise unused until CDP import exists
-  const [wallet] = await readAsUser(c, (db) => managedWalletQuery(db, c.var.user.id))
-  return refuseManagedWalletCreation(c, wallet !== undefined)
+  const { privateKey } = c.req.valid('json')
+  const wallet = await createManagedWallet(c, { privateKey })
+  return c.json({ success: true as const, address: wallet.address, network: wallet.network }, 201)
 }

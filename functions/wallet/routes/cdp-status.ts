@@ -14,7 +14,10 @@ export const route = signedInRoute(
     operationId: 'getCdpStatus',
     tags: ['Wallet'],
     summary: 'Whether managed (CDP) wallets are configured',
-    description: '`status` `configured` when the CDP API key id and secret are set, else `not_configured`; the chains a managed wallet can use.',
+    description:
+      '`status` `configured` when the CDP API key id and secret are set, else `not_configured`; the chains a managed ' +
+      'wallet can use. Creating one also needs the CDP Wallet Secret, checked when a wallet is created (503 ' +
+      '`NOT_CONFIGURED` without it).',
     responses: { 200: ok(CdpStatusSchema) },
   }),
 )

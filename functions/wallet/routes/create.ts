@@ -1,13 +1,13 @@
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { SignedInEnv } from '../../../lib/context'
-import { readAsUser } from '../../../lib/db/rls'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limitedRoute } from '../../../lib/http/rate-limit'
 import { signedInRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
-import { managedWalletQuery } from '../owned'
-import { refuseManagedWalletCreation } from '../create-wallet'
+import { CDP_SUPPORTED_CHAINS } from '../cdp'
+import { createManagedWallet } from '../create-wallet'
+import { CREATE_RESPONSES, CREATION_RULES } from '../creation-docs'
 import { CreatedWalletSchema, CreateWalletBody } from '../schemas'
 
 export const route = signedInRoute(
@@ -18,20 +18,21 @@ export const route = signedInRoute(
     tags: ['Wallet'],
     summary: 'Create your managed (CDP) wallet',
     description:
-      'One managed wallet per user, for `email`. Without CDP configured: 500 `CDP not configured`. With CDP ' +
-      'configured: 503 `NOT_IMPLEMENTED` for now (creation through the CDP API is not available yet; nothing is ' +
-      'created or faked). Once available it answers 201 `{success, walletAddress, walletId, networks}`.',
+      'Makes a new EVM account in the platform’s Coinbase Developer Platform project and stores it as your managed ' +
+      'wallet: `walletAddress` its address, `walletId` its CDP account name, `networks` where it is used. `email` is ' +
+      'required and checked as an address, but not sent or stored: a CDP server account has no owner email, and the ' +
+      `wallet is always the signed-in caller's. ${CREATION_RULES}`,
     request: { body: jsonBody(CreateWalletBody) },
     responses: {
       201: ok(CreatedWalletSchema, 'Created'),
       400: errorResponse('`Email is required` or `Invalid email` (`VALIDATION`), malformed JSON (`INVALID_JSON`), or `Wallet already exists` (`WALLET_EXISTS`)'),
-      500: errorResponse('`CDP not configured` (`MISCONFIGURED`)'),
-      503: errorResponse('`CDP wallet creation is not available yet` (`NOT_IMPLEMENTED`)'),
+      ...CREATE_RESPONSES,
     },
   }),
 )
 
 export const handler: RouteHandler<typeof route, SignedInEnv> = async (c) => {
-  const [wallet] = await readAsUser(c, (db) => managedWalletQuery(db, c.var.user.id))
-  return refuseManagedWalletCreation(c, wallet !== undefined)
+  c.req.valid('json') // `email` is checked only: the wallet is the signed-in caller's
+  const wallet = await createManagedWallet(c)
+  return c.json({ success: true as const, walletAddress: wallet.address, walletId: wallet.walletId, networks: [...CDP_SUPPORTED_CHAINS] }, 201)
 }

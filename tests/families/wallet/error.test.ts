@@ -1,8 +1,15 @@
-import { describe, expect, it } from 'vitest'
-import { useFixture, useHarness } from '../../support/harness'
+import { eq } from 'drizzle-orm'
+import { generatePrivateKey } from 'viem/accounts'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { cdpClient, CdpError, CDP_TIMEOUT_MS } from '../../../functions/wallet/cdp-client'
+import { cdpAccountName } from '../../../functions/wallet/create-wallet'
+import type { Config } from '../../../lib/config'
+import { userWallets } from '../../../schema'
+import { cdpApiKey, cdpWalletSecret, startCdpServer } from '../../support/cdp-server'
+import { type Harness, useFixture, useHarness } from '../../support/harness'
 import { withinOneWindow } from '../../support/requests'
 import { startStripeServer, stripeEnv } from '../../support/stripe-server'
-import { ADDRESS, expectError, seedManagedWallet, silentServer, walletCall } from './helpers'
+import { ADDRESS, expectError, seedManagedWallet, silentServer, walletCall, withConfig } from './helpers'
 import { closedUrl } from '../../support/loopback'
 
 const stripe = useFixture(() => startStripeServer())
@@ -142,5 +149,155 @@ describe('GET /api/wallet/top-up', () => {
     } finally {
       stripe.failAll(null)
     }
+  })
+})
+
+describe('creating a managed wallet when CDP fails (a fake CDP API)', () => {
+  const cdp = useFixture(() => startCdpServer())
+  const withCdp = useHarness(() => ({ env: cdp.env }))
+
+  const CREATES = [
+    ['POST /api/wallet create', '/api/wallet', () => ({ action: 'create' })],
+    ['POST /api/wallet/create', '/api/wallet/create', (email: string) => ({ email })],
+    ['POST /api/wallet/cdp', '/api/wallet/cdp', () => ({})],
+    ['POST /api/wallet/cdp with a key', '/api/wallet/cdp', () => ({ privateKey: generatePrivateKey() })],
+  ] as const
+  const quiet = () => vi.spyOn(console, 'error').mockImplementation(() => {})
+  afterEach(() => vi.restoreAllMocks())
+  const storedFor = (hh: Harness, userId: string) => hh.db.select().from(userWallets).where(eq(userWallets.userId, userId))
+
+  async function expectUnavailable(hh: Harness, error: string) {
+    for (const [, path, body] of CREATES) {
+      const user = await hh.seedUser('Una', `una-${crypto.randomUUID()}@example.com`)
+      const res = await walletCall(hh, 'POST', path, { user, body: body(user.email) })
+      await expectError(res, 503, 'WALLET_PROVIDER_UNAVAILABLE', error)
+      expect(res.headers.get('retry-after')).toBe('30')
+      expect(await storedFor(hh, user.id)).toEqual([])
+    }
+  }
+
+  it('CDP down: 503 `Wallet provider unavailable` with Retry-After, from every route, nothing stored', async () => {
+    quiet()
+    await withConfig(withCdp, { CDP_API_URL: await closedUrl() }, () => expectUnavailable(withCdp, 'Wallet provider unavailable'))
+  })
+
+  it('CDP never answers: 503 within the deadline', { timeout: 20_000 }, async () => {
+    quiet()
+    const started = Date.now()
+    const { alice } = withCdp.users
+    const res = await withConfig(withCdp, { CDP_API_URL: silent.url }, () => walletCall(withCdp, 'POST', '/api/wallet/create', { user: alice, body: { email: alice.email } }))
+    await expectError(res, 503, 'WALLET_PROVIDER_UNAVAILABLE', 'Wallet provider unavailable')
+    expect(Date.now() - started).toBeLessThan(CDP_TIMEOUT_MS + 2_000)
+  })
+
+  it.each([
+    [500, 'internal_server_error', 'Wallet provider unavailable'],
+    [503, 'service_unavailable', 'Wallet provider unavailable'],
+    [429, 'rate_limit_exceeded', 'Wallet provider unavailable'],
+    [400, 'invalid_request', 'Wallet provider refused the request'],
+    [403, 'forbidden', 'Wallet provider refused the request'],
+  ])('CDP answers %i %s: 503 `%s`, nothing stored, and the next try works', async (status, errorType, error) => {
+    const logged = quiet()
+    const user = await withCdp.seedUser('Ray', `ray-${crypto.randomUUID()}@example.com`)
+    cdp.failNext(status, errorType)
+    const res = await walletCall(withCdp, 'POST', '/api/wallet/create', { user, body: { email: user.email } })
+    await expectError(res, 503, 'WALLET_PROVIDER_UNAVAILABLE', error)
+    expect(await storedFor(withCdp, user.id)).toEqual([])
+    // What Coinbase support asks for is logged: the status, the error type and CDP's correlation id.
+    expect(JSON.parse(String(logged.mock.calls.at(-1)![0]))).toMatchObject({ event: 'wallet.cdp_failed', status, errorType, correlationId: expect.any(String) })
+    const retry = await walletCall(withCdp, 'POST', '/api/wallet/create', { user, body: { email: user.email } })
+    expect(retry.status).toBe(201)
+  })
+
+  it('a key or Wallet Secret CDP does not know: CDP answers 401 `unauthorized`, here 503 refused, nothing stored', async () => {
+    quiet()
+    for (const patch of [{ CDP_API_KEY_SECRET: cdpApiKey().secret }, { CDP_WALLET_SECRET: cdpWalletSecret().secret }]) {
+      const before = cdp.requests.length
+      await withConfig(withCdp, patch, () => expectUnavailable(withCdp, 'Wallet provider refused the request'))
+      expect(cdp.requests.length).toBeGreaterThan(before)
+      expect(cdp.requests.slice(before).every((r) => r.status === 401)).toBe(true)
+    }
+  })
+
+  it('tokens past their expiry: CDP refuses them (401 unauthorized)', async () => {
+    const client = await cdpClient(cdp.env as unknown as Config, { now: () => Date.now() - 5 * 60_000 })
+    const failure = await client.createAccount({ name: `expired-${Date.now()}`, idempotencyKey: crypto.randomUUID() }).catch((e: unknown) => e)
+    expect(failure).toBeInstanceOf(CdpError)
+    expect(failure).toMatchObject({ status: 401, errorType: 'unauthorized', correlationId: expect.any(String) })
+    // The same call dated now goes through.
+    const fresh = await cdpClient(cdp.env as unknown as Config)
+    await expect(fresh.createAccount({ name: `fresh-${Date.now()}`, idempotencyKey: crypto.randomUUID() })).resolves.toMatchObject({ address: expect.any(String) })
+  })
+
+  it('no Wallet Secret, or credentials that do not import: 503 NOT_CONFIGURED, nothing sent to CDP', async () => {
+    quiet()
+    const before = cdp.requests.length
+    const create = () => walletCall(withCdp, 'POST', '/api/wallet', { user: withCdp.users.alice, body: { action: 'create' } })
+    await expectError(await withConfig(withCdp, { CDP_WALLET_SECRET: undefined }, create), 503, 'NOT_CONFIGURED', 'CDP wallet secret not configured')
+    for (const patch of [{ CDP_API_KEY_SECRET: 'not-a-key' }, { CDP_API_KEY_SECRET: `-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----` }, { CDP_WALLET_SECRET: 'bm90IGEga2V5' }]) {
+      await expectError(await withConfig(withCdp, patch, create), 503, 'NOT_CONFIGURED', 'CDP credentials are not usable')
+    }
+    const importing = () => walletCall(withCdp, 'POST', '/api/wallet/cdp', { user: withCdp.users.alice, body: { privateKey: generatePrivateKey() } })
+    await expectError(await withConfig(withCdp, { CDP_IMPORT_PUBLIC_KEY: 'not a pem' }, importing), 503, 'NOT_CONFIGURED', 'CDP credentials are not usable')
+    expect(cdp.requests.length).toBe(before)
+  })
+
+  it('a second wallet: 400 WALLET_EXISTS from every route, and CDP is not called again', async () => {
+    const user = await withCdp.seedUser('Sol', `sol-${crypto.randomUUID()}@example.com`)
+    expect((await walletCall(withCdp, 'POST', '/api/wallet/create', { user, body: { email: user.email } })).status).toBe(201)
+    const before = cdp.requests.length
+    for (const [, path, body] of CREATES) {
+      await expectError(await walletCall(withCdp, 'POST', path, { user, body: body(user.email) }), 400, 'WALLET_EXISTS', 'Wallet already exists')
+    }
+    expect(cdp.requests.length).toBe(before)
+    expect(await storedFor(withCdp, user.id)).toHaveLength(1)
+  })
+
+  it.each([
+    ['zero', `0x${'0'.repeat(64)}`],
+    ['the curve order', '0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141'],
+    ['above the curve order', `0x${'f'.repeat(64)}`],
+    ['63 hex digits', `0x${'1'.repeat(63)}`],
+    ['not a string', 42],
+  ])('import: 400 `Invalid private key` for %s, without reaching CDP', async (_, privateKey) => {
+    const before = cdp.requests.length
+    const res = await walletCall(withCdp, 'POST', '/api/wallet/cdp', { user: withCdp.users.bob, body: { privateKey } })
+    await expectError(res, 400, 'VALIDATION', typeof privateKey === 'string' ? 'Invalid private key' : undefined)
+    expect(cdp.requests.length).toBe(before)
+  })
+
+  it('import of a key whose account CDP holds for another user: 503 refused, nothing stored', async () => {
+    quiet()
+    const privateKey = generatePrivateKey()
+    const first = await withCdp.seedUser('Kim', `kim-${crypto.randomUUID()}@example.com`)
+    expect((await walletCall(withCdp, 'POST', '/api/wallet/cdp', { user: first, body: { privateKey } })).status).toBe(201)
+    const second = await withCdp.seedUser('Lee', `lee-${crypto.randomUUID()}@example.com`)
+    const res = await walletCall(withCdp, 'POST', '/api/wallet/cdp', { user: second, body: { privateKey } })
+    await expectError(res, 503, 'WALLET_PROVIDER_UNAVAILABLE', 'Wallet provider refused the request')
+    expect(await storedFor(withCdp, second.id)).toEqual([])
+  })
+
+  it('import when CDP already holds the user’s account under another key (a lost create): that account is stored, 400', async () => {
+    quiet()
+    const user = await withCdp.seedUser('Moe', `moe-${crypto.randomUUID()}@example.com`)
+    cdp.dropNextAnswer()
+    expect((await walletCall(withCdp, 'POST', '/api/wallet/create', { user, body: { email: user.email } })).status).toBe(503)
+    const created = cdp.accounts.at(-1)!
+    const res = await walletCall(withCdp, 'POST', '/api/wallet/cdp', { user, body: { privateKey: generatePrivateKey() } })
+    await expectError(res, 400, 'WALLET_EXISTS')
+    const seed = await walletCall(withCdp, 'POST', '/api/wallet', { user, body: { action: 'get_seed' } })
+    expect(await seed.json()).toMatchObject({ address: created.address, walletId: await cdpAccountName(user.id) })
+  })
+
+  it('get_seed with CDP configured but no wallet yet: 404', async () => {
+    await expectError(await walletCall(withCdp, 'POST', '/api/wallet', { user: withCdp.users.admin, body: { action: 'get_seed' } }), 404, 'NOT_FOUND', 'No wallet found')
+  })
+
+  it('the fake refuses a reused idempotency key on another request (409 idempotency_error), as CDP does', async () => {
+    const client = await cdpClient(cdp.env as unknown as Config)
+    const idempotencyKey = crypto.randomUUID()
+    await client.createAccount({ name: `idem-a-${Date.now()}`, idempotencyKey })
+    const failure = await client.createAccount({ name: `idem-b-${Date.now()}`, idempotencyKey }).catch((e: unknown) => e)
+    expect(failure).toMatchObject({ status: 409, errorType: 'idempotency_error' })
   })
 })

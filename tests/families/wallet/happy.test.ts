@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { getAddress, parseEther } from 'viem'
 import { anvilAvailable, anvilClients } from '../../support/anvil'
-import { useFixture, useHarness } from '../../support/harness'
+import { eq } from 'drizzle-orm'
+import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts'
+import { cdpAccountName, cdpIdempotencyKey } from '../../../functions/wallet/create-wallet'
+import { userWallets } from '../../../schema'
+import { startCdpServer } from '../../support/cdp-server'
+import { createHarness, useFixture, useHarness } from '../../support/harness'
 import { startPaymentChain } from '../../support/payment-chain'
 import { startStripeServer, stripeEnv } from '../../support/stripe-server'
 import { CDP_ENV, seedManagedWallet, seedWalletSignIn, walletCall } from './helpers'
@@ -139,19 +144,136 @@ describe('wallet with CDP configured', () => {
     expect(JSON.parse(text)).toEqual({ status: 'configured', type: 'cdp', supportedChains: ['base'] })
     expect(text).not.toContain(CDP_ENV.CDP_API_KEY_SECRET)
   })
+})
 
-  it('creating a wallet is refused honestly (503), by every route, and nothing is stored', async () => {
-    const { alice } = h.users
-    for (const [path, body] of [
-      ['/api/wallet', { action: 'create' }],
-      ['/api/wallet/create', { email: alice.email }],
-      ['/api/wallet/cdp', {}],
-    ] as const) {
-      const res = await walletCall(h, 'POST', path, { user: alice, body })
-      expect(res.status, path).toBe(503)
-      expect(await res.json()).toEqual({ error: 'CDP wallet creation is not available yet', code: 'NOT_IMPLEMENTED' })
+describe('managed wallets through CDP (a fake CDP API checking its authentication)', () => {
+  const cdp = useFixture(() => startCdpServer())
+  const h = useHarness(() => ({ env: cdp.env }))
+  const writes = () => cdp.requests.filter((r) => r.method === 'POST')
+
+  it('POST /api/wallet/create: a new CDP account, stored as the caller’s wallet', async () => {
+    const user = await h.seedUser('Cleo', `cleo-${crypto.randomUUID()}@example.com`)
+    const res = await walletCall(h, 'POST', '/api/wallet/create', { user, body: { email: user.email } })
+    const body = await res.json()
+    expect(res.status, JSON.stringify(body)).toBe(201)
+    const name = await cdpAccountName(user.id)
+    const account = cdp.accounts.find((a) => a.name === name)!
+    expect(body).toEqual({ success: true, walletAddress: account.address, walletId: name, networks: ['base'] })
+    expect(name).toMatch(/^u-[0-9a-f]{32}$/)
+    // Signed as CDP documents: both tokens checked by the fake, an idempotency key derived from the user.
+    const sent = writes().at(-1)!
+    expect(sent).toMatchObject({ path: '/platform/v2/evm/accounts', status: 201 })
+    expect(JSON.parse(sent.body)).toEqual({ name })
+    expect(sent.headers['x-idempotency-key']).toBe(await cdpIdempotencyKey('create-account', user.id))
+    expect(sent.headers['x-wallet-auth']).toEqual(expect.any(String))
+
+    const seed = await walletCall(h, 'POST', '/api/wallet', { user, body: { action: 'get_seed' } })
+    expect(await seed.json()).toEqual({ hasWallet: true, address: account.address, walletId: name, network: 'base', createdAt: account.createdAt, custody: 'cdp', exportable: false })
+    const address = await walletCall(h, 'GET', '/api/wallet/address', { user })
+    expect(await address.json()).toEqual({ authenticated: true, address: account.address, network: 'base', type: 'cdp', source: 'managed' })
+  })
+
+  it('POST /api/wallet {action: create} and POST /api/wallet/cdp {} make one the same way', async () => {
+    const a = await h.seedUser('Abe', `abe-${crypto.randomUUID()}@example.com`)
+    const res = await walletCall(h, 'POST', '/api/wallet', { user: a, body: { action: 'create' } })
+    const body = await res.json()
+    expect(res.status, JSON.stringify(body)).toBe(201)
+    expect(body).toEqual({ success: true, walletAddress: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/), walletId: await cdpAccountName(a.id), networks: ['base'] })
+
+    const b = await h.seedUser('Bea', `bea-${crypto.randomUUID()}@example.com`)
+    const viaCdp = await walletCall(h, 'POST', '/api/wallet/cdp', { user: b, body: {} })
+    expect(viaCdp.status).toBe(201)
+    const created = await viaCdp.json()
+    expect(created).toEqual({ success: true, address: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/), network: 'base' })
+    expect(cdp.accounts.find((x) => x.address === created.address)?.name).toBe(await cdpAccountName(b.id))
+  })
+
+  it('POST /api/wallet/cdp {privateKey}: that key’s account imported, the key sent only encrypted', async () => {
+    const user = await h.seedUser('Ida', `ida-${crypto.randomUUID()}@example.com`)
+    const privateKey = generatePrivateKey()
+    const res = await walletCall(h, 'POST', '/api/wallet/cdp', { user, body: { privateKey: privateKey.slice(2).toUpperCase() } })
+    const text = await res.text()
+    expect(res.status, text).toBe(201)
+    const address = privateKeyToAddress(privateKey)
+    expect(JSON.parse(text)).toEqual({ success: true, address, network: 'base' })
+    expect(cdp.accounts.find((a) => a.address === address)).toMatchObject({ imported: true, name: await cdpAccountName(user.id) })
+    const sent = writes().at(-1)!
+    expect(sent.path).toBe('/platform/v2/evm/accounts/import')
+    expect(Object.keys(JSON.parse(sent.body)).sort()).toEqual(['encryptedPrivateKey', 'name'])
+    expect(sent.body.toLowerCase()).not.toContain(privateKey.slice(2))
+    expect(text.toLowerCase()).not.toContain(privateKey.slice(2))
+  })
+
+  it('a create whose answer was lost: the retry replays it (same idempotency key), one account', async () => {
+    const user = await h.seedUser('Lou', `lou-${crypto.randomUUID()}@example.com`)
+    const name = await cdpAccountName(user.id)
+    cdp.dropNextAnswer()
+    const lost = await walletCall(h, 'POST', '/api/wallet/create', { user, body: { email: user.email } })
+    expect(lost.status).toBe(503)
+    expect(cdp.accounts.filter((a) => a.name === name)).toHaveLength(1) // made, but the app never heard
+    expect(await h.db.select().from(userWallets).where(eq(userWallets.userId, user.id))).toEqual([])
+
+    const retry = await walletCall(h, 'POST', '/api/wallet/create', { user, body: { email: user.email } })
+    expect(retry.status).toBe(201)
+    expect((await retry.json()).walletAddress).toBe(cdp.accounts.find((a) => a.name === name)!.address)
+    expect(cdp.accounts.filter((a) => a.name === name)).toHaveLength(1)
+  })
+
+  it('past the idempotency window: CDP refuses the name, the account is read back by name and stored', async () => {
+    const user = await h.seedUser('Max', `max-${crypto.randomUUID()}@example.com`)
+    const name = await cdpAccountName(user.id)
+    cdp.dropNextAnswer()
+    expect((await walletCall(h, 'POST', '/api/wallet', { user, body: { action: 'create' } })).status).toBe(503)
+    cdp.forgetIdempotency()
+    const retry = await walletCall(h, 'POST', '/api/wallet', { user, body: { action: 'create' } })
+    expect(retry.status).toBe(201)
+    expect((await retry.json()).walletAddress).toBe(cdp.accounts.find((a) => a.name === name)!.address)
+    expect(cdp.requests.at(-2)).toMatchObject({ method: 'POST', status: 409 })
+    expect(cdp.requests.at(-1)).toMatchObject({ method: 'GET', path: `/platform/v2/evm/accounts/by-name/${name}`, status: 200 })
+    expect(cdp.accounts.filter((a) => a.name === name)).toHaveLength(1)
+  })
+
+  it('an import whose answer was lost: the retry stores the account CDP holds under the user’s name, imports nothing', async () => {
+    const user = await h.seedUser('Ned', `ned-${crypto.randomUUID()}@example.com`)
+    const privateKey = generatePrivateKey()
+    cdp.dropNextAnswer()
+    expect((await walletCall(h, 'POST', '/api/wallet/cdp', { user, body: { privateKey } })).status).toBe(503)
+    const retry = await walletCall(h, 'POST', '/api/wallet/cdp', { user, body: { privateKey } })
+    expect(retry.status).toBe(400)
+    expect((await retry.json()).code).toBe('WALLET_EXISTS')
+    const seed = await walletCall(h, 'POST', '/api/wallet', { user, body: { action: 'get_seed' } })
+    expect(await seed.json()).toMatchObject({ address: privateKeyToAddress(privateKey), walletId: await cdpAccountName(user.id) })
+    expect(cdp.accounts.filter((a) => a.address === privateKeyToAddress(privateKey))).toHaveLength(1)
+  })
+
+  it('one wallet per user under concurrency: 10 parallel creates make one CDP account and store one wallet', async () => {
+    const user = await h.seedUser('Zed', `zed-${crypto.randomUUID()}@example.com`)
+    const before = writes().length
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        i % 2 ? walletCall(h, 'POST', '/api/wallet', { user, body: { action: 'create' } }) : walletCall(h, 'POST', '/api/wallet/create', { user, body: { email: user.email } }),
+      ),
+    )
+    const statuses = answers.map((r) => r.status).sort()
+    expect(statuses).toEqual([201, 400, 400, 400, 400, 400, 400, 400, 400, 400])
+    for (const res of answers.filter((r) => r.status === 400)) expect((await res.json()).code).toBe('WALLET_EXISTS')
+    expect(writes().length - before).toBe(1)
+    const name = await cdpAccountName(user.id)
+    expect(cdp.accounts.filter((a) => a.name === name)).toHaveLength(1)
+    expect(await h.db.select().from(userWallets).where(eq(userWallets.userId, user.id))).toHaveLength(1)
+  })
+
+  it('an EC (ES256) API key signs as well as an Ed25519 one', async () => {
+    const ec = await startCdpServer({ keyType: 'ec' })
+    const other = await createHarness({ env: ec.env })
+    try {
+      const res = await walletCall(other, 'POST', '/api/wallet/create', { user: other.users.alice, body: { email: other.users.alice.email } })
+      expect(res.status).toBe(201)
+      expect(ec.accounts).toHaveLength(1)
+      expect(ec.env.CDP_API_KEY_SECRET).toMatch(/^-----BEGIN EC PRIVATE KEY-----/)
+    } finally {
+      await other.close()
+      await ec.close()
     }
-    const res = await walletCall(h, 'POST', '/api/wallet', { user: alice, body: { action: 'get_seed' } })
-    expect(res.status).toBe(404)
   })
 })

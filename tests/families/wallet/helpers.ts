@@ -1,5 +1,6 @@
 import { createServer } from 'node:net'
 import { expect } from 'vitest'
+import type { Config } from '../../../lib/config'
 import { accounts, userWallets } from '../../../schema'
 import type { Harness, SeededUser } from '../../support/harness'
 import { listen } from '../../support/loopback'
@@ -34,3 +35,15 @@ export const silentServer = () => listen(createServer())
 
 export const ADDRESS = '0x52908400098527886E0F7030069857D2E4169EE7'
 export const CDP_ENV = { CDP_API_KEY_ID: 'organizations/test/apiKeys/test', CDP_API_KEY_SECRET: 'cdp-test-secret', CDP_PROJECT_ID: 'proj-test' }
+
+/** Runs `fn` with `patch` over the harness's config (a CDP that is down, other credentials), then puts it back. */
+export async function withConfig<T>(h: Harness, patch: Partial<Record<keyof Config, string | undefined>>, fn: () => T | Promise<T>): Promise<T> {
+  const config = h.services.config as unknown as Record<string, unknown>
+  const saved = Object.fromEntries(Object.keys(patch).map((k) => [k, config[k]]))
+  Object.assign(config, patch)
+  try {
+    return await fn()
+  } finally {
+    Object.assign(config, saved)
+  }
+}
