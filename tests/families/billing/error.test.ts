@@ -148,8 +148,8 @@ describe('POST /api/billing: Stripe not configured or failing', () => {
 describe('usage units: the allowance', () => {
   it('spending past the daily allowance is 429 USAGE_LIMIT with resetsAt, and the refused units are given back', async () => {
     const user = await freshUser(h)
-    await spendUnits(h.services.kv, user.id, 'solo', 590)
-    const refusal = await spendUnits(h.services.kv, user.id, 'solo', 20).catch((e: unknown) => e)
+    await spendUnits(h.services, user.id, 'solo', 590)
+    const refusal = await spendUnits(h.services, user.id, 'solo', 20).catch((e: unknown) => e)
     expect(refusal).toBeInstanceOf(ApiError)
     const err = refusal as ApiError
     expect(err.status).toBe(429)
@@ -158,15 +158,15 @@ describe('usage units: the allowance', () => {
     expect(Number(err.headers?.['Retry-After'])).toBeGreaterThan(0)
     expect(await action(h, user, { action: 'get-usage' })).toMatchObject({ used: 590, remaining: 10 })
     // What is left can still be spent; with BYOK the allowance counts but does not cap.
-    await spendUnits(h.services.kv, user.id, 'solo', 10)
-    await spendUnits(h.services.kv, user.id, 'solo', 5, { byok: true })
+    await spendUnits(h.services, user.id, 'solo', 10)
+    await spendUnits(h.services, user.id, 'solo', 5, { byok: true })
     expect(await action(h, user, { action: 'get-usage' })).toMatchObject({ used: 605, remaining: 0 })
   })
 
   it('concurrent spends at the edge never admit more than the allowance', async () => {
     const user = await freshUser(h)
-    await spendUnits(h.services.kv, user.id, 'solo', 580)
-    const results = await Promise.allSettled(Array.from({ length: 50 }, () => spendUnits(h.services.kv, user.id, 'solo', 1)))
+    await spendUnits(h.services, user.id, 'solo', 580)
+    const results = await Promise.allSettled(Array.from({ length: 50 }, () => spendUnits(h.services, user.id, 'solo', 1)))
     expect(results.filter((r) => r.status === 'fulfilled').length).toBeLessThanOrEqual(20)
     const { used } = await action(h, user, { action: 'get-usage' })
     expect(used).toBeLessThanOrEqual(600)

@@ -49,7 +49,7 @@ describe('GET /api/billing', () => {
 describe('POST /api/billing: usage', () => {
   it('get-usage counts what spendUnits spent today and resets at the next midnight UTC', async () => {
     const user = await freshUser(h)
-    await spendUnits(h.services.kv, user.id, 'solo', 25)
+    await spendUnits(h.services, user.id, 'solo', 25)
     const now = Date.now()
     const body = await action(h, user, { action: 'get-usage' })
     expect(body).toMatchObject({ dailyUnits: 600, used: 25, remaining: 575 })
@@ -63,7 +63,7 @@ describe('POST /api/billing: usage', () => {
 
   it('200 concurrent increments of one user count exactly 200', async () => {
     const user = await freshUser(h)
-    await Promise.all(Array.from({ length: 200 }, () => spendUnits(h.services.kv, user.id, 'solo', 1)))
+    await Promise.all(Array.from({ length: 200 }, () => spendUnits(h.services, user.id, 'solo', 1)))
     expect(await action(h, user, { action: 'get-usage' })).toMatchObject({ dailyUnits: 600, used: 200, remaining: 400 })
   })
 })
