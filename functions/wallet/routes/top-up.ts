@@ -58,11 +58,11 @@ export const handler: RouteHandler<typeof route, SignedInEnv> = async (c) => {
   const amount = Number(query.amount) as TopUpAmount
   const address = getAddress(query.address)
   const { config } = c.var.services
+  const stripe = stripeClient(config)
+  if (!stripe) throw new ApiError('NOT_CONFIGURED', 'Stripe not configured')
   // The wallet is granted the payment's funds: only one the caller has proven.
   const [proven] = await readAsUser(c, (db) => provenWalletQuery(db, c.var.user.id, address))
   if (!proven) throw new ApiError('FORBIDDEN', NOT_PROVEN)
-  const stripe = stripeClient(config)
-  if (!stripe) throw new ApiError('NOT_CONFIGURED', 'Stripe not configured')
   try {
     const session = await createTopUpCheckout(stripe, config, { amount, address, userId: c.var.user.id, email: c.var.user.email })
     if (!session.url) throw new Error('Checkout Session without a url')
