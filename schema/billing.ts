@@ -1,5 +1,6 @@
 import { boolean, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
 import { ownedBy, serviceAccess } from './rls'
+import { paymentSessions } from './gateway'
 import { users } from './users'
 
 /**
@@ -30,6 +31,26 @@ export const creditPurchases = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index('credit_purchases_user_idx').on(t.userId), ownedBy('credit_purchases_owner', t.userId), serviceAccess('credit_purchases')],
+).enableRLS()
+
+/**
+ * Card top-ups of a wallet's prepaid gateway balance (`GET /api/wallet/top-up`): one row per paid Checkout Session
+ * (`paymentId`), written in the transaction that adds its amount to the wallet's card-funded payment session, so a
+ * payment funds once. The user who paid reads their own; `walletAddress` lower case, `amountCents` USD cents.
+ */
+export const walletTopUps = pgTable(
+  'wallet_top_ups',
+  {
+    paymentId: text('payment_id').primaryKey(),
+    userId: text('user_id').references(() => users.id, { onDelete: 'set null' }),
+    walletAddress: text('wallet_address').notNull(),
+    amountCents: integer('amount_cents').notNull(),
+    sessionId: text('session_id')
+      .notNull()
+      .references(() => paymentSessions.id, { onDelete: 'cascade' }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('wallet_top_ups_user_idx').on(t.userId, t.createdAt), ownedBy('wallet_top_ups_owner', t.userId), serviceAccess('wallet_top_ups')],
 ).enableRLS()
 
 /** Every Stripe event applied, inserted in the same transaction as its effect: a redelivery changes nothing. */

@@ -1,4 +1,5 @@
-import { index, integer, jsonb, numeric, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core'
+import { sql } from 'drizzle-orm'
+import { index, integer, jsonb, numeric, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import { agents } from './agents'
 import { ownedBy, serviceAccess } from './rls'
 import { users } from './users'
@@ -81,15 +82,18 @@ export const chainPayments = pgTable(
 ).enableRLS()
 
 /**
- * A pre-funded payment session (`POST /api/wallet/sessions`): a verified deposit from `walletAddress` (lower
- * case), spent call by call against vouchers the wallet signs (EIP-712). Base units of the deposit's token.
+ * A pre-funded payment session, spent call by call against vouchers the wallet signs (EIP-712), in base units of
+ * its token. `source` says what funds it: `deposit`, one verified on-chain deposit from `walletAddress` (lower case)
+ * (`POST /api/wallet/sessions`, `depositTxHash` its transaction); `card`, the wallet's prepaid balance that card
+ * top-ups add to (`wallet_top_ups`; no transaction hash), one per wallet.
  */
 export const paymentSessions = pgTable(
   'payment_sessions',
   {
     id: text('id').primaryKey().$defaultFn(() => crypto.randomUUID()),
     walletAddress: text('wallet_address').notNull(),
-    depositTxHash: text('deposit_tx_hash').notNull().unique(),
+    depositTxHash: text('deposit_tx_hash').unique(),
+    source: text('source').notNull().default('deposit'),
     chainId: integer('chain_id').notNull(),
     token: text('token').notNull(),
     depositAmount: numeric('deposit_amount', { precision: 78, scale: 0 }).notNull(),
@@ -97,7 +101,12 @@ export const paymentSessions = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('payment_sessions_wallet_idx').on(t.walletAddress), serviceAccess('payment_sessions')],
+  (t) => [
+    index('payment_sessions_wallet_idx').on(t.walletAddress),
+    // one card-funded session per wallet: every top-up of that wallet adds to it
+    uniqueIndex('payment_sessions_card_wallet_idx').on(t.walletAddress).where(sql`source = 'card'`),
+    serviceAccess('payment_sessions'),
+  ],
 ).enableRLS()
 
 /** Each voucher a session accepted: its nonce is used once, in the same transaction as the debit it paid. */

@@ -13,7 +13,10 @@ export const users = pgTable(
     emailVerifiedAt: timestamp('email_verified_at', { withTimezone: true }),
     // upper-case; matched case-insensitively at sign-up
     referralCode: text('referral_code').unique(),
+    // whole credits (packs, referrals); 1 credit = 100 usage units, spent when the day's allowance is (lib/billing/usage.ts)
     credits: integer('credits').notNull().default(0),
+    // units left of the credit already opened (0-99): the balance in units is credits * 100 + credit_units
+    creditUnits: integer('credit_units').notNull().default(0),
     trialStartedAt: timestamp('trial_started_at', { withTimezone: true }),
     trialEndsAt: timestamp('trial_ends_at', { withTimezone: true }),
     // null until a paid plan is bought: solo, collective, label, network

@@ -19,6 +19,10 @@ export const UsageSchema = z
   .object({ dailyUnits: countField(), used: countField(), remaining: countField() })
   .openapi('Usage')
 
+const CreditUnitsField = countField().openapi({
+  description: 'The credit balance in usage units: `credits × 100` plus what is left of the credit already opened (a call takes units, not whole credits)',
+})
+
 export const BillingSchema = z
   .object({
     plans: z.object(Object.fromEntries(PLAN_NAMES.map((p) => [p, PlanSchema])) as Record<(typeof PLAN_NAMES)[number], typeof PlanSchema>),
@@ -32,11 +36,14 @@ export const BillingSchema = z
     subscriptionStatus: z.enum(SUBSCRIPTION_STATUSES),
     byokEnabled: z.boolean().openapi({ description: 'A provider key is stored and opens with this server’s keys; one sealed under a key the server no longer has reads as not set (enable BYOK again)' }),
     byokProvider: z.string().max(64).nullable().openapi({ description: 'The provider of the stored key; the key itself is never returned' }),
-    credits: countField(),
+    credits: countField().openapi({ description: 'Whole credits left (packs bought, referrals). Once today\'s allowance is spent, calls are paid from credits: 1 credit = 100 units' }),
+    creditUnits: CreditUnitsField,
     usage: UsageSchema,
   })
   .openapi('Billing')
 
 export const UsageWithResetSchema = UsageSchema.extend({
   resetsAt: z.string().max(64).openapi({ format: 'date-time', description: 'Next midnight UTC' }),
+  credits: countField().openapi({ description: 'Whole credits left; they pay once `remaining` is 0 (1 credit = 100 units)' }),
+  creditUnits: CreditUnitsField,
 }).openapi('UsageToday')

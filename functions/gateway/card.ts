@@ -36,26 +36,27 @@ export interface AllowanceCharge {
   release(): Promise<void>
 }
 
-/** Paid access whose allowance for today is spent: the route answers 402 `payment_required` saying so. */
-export const ALLOWANCE_SPENT = `Today's usage allowance is spent (it returns at midnight UTC): pay this call with MPP or a payment session`
+/** Paid access whose allowance for today and credits are spent: the route answers 402 `payment_required` saying so. */
+export const ALLOWANCE_SPENT = `Today's usage allowance and your credits are spent (the allowance returns at midnight UTC): buy credits, or pay this call with MPP or a payment session`
 
 /**
  * Spends the call's units from `user`'s allowance when the user has paid access at the moment of use (`accessPlan`:
- * a paid plan's, the trial's solo with a verified real mailbox, an admin's network); null without paid access, `'spent'` when today's allowance is.
+ * a paid plan's, the trial's solo with a verified real mailbox, an admin's network), then from credits once the allowance
+ * is spent (1 credit = 100 units, lib/billing/usage.ts); null without paid access, `'spent'` when both are.
  */
 export async function spendAllowance(services: Services, user: SessionUser, plugin: Plugin): Promise<AllowanceCharge | 'spent' | null> {
   const [record] = await services.reader.asUser(user.id, (db) => db.select(PLAN_RECORD_COLUMNS).from(users).where(eq(users.id, user.id)).limit(1))
   const plan = record ? accessPlan(record, services.config) : null
   if (!plan) return null
   const units = unitsFor(plugin.price)
-  const spentAt = Date.now()
+  let spent
   try {
-    await spendUnits(services.kv, user.id, plan, units, { now: spentAt })
+    spent = await spendUnits(services, user.id, plan, units)
   } catch (e) {
     if (e instanceof ApiError && e.code === 'USAGE_LIMIT') return 'spent'
     throw e
   }
-  return { units, release: () => giveBackUnits(services.kv, user.id, units, spentAt) }
+  return { units, release: () => giveBackUnits(services, user.id, spent) }
 }
 
 /**

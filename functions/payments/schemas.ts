@@ -32,14 +32,19 @@ export const PaymentSessionSchema = z
   .object({
     sessionId: z.string().max(64),
     walletAddress: z.string().max(42).openapi({ description: 'The wallet that deposited, checksummed (EIP-55)' }),
-    deposit: usd('What the deposit put in'),
+    deposit: usd('What the deposit put in (a card-funded session: all its top-ups)'),
     spent: usd('What calls have taken'),
     remaining: usd('What is left to spend: `deposit - spent`'),
     currency: z.string().max(16).openapi({ description: 'The token paid in, counted 1 token = 1 USD', example: 'USDC' }),
     chainId: z.number().int().min(1).max(2_147_483_647).openapi({ format: 'int32', example: 8453 }),
     token: z.string().max(42).openapi({ description: 'The ERC-20 deposited, checksummed' }),
     tokenDecimals: z.number().int().min(0).max(36).openapi({ format: 'int32', description: 'Voucher amounts are in base units: USD × 10^tokenDecimals' }),
-    depositTxHash: z.string().max(66),
+    depositTxHash: z.string().max(66).nullable().openapi({ description: 'The deposit\'s transaction; null for a card-funded session' }),
+    source: z.enum(['deposit', 'card']).openapi({
+      description:
+        '`deposit`: funded by one on-chain deposit (`POST /api/wallet/sessions`); `card`: the wallet\'s prepaid balance, funded by card top-ups ' +
+        '(`GET /api/wallet/top-up`), 1 USD per 100 cents paid, one such session per wallet that each top-up adds to',
+    }),
     lastNonce: z.string().max(80).nullable().openapi({ description: 'The highest voucher nonce the session accepted (decimal), null before the first' }),
     voucher: z
       .object({
@@ -71,6 +76,7 @@ export function sessionJson(s: PaymentSession, settings: Pick<PaymentSettings, '
     token: getAddress(s.token),
     tokenDecimals: settings.decimals,
     depositTxHash: s.depositTxHash,
+    source: s.source === 'card' ? 'card' : 'deposit',
     lastNonce: s.lastNonce ?? null,
     voucher: { header: VOUCHER_HEADER, primaryType: 'Voucher', domain: VOUCHER_DOMAIN },
     createdAt: iso(s.createdAt),

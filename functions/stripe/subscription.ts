@@ -6,7 +6,9 @@ import { log } from '../../lib/log'
 import type { Queue } from '../../lib/context'
 import { creditPurchases, users } from '../../schema'
 import { normalizePlan, PAID_STATUSES, PLAN_NAMES, PLANS, type PlanName, type SubscriptionStatus } from '../../lib/billing/plans'
-import { CREDIT_PACKS, type CheckoutKind, type CreditPack, planForPrice } from '../../lib/billing/stripe'
+import { CREDIT_PACKS, type CheckoutKind, type CreditPack, planForPrice, TOP_UP_AMOUNTS } from '../../lib/billing/stripe'
+import { BASE_CHAIN_ID } from '../../lib/chain'
+import { creditCardTopUp } from '../../lib/payments/sessions'
 
 /** Where a completed plan checkout hands the runtime deploy (the web's queue receiver calls the backend). */
 export const SUBSCRIPTION_DEPLOY_PATH = '/api/queue/subscription-deploy'
@@ -122,6 +124,8 @@ const isStale = (user: { subscriptionEventAt: Date | null }, at: Date, yields = 
  *   own events (the checkout event does not carry it), so verify and the webhook leave one state in either order.
  * - `credits`: once per payment (the session id), whatever event or request brings it: a `credit_purchases` row,
  *   and only if it was new, the pack's credits added.
+ * - `wallet-top-up`: once per payment (the session id), whatever event or request brings it: the paid amount goes to
+ *   the wallet's card-funded payment session (lib/payments/sessions.ts `creditCardTopUp`), 1 USD per 100 cents.
  * - `expert-setup`: logged.
  */
 export async function applyCheckout(tx: Db, deps: BillingDeps, session: Stripe.Checkout.Session, at: Date, source: 'event' | 'verify' = 'event'): Promise<Outcome> {
@@ -132,6 +136,7 @@ export async function applyCheckout(tx: Db, deps: BillingDeps, session: Stripe.C
     return 'logged'
   }
   if (kind === 'credits') return grantCredits(tx, session, userId)
+  if (kind === 'wallet-top-up') return fundWalletTopUp(tx, deps, session, userId)
   if (kind !== 'plan') return 'ignored'
   if (session.status !== 'complete' || session.payment_status === 'unpaid') return 'unpaid'
   const user = userId ? await lockUser(tx, { userId }) : undefined
@@ -176,6 +181,34 @@ async function grantCredits(tx: Db, session: Stripe.Checkout.Session, userId: st
     .returning({ paymentId: creditPurchases.paymentId })
   if (!inserted) return 'duplicate'
   await tx.update(users).set({ credits: sql`${users.credits} + ${credits}`, updatedAt: new Date() }).where(eq(users.id, user.id))
+  return 'applied'
+}
+
+const WALLET = /^0x[0-9a-fA-F]{40}$/
+
+/**
+ * A paid top-up: the wallet and amount are the checkout's metadata, which only `GET /api/wallet/top-up` writes
+ * (after proving the wallet); the amount must be one the route offers and what Stripe says was charged, in USD.
+ */
+async function fundWalletTopUp(tx: Db, deps: BillingDeps, session: Stripe.Checkout.Session, userId: string | null): Promise<Outcome> {
+  if (session.payment_status !== 'paid') return 'unpaid'
+  const wallet = session.metadata?.address ?? ''
+  const amountCents = Number(session.metadata?.amountCents)
+  const offered = (TOP_UP_AMOUNTS as readonly number[]).includes(amountCents)
+  if (!WALLET.test(wallet) || !offered || session.amount_total !== amountCents || session.currency?.toLowerCase() !== 'usd') return 'invalid'
+  const user = userId ? await lockUser(tx, { userId }) : undefined
+  if (!user) return 'unknown_user'
+  const funded = await creditCardTopUp(tx, {
+    paymentId: session.id,
+    userId: user.id,
+    wallet,
+    amountCents,
+    chainId: BASE_CHAIN_ID,
+    token: deps.config.PAYMENT_TOKEN_ADDRESS,
+    decimals: deps.config.PAYMENT_TOKEN_DECIMALS,
+  })
+  if (!funded) return 'duplicate'
+  log.info('stripe.wallet_topped_up', { sessionId: session.id, paymentSessionId: funded.sessionId, amountCents })
   return 'applied'
 }
 

@@ -6,9 +6,10 @@ import * as cdpImport from './routes/cdp-import'
 import * as cdpStatus from './routes/cdp-status'
 import * as create from './routes/create'
 import * as topUp from './routes/top-up'
+import * as topUps from './routes/top-ups'
 import * as wallet from './routes/wallet'
 
-/** Wallets: balances by address (public), the caller's managed (CDP) wallet, card top-ups. Not `/api/wallet/sessions` (payments). */
+/** Wallets: balances by address (public), the caller's managed (CDP) wallet, card top-ups and the prepaid balances they fund. Not `/api/wallet/sessions` (payments). */
 export const app = createRouter()
   .openapi(wallet.route, wallet.handler)
   .openapi(action.route, action.handler, actionHook)
@@ -17,3 +18,4 @@ export const app = createRouter()
   .openapi(cdpStatus.route, cdpStatus.handler)
   .openapi(cdpImport.route, cdpImport.handler)
   .openapi(topUp.route, topUp.handler)
+  .openapi(topUps.route, topUps.handler)

@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm'
+import { and, eq, exists, or, sql } from 'drizzle-orm'
 import type { Db } from '../../lib/db/rls'
 import { accounts, users, userWallets } from '../../schema'
 
@@ -33,3 +33,25 @@ export const walletSourcesQuery = (db: Db, userId: string) =>
     .where(eq(users.id, userId))
     .orderBy(accounts.createdAt)
     .limit(1)
+
+/**
+ * Whether `address` is a wallet the caller has proven (a wallet granted something must be): their
+ * managed wallet (made or imported for them), or a wallet they signed in with (a signature over a server-issued
+ * nonce linked it). One row when it is, none otherwise. Run as the user (RLS keeps both lookups to their rows).
+ */
+export const provenWalletQuery = (db: Db, userId: string, address: string) => {
+  const lower = address.toLowerCase()
+  return db
+    .select({ id: users.id })
+    .from(users)
+    .where(
+      and(
+        eq(users.id, userId),
+        or(
+          exists(db.select({ one: sql`1` }).from(userWallets).where(and(eq(userWallets.userId, userId), sql`lower(${userWallets.address}) = ${lower}`))),
+          exists(db.select({ one: sql`1` }).from(accounts).where(and(eq(accounts.userId, userId), eq(accounts.provider, 'wallet'), eq(accounts.providerAccountId, lower)))),
+        ),
+      ),
+    )
+    .limit(1)
+}

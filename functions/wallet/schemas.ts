@@ -138,3 +138,35 @@ export const TopUpSchema = z
     address,
   })
   .openapi('WalletTopUp')
+
+const usd = (description: string) => z.string().max(100).openapi({ description: `${description}, USD as a decimal string`, example: '10' })
+
+export const TopUpsSchema = z
+  .object({
+    balances: z
+      .array(
+        z.object({
+          sessionId: z.string().max(64).openapi({ description: 'The card-funded payment session: pay gateway calls from it with `X-Payment-Method: session`' }),
+          address,
+          deposit: usd('All its top-ups'),
+          spent: usd('What gateway calls have taken'),
+          remaining: usd('What is left to spend'),
+          currency: z.string().max(16).openapi({ example: 'USDC' }),
+        }),
+      )
+      .max(100)
+      .openapi({ description: 'The prepaid gateway balance of each wallet you topped up' }),
+    topUps: z
+      .array(
+        z.object({
+          paymentId: z.string().max(255).openapi({ description: 'The Stripe Checkout Session' }),
+          address,
+          amount: z.number().int().min(0).max(1_000_000).openapi({ format: 'int32', description: 'USD cents paid' }),
+          sessionId: z.string().max(64),
+          createdAt: iso,
+        }),
+      )
+      .max(100)
+      .openapi({ description: 'Your paid top-ups, newest first (the latest 100)' }),
+  })
+  .openapi('WalletTopUps')

@@ -105,7 +105,9 @@ export const CROSS_USER_PURPOSES = {
   farcasterRefresh: 'Refresh a Farcaster session token: check that the user it names still exists (no session yet)',
   identityLookup: 'The backend resolves a user named by verified identity headers or the shared key',
   stripeWebhook:
-    'Apply verified Stripe events and checkouts (webhook, checkout verify): record each event once, find the user by Stripe customer or checkout reference, set plan, status and period, grant paid credits once',
+    'Apply verified Stripe events and checkouts (webhook, checkout verify): record each event once, find the user by Stripe customer or checkout reference, set plan, status and period, grant paid credits once, and credit a paid wallet top-up once to the card-funded payment session (made on its first top-up)',
+  creditSpend:
+    "Spend a signed-in user's own credits once today's usage units are spent, and give back those of a call that then failed: one conditional UPDATE of their row's credit balance (users cannot write their credits)",
   userInvites: "Create a signed-in user's guest invite: the route fixes the audience, so users get no INSERT on invites",
   agentsForUser: "List a user's agents for the internal shared-key route `GET /api/agents/user/:userId` (never the gateway token)",
   agentLifecycle: "The backend's shared-key lifecycle routes (`POST /api/agents/:id/start|stop|restart|repair`): find the agent by id, whoever owns it",
@@ -115,7 +117,7 @@ export const CROSS_USER_PURPOSES = {
   heartbeatSync:
     "The heartbeat cron reads every live (running or starting) agent's row, opens its sealed gateway token and calls its gateway to write the stored heartbeat setting there when the gateway's job differs",
   gatewayPayments:
-    'The paid gateway (anonymous wallets, no user): record each on-chain payment once (MPP credentials, session deposits), open payment sessions, and debit them against single-use voucher nonces',
+    'The paid gateway (anonymous wallets, no user): record each on-chain payment once (MPP credentials, session deposits), open payment sessions, and debit them against single-use voucher nonces; show a signed-in user the balance of the card-funded sessions their own top-ups named',
   chatDelivery:
     "The chat queue receiver delivers a user's job to their agent's runtime: read the job and its agent (the sealed gateway token), record attempts, result and status",
   permissionHook:

@@ -1,7 +1,7 @@
-import { and, eq, getTableColumns, gt, sql } from 'drizzle-orm'
+import { and, eq, getTableColumns, gt, inArray, sql } from 'drizzle-orm'
 import type { Db } from '../db/rls'
 import { asService, type Reader } from '../db/rls'
-import { chainPayments, paymentSessions, paymentSessionVouchers } from '../../schema'
+import { chainPayments, paymentSessions, paymentSessionVouchers, walletTopUps } from '../../schema'
 import type { VerifiedTransfer } from './transfer'
 
 /**
@@ -51,6 +51,59 @@ export function openSession(db: Db, deposit: VerifiedTransfer & { chainId: numbe
       .returning()
     return session
   })
+}
+
+/** A paid card top-up of `wallet`'s prepaid gateway balance. */
+export interface CardTopUp {
+  /** The Checkout Session id: the payment, applied once. */
+  paymentId: string
+  userId: string
+  wallet: string
+  amountCents: number
+  chainId: number
+  token: string
+  /** The token's decimals (1 token = 1 USD): `amountCents` becomes `amountCents * 10^decimals / 100` base units. */
+  decimals: number
+}
+
+/** USD cents as base units of a token with `decimals` decimals, counted 1 token = 1 USD. */
+export const centsToBaseUnits = (cents: number, decimals: number) => (BigInt(cents) * 10n ** BigInt(decimals)) / 100n
+
+/**
+ * Credits a paid card top-up to `wallet`'s card-funded session, once per payment, inside the caller's service
+ * transaction (the Stripe webhook's or checkout verify's). The wallet's one `card` session is found or made first
+ * (`INSERT ... ON CONFLICT` on its partial unique index, which also takes its row lock, so concurrent top-ups of one
+ * wallet queue there and never make two); then the payment's `wallet_top_ups` row, whose primary key is the payment
+ * id, so of concurrent deliveries of one payment exactly one inserts; only that one adds the amount. Null when the
+ * payment was already credited; else the session and what it holds now.
+ */
+export async function creditCardTopUp(tx: Db, topUp: CardTopUp): Promise<{ sessionId: string; depositAmount: string } | null> {
+  const wallet = topUp.wallet.toLowerCase()
+  const [session] = await tx
+    .insert(paymentSessions)
+    .values({ walletAddress: wallet, source: 'card', chainId: topUp.chainId, token: topUp.token.toLowerCase(), depositAmount: '0' })
+    .onConflictDoUpdate({ target: paymentSessions.walletAddress, targetWhere: sql`source = 'card'`, set: { walletAddress: sql`excluded.wallet_address` } })
+    .returning({ id: paymentSessions.id })
+  const [recorded] = await tx
+    .insert(walletTopUps)
+    .values({ paymentId: topUp.paymentId, userId: topUp.userId, walletAddress: wallet, amountCents: topUp.amountCents, sessionId: session.id })
+    .onConflictDoNothing()
+    .returning({ paymentId: walletTopUps.paymentId })
+  if (!recorded) return null
+  const [funded] = await tx
+    .update(paymentSessions)
+    .set({ depositAmount: sql`${paymentSessions.depositAmount} + ${num(centsToBaseUnits(topUp.amountCents, topUp.decimals))}`, updatedAt: sql`now()` })
+    .where(eq(paymentSessions.id, session.id))
+    .returning({ depositAmount: paymentSessions.depositAmount })
+  return { sessionId: session.id, depositAmount: funded.depositAmount }
+}
+
+/** The card-funded sessions `ids` (a user's own top-ups name them), with their balances. */
+export function cardSessions(reader: Reader, ids: string[]): Promise<PaymentSession[]> {
+  if (ids.length === 0) return Promise.resolve([])
+  return reader.asService('gatewayPayments', (db) =>
+    db.select().from(paymentSessions).where(and(inArray(paymentSessions.id, ids), eq(paymentSessions.source, 'card'))),
+  )
 }
 
 /** The session `id` if `wallet` owns it, with the highest voucher nonce it accepted (null before the first). */

@@ -131,6 +131,7 @@ describe('self-escalation: a user changes only the profile fields the API lets t
   const refused: Array<[string, () => SQL]> = [
     ['users.plan', () => sql`update users set plan = 'network' ${mine()}`],
     ['users.credits', () => sql`update users set credits = 999999 ${mine()}`],
+    ['users.credit_units', () => sql`update users set credit_units = 99 ${mine()}`],
     ['users.email', () => sql`update users set email = 'admin@example.com' ${mine()}`],
     ['users.email_verified_at', () => sql`update users set email_verified_at = now() ${mine()}`],
     ['users.referral_code', () => sql`update users set referral_code = 'VANITY' ${mine()}`],

@@ -28,6 +28,7 @@ import {
   paymentSessionVouchers,
   permissionRequests,
   creditPurchases,
+  walletTopUps,
   passwordResets,
   providerKeys,
   referrals,
@@ -150,6 +151,17 @@ export const TABLES: TableCase[] = [
     update: 'credits',
     grants: { select: true, delete: false, update: false },
     seed: (h, s) => h.db.insert(creditPurchases).values({ paymentId: `cs_${hex()}`, userId: s.alice.id, pack: 50, credits: 5 }),
+  },
+  {
+    name: 'wallet_top_ups',
+    owner: 'user_id',
+    update: 'amount_cents',
+    grants: { select: true, delete: false, update: false },
+    seed: async (h, s) => {
+      const id = crypto.randomUUID()
+      await h.db.insert(paymentSessions).values({ id, walletAddress: `0x${hex()}`, source: 'card', chainId: 8453, token: '0x0', depositAmount: '1000' })
+      return h.db.insert(walletTopUps).values({ paymentId: `cs_${hex()}`, userId: s.alice.id, walletAddress: '0xabc', amountCents: 1000, sessionId: id })
+    },
   },
   {
     name: 'calendar_connections',

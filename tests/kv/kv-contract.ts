@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { expect, it } from 'vitest'
 import type { Kv, LimitRule, RateLimiter } from '../../lib/kv/types'
+import { takeAllowance } from '../../lib/billing/usage'
 import { commandsScript, rangeScript, slotsScript } from './scripts'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -149,5 +150,20 @@ export function kvContract(make: () => Kv & RateLimiter, root = 'kvtest:') {
     expect(Math.max(...replies.map(([, n]) => n))).toBe(7)
     // Past every ticket's expiry the set is empty again.
     expect(await kv.eval(slotsScript, [`${p}slots`], [now + 60_001, 7, 60_000, 'late'])).toEqual([1, 1])
+  })
+
+  it('the usage allowance script takes what fits, atomically: 50 concurrent takes of 3 from 100 take exactly 100, the last partly', async () => {
+    const kv = make()
+    const key = `${prefix()}usage`
+    const replies = await Promise.all(Array.from({ length: 50 }, () => kv.eval(takeAllowance, [key], [3, 100, 60_000])))
+    expect(replies.reduce((sum, [taken]) => sum + taken, 0)).toBe(100)
+    expect(replies.filter(([taken]) => taken === 1)).toHaveLength(1)
+    expect(replies.filter(([taken]) => taken === 0)).toHaveLength(50 - 34)
+    expect(await kv.get(key)).toBe(100) // the counter reads as the plain number Kv.incr keeps
+    expect(await kv.eval(takeAllowance, [key], [5, 100, 60_000])).toEqual([0, 100])
+    // A counter past the allowance (BYOK counts without a cap) gives nothing and stays as it is.
+    await kv.incr(key, 20, 60_000)
+    expect(await kv.eval(takeAllowance, [key], [5, 100, 60_000])).toEqual([0, 120])
+    expect(await kv.eval(takeAllowance, [`${prefix()}fresh`], [7, 100, 60_000])).toEqual([7, 7])
   })
 }

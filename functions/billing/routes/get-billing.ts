@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm'
 import { openByokKey } from '../../../lib/billing/byok'
 import { PLAN_NAMES, PLANS, knownStatus, normalizePlan } from '../../../lib/billing/plans'
 import { monthlyPrice } from '../../../lib/billing/stripe'
-import { readUsage } from '../../../lib/billing/usage'
+import { creditBalance, readUsage } from '../../../lib/billing/usage'
 import { readAsUser } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
@@ -16,6 +16,10 @@ export const route = signedInRoute({
   operationId: 'getBilling',
   tags: ['Billing'],
   summary: "The plans, the caller's plan and subscription, BYOK state, credits and today's usage",
+  description:
+    "`usage` is today's allowance (it returns at midnight UTC); once it is spent, calls are paid from credits, 1 credit = " +
+    '100 units, taken unit by unit (`creditUnits` is the balance in units, `credits` the whole credits in it). When both ' +
+    'are spent, a paid call is refused (`USAGE_LIMIT`, or the gateway\'s 402).',
   responses: {
     200: ok(BillingSchema),
     500: errorResponse('Internal server error'),
@@ -34,7 +38,7 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   // One statement: the caller's row and their key (never answered: only whether it opens, and its provider).
   const [user] = await readAsUser(c, (tx) =>
     tx
-      .select({ plan: users.plan, status: users.subscriptionStatus, credits: users.credits, provider: providerKeys.provider, keyId: providerKeys.keyId, sealed: providerKeys.sealed })
+      .select({ plan: users.plan, status: users.subscriptionStatus, credits: users.credits, creditUnits: users.creditUnits, provider: providerKeys.provider, keyId: providerKeys.keyId, sealed: providerKeys.sealed })
       .from(users)
       .leftJoin(providerKeys, eq(providerKeys.userId, users.id))
       .where(eq(users.id, me)),
@@ -52,7 +56,7 @@ export const handler: RouteHandler<typeof route> = async (c) => {
       subscriptionStatus: knownStatus(user?.status ?? 'inactive'),
       byokEnabled: byok !== null,
       byokProvider: byok,
-      credits: user?.credits ?? 0,
+      ...creditBalance(user),
       usage: { dailyUnits, used, remaining },
     },
     200,

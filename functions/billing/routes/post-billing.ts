@@ -3,7 +3,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import { PLAN_NAMES, normalizePlan } from '../../../lib/billing/plans'
 import type { CreditPack } from '../../../lib/billing/stripe'
-import { readUsage } from '../../../lib/billing/usage'
+import { creditBalance, readUsage } from '../../../lib/billing/usage'
 import { readAsUser } from '../../../lib/db/rls'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limits } from '../../../lib/http/limits'
@@ -77,8 +77,8 @@ export const route = signedInRoute(
     description:
       '`create-checkout` → `{url}` (subscription Checkout in GBP, with the 7-day trial only for a user who never had ' +
       'a subscription; 409 while the subscription is `active` or `past_due`); `enable-byok` stores the provider key ' +
-      'encrypted (AES-GCM) and never returns it; `disable-byok` removes it; `get-usage` → today\'s units and `resetsAt` ' +
-      '(next midnight UTC); `buy-credits` (`pack` or its alias `amount`: 50, 200, 500 → 5, 15, 30 credits) → ' +
+      'encrypted (AES-GCM) and never returns it; `disable-byok` removes it; `get-usage` → today\'s units, `resetsAt` ' +
+      '(next midnight UTC) and the credit balance (`credits`, `creditUnits`: 1 credit = 100 units, spent once the day\'s units are); `buy-credits` (`pack` or its alias `amount`: 50, 200, 500 → 5, 15, 30 credits) → ' +
       '`{success, credits, price, url}`: the credits are granted when Stripe confirms the payment (webhook), once. ' +
       'Prices are Stripe price ids from configuration, never from the request.',
     request: { body: { content: { 'application/json': { schema: Body } }, required: true } },
@@ -104,8 +104,10 @@ export const handler: RouteHandler<typeof route> = async (c) => {
     case 'disable-byok':
       return c.json(await disableByok(c), 200)
     case 'get-usage': {
-      const [user] = await readAsUser(c, (tx) => tx.select({ plan: users.plan }).from(users).where(eq(users.id, c.var.user.id)))
-      return c.json(await readUsage(c.var.services.kv, c.var.user.id, normalizePlan(user?.plan)), 200)
+      const [user] = await readAsUser(c, (tx) =>
+        tx.select({ plan: users.plan, credits: users.credits, creditUnits: users.creditUnits }).from(users).where(eq(users.id, c.var.user.id)),
+      )
+      return c.json({ ...(await readUsage(c.var.services.kv, c.var.user.id, normalizePlan(user?.plan))), ...creditBalance(user) }, 200)
     }
   }
 }

@@ -33,8 +33,8 @@ export const route = createRoute(
           'A plugin with no upstream answers 502 `no_plugin` before any payment is asked for. The rate limit counts every call naming a known plugin.',
         '**Payment method**: `X-Payment-Method` (`stripe`, `mpp`, `session`; anything else is 400), else `mpp` when `Authorization: Payment …` is sent, else `stripe`.',
         '- `stripe` (card): a signed-in caller (session cookie, optional; it counts only from a dashboard `Origin` or none, so a foreign page cannot spend it) ' +
-          'with a paid plan or the trial (admins: the `network` allowance) pays from the daily usage allowance: one unit per started US cent of the price, at least one. ' +
-          'Anyone else, or a spent allowance, gets 402 `payment_required`.',
+          'with a paid plan or the trial (admins: the `network` allowance) pays from the daily usage allowance: one unit per started US cent of the price, at least one; once today\'s allowance is spent, ' +
+          'from credits (1 credit = 100 units). Anyone else, or a spent allowance with no credits left, gets 402 `payment_required`.',
         '- `mpp`: the 402 carries a challenge: `mpp.nonce` (32 random bytes, hex, single use, for this plugin and price, valid ' +
           `${CHALLENGE_TTL_MS / 60_000} minutes) and \`WWW-Authenticate: Payment amount, currency, recipient, nonce\` plus the mppx parameters ` +
           '(`id`, `realm`, `method="evm"`, `intent="charge"`, `request`, `expires`; the body’s `mpp` has `id`, `request` and `expiresAt` too). `id` is an HMAC of `request` ' +

@@ -57,6 +57,8 @@ export const route = createRoute({
     `500, so Stripe's retry processes it. Handled: ${HANDLED_EVENTS.map((t) => `\`${t}\``).join(', ')}. ` +
     'A completed checkout by its `metadata.kind`: `plan` sets the plan, status `active`, customer and subscription ' +
     'and queues the runtime deploy (in the same transaction); `credits` (paid) grants the pack once per payment; ' +
+    '`wallet-top-up` (paid, the amount Stripe charged in USD equal to the metadata\'s) credits the wallet\'s prepaid gateway balance once per ' +
+    'payment: its card-funded payment session (made on its first top-up), 1 USD per 100 cents, spent with vouchers like any session; ' +
     '`expert-setup` is logged. Subscription and invoice events move the status (Stripe\'s trialing/active → ' +
     '`active`, past_due → `past_due`, canceled/unpaid/incomplete_expired → `canceled` (paid access ends), incomplete/paused → ' +
     '`inactive`; `invoice.paid` → `active`, `invoice.payment_failed` → `past_due`, subscription deleted → ' +

@@ -21,7 +21,7 @@ describe('GET /api/ai/usage (backend, behind the plan check)', () => {
   it("a paying user gets their plan and today's units", async () => {
     const user = await fresh()
     await setPlan(h.db, user.id, 'label', 'sub_label1')
-    await spendUnits(h.services.kv, user.id, 'label', 40)
+    await spendUnits(h.services, user.id, 'label', 40)
     const res = await usage(user, { 'x-user-plan': 'label', 'x-subscription-id': 'sub_label1' })
     expect(res.status).toBe(200)
     const body = await res.json()

@@ -8,7 +8,7 @@ import { providerKeys, users } from '../../../schema'
 import { createHarness, useFixture, useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
 import { startStripeServer, stripeEnv } from '../../support/stripe-server'
-import { action, billing, billingAction, freshUser, getBilling } from './helpers'
+import { action, billing, billingAction, freshUser, getBilling, storedUser } from './helpers'
 
 const stripe = useFixture(() => startStripeServer())
 const h = useHarness(() => ({ env: stripeEnv(stripe) }))
@@ -148,8 +148,8 @@ describe('POST /api/billing: Stripe not configured or failing', () => {
 describe('usage units: the allowance', () => {
   it('spending past the daily allowance is 429 USAGE_LIMIT with resetsAt, and the refused units are given back', async () => {
     const user = await freshUser(h)
-    await spendUnits(h.services.kv, user.id, 'solo', 590)
-    const refusal = await spendUnits(h.services.kv, user.id, 'solo', 20).catch((e: unknown) => e)
+    await spendUnits(h.services, user.id, 'solo', 590)
+    const refusal = await spendUnits(h.services, user.id, 'solo', 20).catch((e: unknown) => e)
     expect(refusal).toBeInstanceOf(ApiError)
     const err = refusal as ApiError
     expect(err.status).toBe(429)
@@ -158,15 +158,36 @@ describe('usage units: the allowance', () => {
     expect(Number(err.headers?.['Retry-After'])).toBeGreaterThan(0)
     expect(await action(h, user, { action: 'get-usage' })).toMatchObject({ used: 590, remaining: 10 })
     // What is left can still be spent; with BYOK the allowance counts but does not cap.
-    await spendUnits(h.services.kv, user.id, 'solo', 10)
-    await spendUnits(h.services.kv, user.id, 'solo', 5, { byok: true })
+    await spendUnits(h.services, user.id, 'solo', 10)
+    await spendUnits(h.services, user.id, 'solo', 5, { byok: true })
     expect(await action(h, user, { action: 'get-usage' })).toMatchObject({ used: 605, remaining: 0 })
+  })
+
+  it('credits that cannot cover the rest: 429 USAGE_LIMIT, and neither the allowance nor the credits keep anything', async () => {
+    const user = await freshUser(h)
+    await h.db.update(users).set({ credits: 0, creditUnits: 40 }).where(eq(users.id, user.id))
+    await spendUnits(h.services, user.id, 'solo', 590)
+    const refusal = await spendUnits(h.services, user.id, 'solo', 60).catch((e: unknown) => e)
+    expect(refusal).toMatchObject({ code: 'USAGE_LIMIT', status: 429, extra: { dailyUnits: 600, used: 590 } })
+    expect(await storedUser(h, user.id)).toMatchObject({ credits: 0, creditUnits: 40 })
+    expect(await action(h, user, { action: 'get-usage' })).toMatchObject({ used: 590, remaining: 10, credits: 0, creditUnits: 40 })
+    // What they can pay together still pays: 10 from today, 40 from credits.
+    expect(await spendUnits(h.services, user.id, 'solo', 50)).toMatchObject({ fromAllowance: 10, fromCredits: 40 })
+    await expect(spendUnits(h.services, user.id, 'solo', 1)).rejects.toMatchObject({ code: 'USAGE_LIMIT' })
+  })
+
+  it('with BYOK the credits are never touched, even past the allowance', async () => {
+    const user = await freshUser(h)
+    await h.db.update(users).set({ credits: 2 }).where(eq(users.id, user.id))
+    await spendUnits(h.services, user.id, 'solo', 700, { byok: true })
+    expect(await storedUser(h, user.id)).toMatchObject({ credits: 2, creditUnits: 0 })
+    expect(await action(h, user, { action: 'get-usage' })).toMatchObject({ used: 700, remaining: 0, credits: 2, creditUnits: 200 })
   })
 
   it('concurrent spends at the edge never admit more than the allowance', async () => {
     const user = await freshUser(h)
-    await spendUnits(h.services.kv, user.id, 'solo', 580)
-    const results = await Promise.allSettled(Array.from({ length: 50 }, () => spendUnits(h.services.kv, user.id, 'solo', 1)))
+    await spendUnits(h.services, user.id, 'solo', 580)
+    const results = await Promise.allSettled(Array.from({ length: 50 }, () => spendUnits(h.services, user.id, 'solo', 1)))
     expect(results.filter((r) => r.status === 'fulfilled').length).toBeLessThanOrEqual(20)
     const { used } = await action(h, user, { action: 'get-usage' })
     expect(used).toBeLessThanOrEqual(600)

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import { describe, expect, it } from 'vitest'
 import { PLANS } from '../../../lib/billing/plans'
-import { spendUnits } from '../../../lib/billing/usage'
+import { giveBackUnits, spendUnits } from '../../../lib/billing/usage'
 import { open } from '../../../lib/secret-box'
 import { providerKeys, users } from '../../../schema'
 import { useFixture, useHarness } from '../../support/harness'
@@ -15,7 +15,7 @@ describe('GET /api/billing', () => {
   it('lists the four plans from the spec, and a new user on solo, inactive, no BYOK, no credits, full allowance', async () => {
     const user = await freshUser(h)
     const body = await billing(h, user)
-    expect(Object.keys(body).sort()).toEqual(['byokEnabled', 'byokProvider', 'credits', 'currentPlan', 'deprecated', 'plans', 'subscriptionStatus', 'usage'])
+    expect(Object.keys(body).sort()).toEqual(['byokEnabled', 'byokProvider', 'creditUnits', 'credits', 'currentPlan', 'deprecated', 'plans', 'subscriptionStatus', 'usage'])
     expect(Object.keys(body.plans)).toEqual(['solo', 'collective', 'label', 'network'])
     expect(body.plans.solo).toMatchObject({ agents: 1, memoryGb: 2, cpus: 1, monthlyPrice: 29, currency: 'GBP', price: '£29.00', dailyUnits: 600 })
     expect(body.plans.collective).toMatchObject({ agents: 3, memoryGb: 4, monthlyPrice: 69 })
@@ -28,6 +28,7 @@ describe('GET /api/billing', () => {
       byokEnabled: false,
       byokProvider: null,
       credits: 0,
+      creditUnits: 0,
       usage: { dailyUnits: 600, used: 0, remaining: 600 },
     })
   })
@@ -49,7 +50,7 @@ describe('GET /api/billing', () => {
 describe('POST /api/billing: usage', () => {
   it('get-usage counts what spendUnits spent today and resets at the next midnight UTC', async () => {
     const user = await freshUser(h)
-    await spendUnits(h.services.kv, user.id, 'solo', 25)
+    await spendUnits(h.services, user.id, 'solo', 25)
     const now = Date.now()
     const body = await action(h, user, { action: 'get-usage' })
     expect(body).toMatchObject({ dailyUnits: 600, used: 25, remaining: 575 })
@@ -63,8 +64,60 @@ describe('POST /api/billing: usage', () => {
 
   it('200 concurrent increments of one user count exactly 200', async () => {
     const user = await freshUser(h)
-    await Promise.all(Array.from({ length: 200 }, () => spendUnits(h.services.kv, user.id, 'solo', 1)))
+    await Promise.all(Array.from({ length: 200 }, () => spendUnits(h.services, user.id, 'solo', 1)))
     expect(await action(h, user, { action: 'get-usage' })).toMatchObject({ dailyUnits: 600, used: 200, remaining: 400 })
+  })
+})
+
+const setCredits = (id: string, credits: number, creditUnits = 0) => h.db.update(users).set({ credits, creditUnits }).where(eq(users.id, id))
+
+describe('credits are spent once the day’s units are (1 credit = 100 units)', () => {
+  it('the allowance pays first; what it cannot pay comes from credits, unit by unit; GET /api/billing and get-usage show the balance', async () => {
+    const user = await freshUser(h)
+    await setCredits(user.id, 2)
+    expect(await spendUnits(h.services, user.id, 'solo', 590)).toMatchObject({ fromAllowance: 590, fromCredits: 0, balance: null })
+    // 10 units left today: a call of 30 takes them, and 20 from the first credit.
+    expect(await spendUnits(h.services, user.id, 'solo', 30)).toMatchObject({ used: 600, remaining: 0, fromAllowance: 10, fromCredits: 20, balance: { credits: 1, creditUnits: 180 } })
+    expect(await storedUser(h, user.id)).toMatchObject({ credits: 1, creditUnits: 80 })
+    expect(await billing(h, user)).toMatchObject({ credits: 1, creditUnits: 180, usage: { dailyUnits: 600, used: 600, remaining: 0 } })
+    expect(await action(h, user, { action: 'get-usage' })).toMatchObject({ dailyUnits: 600, used: 600, remaining: 0, credits: 1, creditUnits: 180 })
+    // Past the allowance everything comes from credits, across the credit boundary.
+    expect(await spendUnits(h.services, user.id, 'solo', 100)).toMatchObject({ fromAllowance: 0, fromCredits: 100, balance: { credits: 0, creditUnits: 80 } })
+    expect(await spendUnits(h.services, user.id, 'solo', 80)).toMatchObject({ fromCredits: 80, balance: { credits: 0, creditUnits: 0 } })
+    expect(await billing(h, user)).toMatchObject({ credits: 0, creditUnits: 0, usage: { used: 600 } })
+  })
+
+  it('a give-back returns each part where it came from: allowance units to the day, credit units to the balance', async () => {
+    const user = await freshUser(h)
+    await setCredits(user.id, 1)
+    await spendUnits(h.services, user.id, 'solo', 595)
+    const spent = await spendUnits(h.services, user.id, 'solo', 15)
+    expect(spent).toMatchObject({ fromAllowance: 5, fromCredits: 10 })
+    expect(await storedUser(h, user.id)).toMatchObject({ credits: 0, creditUnits: 90 })
+    await giveBackUnits(h.services, user.id, spent)
+    expect(await storedUser(h, user.id)).toMatchObject({ credits: 1, creditUnits: 0 })
+    expect(await action(h, user, { action: 'get-usage' })).toMatchObject({ used: 595, remaining: 5, credits: 1, creditUnits: 100 })
+  })
+
+  it('concurrent spends: with 20 units left today and 1 credit, 10 calls of 30 → exactly 4 paid, nothing left, nothing overspent', async () => {
+    const user = await freshUser(h)
+    await setCredits(user.id, 1)
+    await spendUnits(h.services, user.id, 'solo', 580)
+    const results = await Promise.allSettled(Array.from({ length: 10 }, () => spendUnits(h.services, user.id, 'solo', 30)))
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(4)
+    for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'USAGE_LIMIT' })
+    expect(await storedUser(h, user.id)).toMatchObject({ credits: 0, creditUnits: 0 })
+    expect(await action(h, user, { action: 'get-usage' })).toMatchObject({ used: 600, remaining: 0, credits: 0, creditUnits: 0 })
+  })
+
+  it('concurrent spends past the allowance: 3 credits, 40 calls of 10 units → exactly 30 paid', async () => {
+    const user = await freshUser(h)
+    await setCredits(user.id, 3)
+    await spendUnits(h.services, user.id, 'solo', 600)
+    const results = await Promise.allSettled(Array.from({ length: 40 }, () => spendUnits(h.services, user.id, 'solo', 10)))
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(30)
+    expect(await storedUser(h, user.id)).toMatchObject({ credits: 0, creditUnits: 0 })
+    expect((await action(h, user, { action: 'get-usage' })).used).toBe(600)
   })
 })
 

@@ -1,11 +1,12 @@
 import { eq } from 'drizzle-orm'
 import { describe, expect, it, vi } from 'vitest'
+import { spendUnits } from '../../../lib/billing/usage'
 import { open } from '../../../lib/secret-box'
-import { providerKeys } from '../../../schema'
+import { providerKeys, users } from '../../../schema'
 import { BROWSER, useFixture, useHarness } from '../../support/harness'
 import { expectOwnRowsOnly } from '../../support/rls'
 import { startStripeServer, stripeEnv } from '../../support/stripe-server'
-import { action, billing, billingAction, freshUser, getBilling } from './helpers'
+import { action, billing, billingAction, freshUser, getBilling, storedUser } from './helpers'
 
 const stripe = useFixture(() => startStripeServer())
 const h = useHarness(() => ({ env: { ...stripeEnv(stripe), LOG_REQUESTS: '1' } }))
@@ -91,5 +92,27 @@ describe('billing: secrets stay out of answers and logs', () => {
     }
     expect(lines.length).toBeGreaterThan(0) // request lines were on
     expect(lines.join('\n')).not.toContain(secret)
+  })
+})
+
+describe('billing: credits are spent only from their owner', () => {
+  it("one user's spends past the allowance take only their own credits, and each sees only their own balance", async () => {
+    const alice = await freshUser(h, 'alice')
+    const bob = await freshUser(h, 'bob')
+    for (const u of [alice, bob]) await h.db.update(users).set({ credits: 1 }).where(eq(users.id, u.id))
+    await spendUnits(h.services, alice.id, 'solo', 600)
+    await Promise.allSettled(Array.from({ length: 12 }, () => spendUnits(h.services, alice.id, 'solo', 10)))
+    expect(await storedUser(h, alice.id)).toMatchObject({ credits: 0, creditUnits: 0 })
+    expect(await storedUser(h, bob.id)).toMatchObject({ credits: 1, creditUnits: 0 })
+    expect(await billing(h, bob)).toMatchObject({ credits: 1, creditUnits: 100, usage: { used: 0 } })
+    expect(await action(h, alice, { action: 'get-usage' })).toMatchObject({ used: 600, credits: 0, creditUnits: 0 })
+  })
+
+  it('nothing in a billing request moves credits: extra fields naming units or balances are ignored', async () => {
+    const user = await freshUser(h)
+    const res = await billingAction(h, user, { action: 'get-usage', credits: 1000, creditUnits: 100000, userId: 'someone' })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({ credits: 0, creditUnits: 0 })
+    expect(await storedUser(h, user.id)).toMatchObject({ credits: 0, creditUnits: 0 })
   })
 })

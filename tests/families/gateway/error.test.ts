@@ -180,7 +180,7 @@ describe('gateway: payment refusals without MPP or Stripe configured', () => {
     await h.services.kv.incr(`usage:${u.id}:${day}`, PLANS.solo.dailyUnits, 60_000)
     const res = await gateway(h, { user: u })
     expect(res.status).toBe(402)
-    expect(await res.json()).toMatchObject({ error: 'payment_required', message: expect.stringContaining('usage allowance is spent') })
+    expect(await res.json()).toMatchObject({ error: 'payment_required', message: expect.stringContaining('usage allowance and your credits are spent') })
   })
 })
 

@@ -167,6 +167,29 @@ describe('gateway: the 402 challenge', () => {
   })
 })
 
+describe('gateway: credits pay once the day’s allowance is spent', () => {
+  it('a call past the allowance takes 1 unit of credits (1 credit = 100 units); a plugin that fails gives it back', async () => {
+    const cleo = await h.seedUser('Cleo', `cleo-${crypto.randomUUID().slice(0, 8)}@example.com`)
+    await setPlan(h, cleo, 'solo')
+    await h.db.update(users).set({ credits: 1 }).where(eq(users.id, cleo.id))
+    await h.services.kv.incr(`usage:${cleo.id}:${new Date().toISOString().slice(0, 10)}`, 600, 60_000)
+    const balance = async () => (await h.db.select({ credits: users.credits, creditUnits: users.creditUnits }).from(users).where(eq(users.id, cleo.id)))[0]
+
+    const paid = await gateway(h, { user: cleo, body: { plugin: 'agent', prompt: 'hi' }, headers: { accept: 'application/json' } })
+    expect(paid.status).toBe(200)
+    expect(await balance()).toEqual({ credits: 0, creditUnits: 99 })
+    expect((await readUsage(h.services.kv, cleo.id, 'solo')).used).toBe(600) // the counter never passes the allowance
+
+    plugins.behave('agent', 'fail')
+    try {
+      expect((await gateway(h, { user: cleo })).status).toBe(500)
+    } finally {
+      plugins.behave('agent', 'json')
+    }
+    expect(await balance()).toEqual({ credits: 0, creditUnits: 99 })
+  })
+})
+
 describe('gateway: the card plan needs paid access at the moment of use', () => {
   afterEach(() => vi.useRealTimers())
 

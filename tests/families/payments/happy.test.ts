@@ -36,6 +36,7 @@ describe.skipIf(!anvilAvailable)('payment sessions: open and read', () => {
       token: getAddress(chain.usdc),
       tokenDecimals: 6,
       depositTxHash: txHash.toLowerCase(),
+      source: 'deposit',
       lastNonce: null,
       voucher: { header: 'X-Session-Voucher', primaryType: 'Voucher', domain: { name: 'Platform', version: '1', chainId: 8453 } },
       createdAt: expect.any(String),

@@ -5,6 +5,9 @@ import { users } from '../../../schema'
 import { withinOneWindow } from '../../support/requests'
 import { billingState, completedEvent, deliver, deployments, eventRows, get, startCheckout, stripeHarness, type StripeHarness } from './helpers'
 import { useFixture } from '../../support/harness'
+import { stripeEvent } from '../../support/stripe-server'
+import { cardSessionsOf, delivered, paidTopUp, topUpRows } from './helpers'
+import { seedWalletSignIn } from '../wallet/helpers'
 
 const QUEUE_KEY = 'stripe-error-queue-key'
 const t = useFixture(() => stripeHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY } }))
@@ -267,4 +270,56 @@ describe('stripe: webhook and deploy receiver errors', () => {
     expect((await res.json()).code).toBe('VALIDATION')
   })
 
+})
+
+describe('stripe: wallet top-ups that fund nothing', () => {
+  const wallet = () => `0x${crypto.randomUUID().replace(/-/g, '')}${'cd'.repeat(4)}`
+  const newUser = (name: string) => t.h.seedUser(name, `${name.toLowerCase()}-${crypto.randomUUID().slice(0, 6)}@example.com`)
+
+  it('not paid yet → `unpaid`; its later payment credits it once', async () => {
+    const user = await newUser('Slow')
+    const address = wallet()
+    await seedWalletSignIn(t.h, user, address)
+    const pending = await paidTopUp(t, user, address, 1000)
+    const unpaid = stripeEvent('checkout.session.completed', { ...pending, payment_status: 'unpaid' })
+    expect(await delivered(t, unpaid)).toBe('unpaid')
+    expect(await cardSessionsOf(t.h, address)).toEqual([])
+    expect(await delivered(t, completedEvent(t, pending.id, { type: 'checkout.session.async_payment_succeeded' }))).toBe('applied')
+    expect(await cardSessionsOf(t.h, address)).toMatchObject([{ depositAmount: '10000000' }])
+  })
+
+  it('metadata this service never writes → `invalid`, nothing funded: an amount not offered or not what was charged, a bad wallet, another currency', async () => {
+    const user = await newUser('Odd')
+    const address = wallet()
+    await seedWalletSignIn(t.h, user, address)
+    const paid = await paidTopUp(t, user, address, 1000)
+    for (const patch of [
+      { metadata: { ...paid.metadata, amountCents: '2500' } },
+      { metadata: { ...paid.metadata, amountCents: '1234' }, amount_total: 1234 },
+      { metadata: { ...paid.metadata, address: '0x1234' } },
+      { currency: 'gbp' },
+    ]) {
+      const event = stripeEvent('checkout.session.completed', { ...paid, ...patch, id: `cs_odd_${crypto.randomUUID()}` })
+      expect(await delivered(t, event)).toBe('invalid')
+    }
+    expect(await cardSessionsOf(t.h, address)).toEqual([])
+    expect(await topUpRows(t.h, address)).toEqual([])
+  })
+
+  it('an unknown user → `unknown_user`, nothing funded', async () => {
+    const address = wallet()
+    const event = stripeEvent('checkout.session.completed', {
+      id: `cs_ghost_${crypto.randomUUID()}`,
+      object: 'checkout.session',
+      mode: 'payment',
+      status: 'complete',
+      payment_status: 'paid',
+      amount_total: 500,
+      currency: 'usd',
+      client_reference_id: 'no-such-user',
+      metadata: { kind: 'wallet-top-up', userId: 'no-such-user', address, amountCents: '500' },
+    })
+    expect(await delivered(t, event)).toBe('unknown_user')
+    expect(await cardSessionsOf(t.h, address)).toEqual([])
+  })
 })

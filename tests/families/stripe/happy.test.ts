@@ -19,6 +19,12 @@ import {
   userRow,
 } from './helpers'
 import { useFixture } from '../../support/harness'
+import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts'
+import { freshIp } from '../../support/requests'
+import { sessionHeaders, signVoucher, units } from '../../support/payment-session'
+import { seedWalletSignIn } from '../wallet/helpers'
+import { charge, chargeApp } from '../payments/helpers'
+import { cardSessionsOf, paidTopUp, topUpRows } from './helpers'
 
 const t = useFixture(() => stripeHarness({ env: { QSTASH_CURRENT_SIGNING_KEY: 'stripe-happy-queue-key' } }))
 
@@ -261,5 +267,58 @@ describe('stripe: the subscription-deploy queue receiver', () => {
     expect(res.status).toBe(200)
     expect(await res.json()).toEqual({ ok: true, deployed: true })
     expect(await deployments(t.h, customer)).toMatchObject([{ deployKey: `customer:${customer}`, tier: 'solo', memoryGb: 2, cpus: 1 }])
+  })
+})
+
+describe('stripe: a wallet top-up delivers', () => {
+  it('a paid top-up credits the wallet’s card-funded session once (1 USD per 100 cents); the next adds to it; vouchers spend it', async () => {
+    const kim = await t.h.seedUser('Kim', `kim-${crypto.randomUUID().slice(0, 6)}@example.com`)
+    const wallet = privateKeyToAccount(generatePrivateKey())
+    await seedWalletSignIn(t.h, kim, wallet.address)
+
+    const first = await paidTopUp(t, kim, wallet.address, 1000)
+    expect(first).toMatchObject({ payment_status: 'paid', amount_total: 1000, currency: 'usd', metadata: { kind: 'wallet-top-up', address: wallet.address } })
+    expect(await delivered(t, completedEvent(t, first.id))).toBe('applied')
+    const [session] = await cardSessionsOf(t.h, wallet.address)
+    expect(session).toMatchObject({ source: 'card', depositAmount: '10000000', spentAmount: '0', depositTxHash: null, chainId: 8453 })
+    expect(await topUpRows(t.h, wallet.address)).toMatchObject([{ paymentId: first.id, userId: kim.id, amountCents: 1000, sessionId: session.id }])
+
+    const second = await paidTopUp(t, kim, wallet.address.toLowerCase(), 2500)
+    expect(await delivered(t, completedEvent(t, second.id))).toBe('applied')
+    const sessions = await cardSessionsOf(t.h, wallet.address)
+    expect(sessions).toHaveLength(1)
+    expect(sessions[0]).toMatchObject({ id: session.id, depositAmount: '35000000' })
+
+    // The owner sees the balance where their top-ups are listed, and the session like any other.
+    const listed = await call(t.h, 'GET', '/api/wallet/top-ups', { user: kim })
+    expect(listed.status).toBe(200)
+    expect(await listed.json()).toEqual({
+      balances: [{ sessionId: session.id, address: wallet.address, deposit: '35', spent: '0', remaining: '35', currency: 'USDC' }],
+      topUps: [
+        { paymentId: second.id, address: wallet.address, amount: 2500, sessionId: session.id, createdAt: expect.any(String) },
+        { paymentId: first.id, address: wallet.address, amount: 1000, sessionId: session.id, createdAt: expect.any(String) },
+      ],
+    })
+    const shown = await t.h.web.request(`/api/wallet/sessions/${session.id}`, { headers: { 'x-wallet-address': wallet.address, 'cf-connecting-ip': freshIp() } })
+    expect(shown.status).toBe(200)
+    expect(await shown.json()).toMatchObject({ sessionId: session.id, source: 'card', deposit: '35', spent: '0', remaining: '35', depositTxHash: null, lastNonce: null })
+
+    // The gateway's voucher flow spends it: a call of 0.01 USD against the wallet's signed voucher.
+    const app = chargeApp(t.h)
+    const voucher = await signVoucher(wallet, session.id, { cumulativeAmount: units('0.01'), nonce: 1n })
+    const paid = await charge(app, sessionHeaders({ sessionId: session.id, wallet }, voucher))
+    expect(paid.status).toBe(200)
+    expect(paid.headers.get('x-session-remaining')).toBe('34.99')
+  })
+
+  it('checkout verify credits it too, and the webhook after it changes nothing', async () => {
+    const lee = await t.h.seedUser('Lee', `lee-${crypto.randomUUID().slice(0, 6)}@example.com`)
+    const wallet = privateKeyToAccount(generatePrivateKey()).address
+    await seedWalletSignIn(t.h, lee, wallet)
+    const paid = await paidTopUp(t, lee, wallet, 500)
+    expect((await get(t.h, `/api/checkout/verify?session_id=${paid.id}`, lee)).status).toBe(200)
+    expect(await delivered(t, completedEvent(t, paid.id))).toBe('duplicate')
+    expect(await cardSessionsOf(t.h, wallet)).toMatchObject([{ depositAmount: '5000000' }])
+    expect(await topUpRows(t.h, wallet)).toHaveLength(1)
   })
 })

@@ -1,10 +1,11 @@
-import { eq } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import { expect } from 'vitest'
 import type { LocalQueue } from '../../../infra/local-queue'
 import type { PublishOptions } from '../../../lib/context'
-import { creditPurchases, stripeEvents, subscriptionDeployments, users } from '../../../schema'
+import { creditPurchases, paymentSessions, stripeEvents, subscriptionDeployments, users, walletTopUps } from '../../../schema'
 import { BROWSER, createHarness, type Harness, type SeededUser } from '../../support/harness'
 import { serveFetch } from '../../support/loopback'
+import { call, freshIp } from '../../support/requests'
 import { signedEvent, startStripeServer, stripeEnv, stripeEvent, type StripeServer } from '../../support/stripe-server'
 
 export const INTERNAL_KEY = 'stripe-family-internal-key'
@@ -140,3 +141,16 @@ export async function billingState(h: Harness, id: string) {
 
 export const now = () => Math.floor(Date.now() / 1000)
 export type { StripeServer }
+
+/** A wallet top-up started by `user` (`GET /api/wallet/top-up`) and paid on Stripe: the completed session. */
+export async function paidTopUp(t: StripeHarness, user: SeededUser, address: string, amount = 1000) {
+  const res = await call(t.h, 'GET', `/api/wallet/top-up?amount=${amount}&address=${address}`, { user, headers: { 'cf-connecting-ip': freshIp() } })
+  expect(res.status, await res.clone().text()).toBe(200)
+  return t.stripe.complete(t.stripe.sessions.at(-1)!.id)
+}
+
+/** The wallet's card-funded payment sessions (there must never be more than one). */
+export const cardSessionsOf = (h: Harness, wallet: string) =>
+  h.db.select().from(paymentSessions).where(and(eq(paymentSessions.walletAddress, wallet.toLowerCase()), eq(paymentSessions.source, 'card')))
+
+export const topUpRows = (h: Harness, wallet: string) => h.db.select().from(walletTopUps).where(eq(walletTopUps.walletAddress, wallet.toLowerCase()))

@@ -17,6 +17,8 @@ import {
   userRow,
 } from './helpers'
 import { useFixture } from '../../support/harness'
+import { cardSessionsOf, paidTopUp, topUpRows } from './helpers'
+import { seedWalletSignIn } from '../wallet/helpers'
 
 const t = useFixture(() => stripeHarness())
 
@@ -215,5 +217,91 @@ describe('checkout verify: ownership', () => {
     const res = await get(t.h, `/api/checkout/verify?session_id=${session.id}`, bob)
     expect(res.status).toBe(403)
     expect((await billingState(t.h, bob.id)).plan).toBeNull()
+  })
+})
+
+describe('stripe: wallet top-ups credit once, only the proven wallet', () => {
+  const wallet = () => `0x${crypto.randomUUID().replace(/-/g, '')}${'ab'.repeat(4)}`
+
+  it('10 concurrent deliveries of one paid top-up → credited once', async () => {
+    const user = await newUser('TopUpRace')
+    const address = wallet()
+    await seedWalletSignIn(t.h, user, address)
+    const paid = await paidTopUp(t, user, address, 5000)
+    const event = completedEvent(t, paid.id)
+    const results = await Promise.all(Array.from({ length: 10 }, () => deliver(t, event)))
+    const outcomes = await Promise.all(results.map(async (r) => (expect(r.status).toBe(200), ((await r.json()) as { outcome: string }).outcome)))
+    expect(outcomes.filter((o) => o === 'applied')).toHaveLength(1)
+    expect(outcomes.filter((o) => o === 'duplicate')).toHaveLength(9)
+    expect(await cardSessionsOf(t.h, address)).toMatchObject([{ depositAmount: '50000000' }])
+    expect(await topUpRows(t.h, address)).toHaveLength(1)
+  })
+
+  it('one payment through every door (completed, async_payment_succeeded, verify, retries) → credited once', async () => {
+    const user = await newUser('TopUpDoors')
+    const address = wallet()
+    await seedWalletSignIn(t.h, user, address)
+    const paid = await paidTopUp(t, user, address, 1000)
+    expect(await delivered(t, completedEvent(t, paid.id))).toBe('applied')
+    expect(await delivered(t, completedEvent(t, paid.id, { type: 'checkout.session.async_payment_succeeded' }))).toBe('duplicate')
+    expect(await delivered(t, completedEvent(t, paid.id, { id: `evt_retry_${crypto.randomUUID()}` }))).toBe('duplicate')
+    expect((await get(t.h, `/api/checkout/verify?session_id=${paid.id}`, user)).status).toBe(200)
+    expect(await cardSessionsOf(t.h, address)).toMatchObject([{ depositAmount: '10000000' }])
+  })
+
+  it('concurrent top-ups of one wallet (different payments) → one card session holding their sum', async () => {
+    const user = await newUser('TopUpMany')
+    const address = wallet()
+    await seedWalletSignIn(t.h, user, address)
+    const paid = []
+    for (const amount of [500, 1000, 2500, 5000]) paid.push(await paidTopUp(t, user, address, amount))
+    const results = await Promise.all(paid.map((p) => deliver(t, completedEvent(t, p.id))))
+    for (const r of results) expect(r.status).toBe(200)
+    const sessions = await cardSessionsOf(t.h, address)
+    expect(sessions).toHaveLength(1)
+    expect(sessions[0].depositAmount).toBe('90000000')
+    expect(await topUpRows(t.h, address)).toHaveLength(4)
+  })
+
+  it('a forged delivery naming another wallet or a bigger amount is 400 and funds nothing', async () => {
+    const user = await newUser('TopUpForge')
+    const address = wallet()
+    await seedWalletSignIn(t.h, user, address)
+    const paid = await paidTopUp(t, user, address, 500)
+    const event = completedEvent(t, paid.id)
+    const object = event.data.object as { metadata: Record<string, string> }
+    const attacker = wallet()
+    const tampered = JSON.stringify({ ...event, data: { object: { ...object, metadata: { ...object.metadata, address: attacker, amountCents: '5000' }, amount_total: 5000 } } })
+    const res = await deliver(t, event, { body: tampered })
+    expect(res.status).toBe(400)
+    expect(await cardSessionsOf(t.h, attacker)).toEqual([])
+    expect(await cardSessionsOf(t.h, address)).toEqual([])
+  })
+
+  it("a top-up of another user's wallet is refused before Stripe is asked: 403, no checkout", async () => {
+    const owner = await newUser('Owner')
+    const other = await newUser('Other')
+    const address = wallet()
+    await seedWalletSignIn(t.h, owner, address)
+    const before = t.stripe.sessions.length
+    const res = await call(t.h, 'GET', `/api/wallet/top-up?amount=500&address=${address}`, { user: other })
+    expect(res.status).toBe(403)
+    expect(await res.json()).toEqual({ error: 'address must be your managed wallet or a wallet you signed in with', code: 'FORBIDDEN' })
+    expect(t.stripe.sessions.length).toBe(before)
+  })
+
+  it("GET /api/wallet/top-ups shows only the caller's own top-ups and balances", async () => {
+    const payer = await newUser('Payer')
+    const other = await newUser('Nosy')
+    const address = wallet()
+    await seedWalletSignIn(t.h, payer, address)
+    const paid = await paidTopUp(t, payer, address, 500)
+    expect(await delivered(t, completedEvent(t, paid.id))).toBe('applied')
+    const mine = await call(t.h, 'GET', '/api/wallet/top-ups', { user: payer })
+    expect(((await mine.json()) as { topUps: unknown[] }).topUps).toHaveLength(1)
+    const theirs = await call(t.h, 'GET', '/api/wallet/top-ups', { user: other })
+    expect(theirs.status).toBe(200)
+    expect(await theirs.json()).toEqual({ balances: [], topUps: [] })
+    expect((await call(t.h, 'GET', '/api/wallet/top-ups')).status).toBe(401)
   })
 })

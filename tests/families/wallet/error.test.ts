@@ -9,7 +9,7 @@ import { cdpApiKey, cdpWalletSecret, startCdpServer } from '../../support/cdp-se
 import { type Harness, useFixture, useHarness } from '../../support/harness'
 import { withinOneWindow } from '../../support/requests'
 import { startStripeServer, stripeEnv } from '../../support/stripe-server'
-import { ADDRESS, expectError, seedManagedWallet, silentServer, walletCall, withConfig } from './helpers'
+import { ADDRESS, expectError, seedManagedWallet, seedWalletSignIn, silentServer, walletCall, withConfig } from './helpers'
 import { closedUrl } from '../../support/loopback'
 
 const stripe = useFixture(() => startStripeServer())
@@ -141,7 +141,15 @@ describe('GET /api/wallet/top-up', () => {
     await expectError(await walletCall(bare, 'GET', `/api/wallet/top-up?address=${ADDRESS}`, { user: bare.users.alice }), 503, 'NOT_CONFIGURED', 'Stripe not configured')
   })
 
+  it('403 for a wallet the caller has not proven (no managed wallet, no wallet sign-in), before Stripe is asked', async () => {
+    const before = stripe.requests.length
+    const res = await walletCall(h, 'GET', `/api/wallet/top-up?address=${ADDRESS}`, { user: h.users.alice })
+    await expectError(res, 403, 'FORBIDDEN', 'address must be your managed wallet or a wallet you signed in with')
+    expect(stripe.requests.length).toBe(before)
+  })
+
   it('500 when Stripe fails', async () => {
+    await seedWalletSignIn(h, h.users.bob, ADDRESS)
     stripe.failAll(500)
     try {
       const res = await walletCall(h, 'GET', `/api/wallet/top-up?address=${ADDRESS}`, { user: h.users.bob })

@@ -105,9 +105,16 @@ describe.skipIf(!anvilAvailable)('wallet: balances, own wallet, top-up (anvil ch
     expect(await res.json()).toEqual({ status: 'not_configured', type: 'cdp', supportedChains: ['base'] })
   })
 
-  it('top-up: a USD card checkout for the amount, the wallet in its metadata', async () => {
+})
+
+describe('wallet: card top-up of a proven wallet', () => {
+  const stripe = useFixture(() => startStripeServer())
+  const h = useHarness(() => ({ env: stripeEnv(stripe) }))
+
+  it('top-up of a wallet signed in with: a USD card checkout for the amount, the wallet in its metadata', async () => {
     const { bob } = h.users
-    const address = chain.payers[5].address
+    const address = privateKeyToAddress(generatePrivateKey())
+    await seedWalletSignIn(h, bob, address)
     const res = await walletCall(h, 'GET', `/api/wallet/top-up?amount=2500&address=${address.toLowerCase()}`, { user: bob })
     const body = await res.json()
     expect(res.status, JSON.stringify(body)).toBe(200)
@@ -118,11 +125,18 @@ describe.skipIf(!anvilAvailable)('wallet: balances, own wallet, top-up (anvil ch
     expect(session.metadata).toEqual({ kind: 'wallet-top-up', userId: bob.id, address, amountCents: '2500' })
   })
 
-  it('top-up: amount defaults to 1000 cents', async () => {
-    const res = await walletCall(h, 'GET', `/api/wallet/top-up?address=${chain.payers[5].address}`, { user: h.users.alice })
+  it('top-up of the managed wallet (any case): amount defaults to 1000 cents; nothing is funded before payment', async () => {
+    const { alice } = h.users
+    const address = privateKeyToAddress(generatePrivateKey())
+    await seedManagedWallet(h, alice, address)
+    const res = await walletCall(h, 'GET', `/api/wallet/top-up?address=${address.toLowerCase()}`, { user: alice })
     expect(res.status).toBe(200)
     expect((await res.json()).amount).toBe(1000)
     expect(stripe.sessions.at(-1)!.amount_total).toBe(1000)
+    const listed = await walletCall(h, 'GET', '/api/wallet/top-ups', { user: alice })
+    expect(listed.status).toBe(200)
+    expect(listed.headers.get('cache-control')).toBe('no-store')
+    expect(await listed.json()).toEqual({ balances: [], topUps: [] })
   })
 })
 

@@ -5,6 +5,7 @@ import { userWallets } from '../../../schema'
 import { cdpApiKey, startCdpServer } from '../../support/cdp-server'
 import { type SeededUser, useFixture, useHarness } from '../../support/harness'
 import { ADDRESS, expectError, seedManagedWallet, seedWalletSignIn, walletCall, withConfig } from './helpers'
+import { startStripeServer, stripeEnv } from '../../support/stripe-server'
 import { closedUrl } from '../../support/loopback'
 
 const h = useHarness(async () => ({ env: { BASE_RPC_URL: await closedUrl() } }))
@@ -22,6 +23,7 @@ const SIGNED_IN: Array<[string, string, unknown?]> = [
   ['GET', '/api/wallet/cdp'],
   ['POST', '/api/wallet/cdp', {}],
   ['GET', `/api/wallet/top-up?address=${ADDRESS}`],
+  ['GET', '/api/wallet/top-ups'],
 ]
 
 describe('sessions', () => {
@@ -193,5 +195,25 @@ describe('CDP request signing, as the fake CDP checks it (forged credentials are
 
   it('reqHash is over the body with its keys sorted, at every depth', async () => {
     expect(await requestHash({ b: 1, a: { d: [{ f: 1, e: 2 }], c: 3 } })).toBe(await requestHash({ a: { c: 3, d: [{ e: 2, f: 1 }] }, b: 1 }))
+  })
+})
+
+describe('top-ups go only to a wallet the caller has proven', () => {
+  const stripe = useFixture(() => startStripeServer())
+  const paying = useHarness(() => ({ env: stripeEnv(stripe) }))
+
+  it("bob cannot top up alice's managed wallet or the wallet she signed in with: 403, no checkout made", async () => {
+    await seedManagedWallet(paying, paying.users.alice, ADDRESS, 'alice-wallet-id')
+    await seedWalletSignIn(paying, paying.users.alice, '0x1111111111111111111111111111111111111111')
+    for (const address of [ADDRESS, ADDRESS.toLowerCase(), '0x1111111111111111111111111111111111111111']) {
+      const res = await walletCall(paying, 'GET', `/api/wallet/top-up?address=${address}`, { user: paying.users.bob })
+      await expectError(res, 403, 'FORBIDDEN')
+    }
+    expect(stripe.sessions).toHaveLength(0)
+    // Alice can, for both.
+    for (const address of [ADDRESS, '0x1111111111111111111111111111111111111111']) {
+      expect((await walletCall(paying, 'GET', `/api/wallet/top-up?address=${address}`, { user: paying.users.alice })).status).toBe(200)
+    }
+    expect(stripe.sessions.map((s) => s.metadata.userId)).toEqual([paying.users.alice.id, paying.users.alice.id])
   })
 })
