@@ -61,7 +61,7 @@ export const HealthWaitMessage = z
   .object(
     {
       agentId,
-      startedAt: z.iso.datetime({ error: 'startedAt must be an ISO 8601 time' }).openapi({ description: 'The agent’s start this wait is for' }),
+      startedAt: z.iso.datetime({ error: 'startedAt must be an ISO 8601 time' }).max(40).openapi({ description: 'The agent’s start this wait is for' }),
       until: z.number().int().min(0).max(8_640_000_000_000).openapi({ format: 'int64', description: 'Epoch ms after which no further probe is queued' }),
     },
     { error: 'Request body must be a JSON object' },
