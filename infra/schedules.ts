@@ -1,16 +1,32 @@
 import { HEARTBEAT_CRON, HEARTBEAT_PATH } from '../functions/cron/heartbeat-sync'
 import { RADIO_EXPIRE_PATH, RADIO_SWEEP_CRON } from '../functions/radio/expire'
 import { WATCHDOG_CRON, WATCHDOG_PATH } from '../lib/watchdog/deps'
+import type { Config } from '../lib/config'
 import type { Queue } from '../lib/context'
 
+interface CronSchedule {
+  id: string
+  path: string
+  cron: string
+  body: unknown
+  /** The settings the receiver needs to do anything: without them the cron is not registered. */
+  needs?: (config: Config) => boolean
+}
+
 /**
- * Every cron of the platform: id, receiver path, cron, body. The local server registers them at start (in-process
- * scheduler); in production they are the QStash schedules of README "Crons" (same ids, so registering again replaces).
+ * Every cron of the platform: id, receiver path, cron, body. The local server registers at start (in-process
+ * scheduler) those whose settings are present; in production they are the QStash schedules of README "Crons" (same
+ * ids, so registering again replaces).
  */
-export const CRON_SCHEDULES = [
+export const CRON_SCHEDULES: readonly CronSchedule[] = [
   { id: 'watchdog', path: WATCHDOG_PATH, cron: WATCHDOG_CRON, body: {} },
   { id: 'heartbeat', path: HEARTBEAT_PATH, cron: HEARTBEAT_CRON, body: {} },
-  { id: 'radio-expiry-sweep', path: RADIO_EXPIRE_PATH, cron: RADIO_SWEEP_CRON, body: {} },
-] as const
+  // Only with Mux: without it no DJ session can be created, so there is nothing to expire.
+  { id: 'radio-expiry-sweep', path: RADIO_EXPIRE_PATH, cron: RADIO_SWEEP_CRON, body: {}, needs: (c) => !!(c.MUX_TOKEN_ID && c.MUX_TOKEN_SECRET) },
+]
 
-export const registerSchedules = (queue: Queue) => Promise.all(CRON_SCHEDULES.map((s) => queue.schedule(s.id, s.path, s.cron, s.body)))
+/** The crons `config` has what they need for. */
+export const configuredSchedules = (config: Config) => CRON_SCHEDULES.filter((s) => s.needs?.(config) ?? true)
+
+export const registerSchedules = (queue: Queue, config: Config) =>
+  Promise.all(configuredSchedules(config).map((s) => queue.schedule(s.id, s.path, s.cron, s.body)))

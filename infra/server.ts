@@ -35,7 +35,7 @@ export async function startServer(env = process.env) {
 
   const backendApp = createBackendApp(services.provider)
   serveDocsScripts({ docs: web, backend: backendApp })
-  await registerSchedules(services.services.queue) // the watchdog and heartbeat crons; QStash in production: README "Crons"
+  await registerSchedules(services.services.queue, services.services.config) // the crons configured here; QStash in production: README "Crons"
 
   const host = env.HOST ?? '127.0.0.1'
   // The web listener takes WebSocket upgrades too (the permission socket); the backend has none.

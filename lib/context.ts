@@ -73,6 +73,8 @@ export type AppEnv = {
     apiKeyId?: string
     /** The caller's plan once `requirePlanMatch` has checked the plan headers (lib/auth/plan.ts). */
     plan?: PlanName
+    /** The tightest rate limit this request passed so far, whose `RateLimit-*` headers it carries (lib/http/rate-limit.ts). */
+    rateLimit?: { limit: number; remaining: number }
   }
 }
 

@@ -56,3 +56,23 @@ export const WatchdogResult = z
     }),
   ])
   .openapi('WatchdogResult')
+
+export const HealthWaitMessage = z
+  .object(
+    {
+      agentId,
+      startedAt: z.iso.datetime({ error: 'startedAt must be an ISO 8601 time' }).max(40).openapi({ description: 'The agent’s start this wait is for' }),
+      until: z.number().int().min(0).max(8_640_000_000_000).openapi({ format: 'int64', description: 'Epoch ms after which no further probe is queued' }),
+    },
+    { error: 'Request body must be a JSON object' },
+  )
+  .openapi('HealthWaitMessage')
+
+export const HealthWaitResult = z
+  .object({
+    ok: z.literal(true),
+    outcome: z.enum(['running', 'waiting', 'timed-out', 'stale']).openapi({
+      description: '`running`: recorded running now; `waiting`: the next probe is queued; `timed-out`: the wait is over; `stale`: the agent is gone, not starting, or started again since',
+    }),
+  })
+  .openapi('HealthWaitResult')

@@ -32,6 +32,8 @@ interface Written {
   id: string
   key: string
   size: number
+  /** Null when the file came before `agentId`: its pending record is bound to the agent once stored. */
+  agentId: string | null
 }
 
 /**
@@ -42,11 +44,13 @@ interface Written {
  *    record's object deleted and the record with it (deletes that failed before are tried again here, before the
  *    quota is checked); a `Content-Length` that cannot fit, whatever comes before the file, is 413 before a byte of
  *    the body is read;
- * 2. `agentId`, which must come before `file`, and must be the caller's agent (404);
+ * 2. `agentId`, before or after `file`, which must be the caller's agent (404);
  * 3. at the `file` part, its bytes are reserved (`reserveUpload`: one conditional upsert, with the pending record):
  *    what is left of `Content-Length`, or without one all the caller's remaining quota; then the stream is written,
- *    counted, and refused (413) once it passes the reservation;
- * 4. the rest of the body must close properly; then the record is `stored` with its exact size.
+ *    counted, and refused (413) once it passes the reservation. A file sent before `agentId` is streamed the same
+ *    way, to its object, under a pending record of no agent yet (nothing is held in memory);
+ * 4. the rest of the body must close properly; then the record is `stored` with its exact size (and, for a file
+ *    that came first, bound to the agent named after it, checked again under the agent's lock).
  * Any failure after the reservation deletes whatever was written and then gives the bytes back.
  */
 export async function receiveUpload(services: Services, user: SessionUser, request: Request): Promise<StoredFile> {
@@ -77,7 +81,6 @@ export async function receiveUpload(services: Services, user: SessionUser, reque
         agentId = await readAgentId(part)
         await findOwnAgent(services.db, user.id, agentId) // 404 Agent not found: unknown, or another user's
       } else if (part.name === 'file') {
-        if (agentId === null) throw fieldError('agentId', 'agentId is required, before file')
         if (written) throw fieldError('file', 'Only one file per upload')
         // What is left of the body, less its closing delimiter: at most the file's size (a little more when other
         // fields follow it). Without a length, the rest of the quota.
@@ -89,7 +92,7 @@ export async function receiveUpload(services: Services, user: SessionUser, reque
     }
     if (agentId === null) throw fieldError('agentId', 'agentId is required')
     if (!written) throw fieldError('file', 'file is required')
-    const stored = await markStored(services.db, user.id, written.id, written.size)
+    const stored = await markStored(services.db, user.id, written.id, written.size, written.agentId === null ? agentId : undefined)
     if (!stored) throw new ApiError('NOT_FOUND', 'Agent not found') // deleted (with its records) meanwhile
     log.info('files.uploaded', { fileId: stored.id, agentId, size: stored.size })
     return stored
@@ -109,7 +112,7 @@ async function writeFile(
   services: Services,
   userId: string,
   quota: StorageQuota,
-  agentId: string,
+  agentId: string | null,
   part: Part,
   reserve: number,
   lengthKnown: boolean,
@@ -124,7 +127,7 @@ async function writeFile(
     lengthKnown ? new MultipartError('Malformed multipart body: no closing boundary within its Content-Length') : storageLimitExceeded(quota, quota.limitBytes)
   try {
     const { size } = await services.storage.putStream(key, capped(part.body, reserve, over), record.mimeType, { maxBytes: reserve })
-    return { id, key, size }
+    return { id, key, size, agentId }
   } catch (e) {
     await releasePending(services.db, userId, id).catch((err) => log.warn('files.release_failed', { fileId: id, ...errorFields(err) }))
     if (!(e instanceof ApiError || e instanceof MultipartError)) log.warn('files.store_failed', { fileId: id, ...errorFields(e) })

@@ -8,10 +8,10 @@ import { signedInRoute } from '../../lib/http/routes'
 import { LifecycleResultSchema, UserIdParams } from './schemas'
 import { ownInstance } from './shared'
 
-/** One `POST /api/instance/{userId}/<action>` route: session, ownership, 30/min per user. */
+/** One `POST /api/instance/{userId}/<action>` route: session, ownership, 30/min per IP and 30/min per user. */
 export const instanceActionRoute = <const A extends string>(action: A, operationId: string, summary: string, description: string, extra: Record<number, ReturnType<typeof errorResponse>> = {}) =>
   signedInRoute(
-    limitedRoute(limits.instance, {
+    limitedRoute(limits.instance, limitedRoute(limits.instancePerUser, {
       method: 'post',
       path: `/api/instance/{userId}/${action}` as `/api/instance/{userId}/${A}`,
       operationId,
@@ -27,7 +27,7 @@ export const instanceActionRoute = <const A extends string>(action: A, operation
         502: errorResponse('The runtime provider or the runtime failed; the agent is recorded as `error` (`RUNTIME_UNAVAILABLE`)'),
         ...extra,
       },
-    }),
+    })),
   )
 
 type ActionRoute = ReturnType<typeof instanceActionRoute>

@@ -6,6 +6,7 @@ import { requirePaidAccess } from '../auth/plan'
 import { ApiError } from '../http/errors'
 import { errorFields, log } from '../log'
 import { queueFilesPurge } from '../files/purge'
+import { queueHealthWait } from '../watchdog/health-wait'
 import { markAgentFilesDeleting } from '../files/records'
 import { RuntimeProviderError } from '../runtime/provider'
 import { agents, type Agent } from '../../schema'
@@ -21,7 +22,7 @@ import { resumeAgent, SUSPENDED, suspendedAgent } from './suspension'
  *
  * | Action | Provider call | Status after |
  * |---|---|---|
- * | start | `start` | `starting` (`startedAt` now; the probe turns it `running`) |
+ * | start | `start` | `starting` (`startedAt` now; the health wait's probe turns it `running`) |
  * | stop | `stop` | `stopped` |
  * | restart | `restart` | `starting` (`startedAt` now) |
  * | update | `updateImage(image ?? RUNTIME_IMAGE)` | `starting` (`image` stored) |
@@ -30,6 +31,8 @@ import { resumeAgent, SUSPENDED, suspendedAgent } from './suspension'
  * | factory-reset | the gateway's `resetMemory`, then `repair` | `starting` (`startedAt` now) |
  *
  * The instance's cached probe (lib/agents/instance.ts) is dropped before and after, so the next read probes afresh.
+ * An action that leaves the agent `starting` queues its health wait (lib/watchdog/health-wait.ts): the runtime is
+ * probed at once and every 2 s for up to 60 s, and recorded `running` as soon as it answers.
  *
  * The gateway token: `stop` does not need it (the provider finds the runtime by service id or name), so it works
  * whatever became of the server's keys. A `repair` of an agent whose sealed token this server cannot open (or that
@@ -127,13 +130,16 @@ export async function runLifecycle(services: Services, agent: Agent, action: Lif
   if (action === 'reset-memory') return agent
   const status = STATUS_AFTER[action]
   const reason = action === 'stop' ? 'stopped by request' : rekeyed ? 'repaired with a new gateway token' : null
-  return recordStatus(services, agent, status, reason, {
+  const after = await recordStatus(services, agent, status, reason, {
     ...(status === 'starting' ? { startedAt: new Date() } : {}),
     // An `update` with no image named (instance maintenance) moves to the configured image, which is then the agent's.
     ...(action === 'update' ? { image: opts.image ?? services.config.RUNTIME_IMAGE } : {}),
     // Stored once the runtime has it: a failed re-key leaves the old (unreadable) token, and repair can be asked again.
     ...(rekeyed ? { gatewayToken: rekeyed.gatewayToken, gatewayTokenKeyId: rekeyed.gatewayTokenKeyId } : {}),
   })
+  // Probed at once and every 2 s until it answers (lib/watchdog/health-wait.ts): `running` within seconds.
+  if (status === 'starting') await queueHealthWait(services, after)
+  return after
 }
 
 /**

@@ -9,6 +9,7 @@ import { type AccessConfig, accessPlan, PLANS, type PlanName, type PlanRecord } 
 import { RuntimeProviderError } from '../runtime/provider'
 import { agentEvents, agents, type Agent } from '../../schema'
 import { agentNotFound, newGatewayToken, runtimeName } from './access'
+import { queueHealthWait } from '../watchdog/health-wait'
 
 /** Agents a plan allows (spec "Plans": solo 1, collective 3, label 10, network unlimited). */
 export const agentLimit = (plan: PlanName) => PLANS[plan].agents
@@ -80,8 +81,9 @@ export interface ProvisionRequest {
  * Provisions an agent: first its record (status `provisioning`), made in a transaction that takes a per-user lock
  * and counts the user's agents, so two concurrent creates at the limit cannot both pass (one wins, the other is
  * 429 `AGENT_LIMIT`); then the runtime, through the provider, outside any transaction. The record is updated with
- * what was created (`runtimeServiceId`, URL, `starting`); if the provider fails, the record stays with status
- * `error` and the reason, so nothing exists that the platform has no record of.
+ * what was created (`runtimeServiceId`, URL, `starting`) and its health wait is queued (probed every 2 s until it
+ * answers, then `running`); if the provider fails, the record stays with status `error` and the reason, so nothing
+ * exists that the platform has no record of.
  */
 export async function provisionAgent(services: Services, req: ProvisionRequest): Promise<Agent> {
   const { db, config, runtimes } = services
@@ -122,12 +124,15 @@ export async function provisionAgent(services: Services, req: ProvisionRequest):
       env: { AGENT_NAME: req.name, AGENT_PLAN: req.plan },
       gatewayToken: sealed.token,
     })
-    return await recordStatus(services, agent, 'starting', null, {
+    const started = await recordStatus(services, agent, 'starting', null, {
       runtimeServiceId: created.serviceId,
       runtimeUrl: created.url,
       provisionedAt: new Date(),
       startedAt: new Date(),
     })
+    // Probed at once and every 2 s until it answers (lib/watchdog/health-wait.ts): `running` within seconds.
+    await queueHealthWait(services, started)
+    return started
   } catch (e) {
     const reason = e instanceof RuntimeProviderError ? `Runtime creation failed: ${e.message}` : 'Runtime creation failed'
     log.error('agent.provision_failed', { agentId: agent.id, provider: runtimes.kind, ...errorFields(e) })

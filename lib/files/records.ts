@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, isNotNull, isNull, lt, ne, or, sql } from 'drizzle-orm'
 import type { Db } from '../db/rls'
 import { type Reader, withUser } from '../db/rls'
-import { files, storageUsage } from '../../schema'
+import { agents, files, storageUsage } from '../../schema'
 
 /**
  * The `files` records and the `storage_usage` row, always as their user (row isolation): the invariant kept here is
@@ -123,15 +123,26 @@ export function reserveUpload(
  * only now: so the pending record is replaced by the stored one, same id, in one transaction.) Null when the
  * pending record is gone or marked (swept as stale, or its agent deleted) or without its agent: the caller removes
  * the object.
+ *
+ * `bindAgent`: a file sent before its `agentId` was written with a pending record of no agent; it becomes that
+ * agent's here. The agent's row is locked first (as a delete locks it): an agent deleted meanwhile (or not the user's)
+ * gives null, and one being deleted waits for this record, which its delete then marks like the others.
  */
-export function markStored(db: Db, userId: string, fileId: string, size: number): Promise<StoredFile | null> {
+export function markStored(db: Db, userId: string, fileId: string, size: number, bindAgent?: string): Promise<StoredFile | null> {
   return withUser(db, userId, async (tx) => {
+    if (bindAgent) {
+      const [agent] = await tx.select({ id: agents.id }).from(agents).where(and(eq(agents.id, bindAgent), eq(agents.userId, userId))).for('share')
+      if (!agent) return null
+    }
     const [pending] = await tx
       .delete(files)
-      .where(and(eq(files.id, fileId), eq(files.status, 'pending'), isNotNull(files.agentId)))
+      .where(and(eq(files.id, fileId), eq(files.status, 'pending'), bindAgent ? isNull(files.agentId) : isNotNull(files.agentId)))
       .returning()
     if (!pending) return null
-    const [stored] = await tx.insert(files).values({ ...pending, size, status: 'stored', createdAt: sql`now()` }).returning()
+    const [stored] = await tx
+      .insert(files)
+      .values({ ...pending, ...(bindAgent ? { agentId: bindAgent } : {}), size, status: 'stored', createdAt: sql`now()` })
+      .returning()
     if (pending.size > size) await giveBack(tx, userId, pending.size - size)
     return withAgent(stored)
   })

@@ -35,14 +35,19 @@ export const limits = {
   expertSetupCheckout: { name: 'expert-setup-checkout', limit: 10, windowSec: 60, message: 'Too many requests' },
   // Per user: checkout actions create Stripe sessions; BYOK seals a key. Generous for a person, tight for a script.
   billingAction: { name: 'billing-action', limit: 20, windowSec: 60, message: 'Too many requests', per: 'user' },
-  // Web `/api/instance/*` and `/api/runtime/maintenance`, per user (spec "Limits": 30/min): each may probe or act on a runtime.
-  instance: { name: 'instance', limit: 30, windowSec: 60, message: 'Too many requests', per: 'user' },
+  // Web `/api/instance/*` and `/api/runtime/maintenance`, per IP (spec "Limits": 30/min), and as much per user in
+  // addition: each may probe or act on a runtime, and a user spread over many addresses still acts on the same one.
+  instance: { name: 'instance', limit: 30, windowSec: 60, message: 'Too many requests' },
+  instancePerUser: { name: 'instance-user', limit: 30, windowSec: 60, message: 'Too many requests', per: 'user' },
   // Backend `/api/ai/*`, per IP (spec "Limits").
   ai: { name: 'ai', limit: 30, windowSec: 60, message: 'AI rate limit exceeded.' },
-  // Web `/api/agents*` per user (spec "Limits": 100/min), every agent route together.
-  agents: { name: 'agents', limit: 100, windowSec: 60, message: 'Too many requests', per: 'user' },
-  // Web `POST /api/provision` per user (spec "Limits": 5/min): each one may create a runtime.
-  provision: { name: 'provision', limit: 5, windowSec: 60, message: 'Too many requests', per: 'user' },
+  // Web `/api/agents*` per IP (spec "Limits": 100/min), every agent route together; as much per user in addition
+  // (the lifecycle routes start and stop the user's runtimes whatever address asks).
+  agents: { name: 'agents', limit: 100, windowSec: 60, message: 'Too many requests' },
+  agentsPerUser: { name: 'agents-user', limit: 100, windowSec: 60, message: 'Too many requests', per: 'user' },
+  // Web `POST /api/provision` per IP (spec "Limits": 5/min), and as much per user in addition: each one may create a runtime.
+  provision: { name: 'provision', limit: 5, windowSec: 60, message: 'Too many requests' },
+  provisionPerUser: { name: 'provision-user', limit: 5, windowSec: 60, message: 'Too many requests', per: 'user' },
   // Backend `POST /api/deployments` per IP (spec "Limits", message exact).
   deployments: { name: 'deployments', limit: 5, windowSec: 60, message: 'Deployment rate limit exceeded.' },
   // Web `POST /api/v1/gateway` per IP (spec "Limits": 100/min): anonymous, paid calls.

@@ -1,4 +1,5 @@
 import type { RouteConfig } from '@hono/zod-openapi'
+import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import type { AppContext, AppEnv } from '../context'
 import { ApiError } from './errors'
@@ -15,7 +16,8 @@ export const perUser = (c: AppContext) => {
  * Counts one request against `rule` (one store round trip), per client address or per user as the rule
  * says, unless `identify` names the counter. A passing request gets the three `RateLimit-*` headers; a
  * refusal is 429 `{error, code}` with them and `Retry-After`. Never `X-RateLimit-*`. Handlers call it
- * directly to limit only requests that passed validation.
+ * directly to limit only requests that passed validation. A request that passes several limits (per IP and
+ * per user) carries the headers of the one closest to refusing it: the fewest remaining, then the smallest limit.
  */
 export async function enforceRateLimit(c: AppContext, rule: NamedLimit, identify?: (c: AppContext) => string) {
   const { limiter, clientIp } = c.var.services
@@ -29,6 +31,10 @@ export async function enforceRateLimit(c: AppContext, rule: NamedLimit, identify
   if (!result.success) {
     throw new ApiError('RATE_LIMITED', { message: rule.message, headers: { ...headers, 'Retry-After': String(Math.max(1, resetSec)) } })
   }
+  const ctx = c as Context<AppEnv>
+  const shown = ctx.var.rateLimit
+  if (shown && (shown.remaining < result.remaining || (shown.remaining === result.remaining && shown.limit < result.limit))) return
+  ctx.set('rateLimit', { limit: result.limit, remaining: result.remaining })
   for (const [k, v] of Object.entries(headers)) c.header(k, v)
 }
 

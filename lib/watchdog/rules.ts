@@ -19,7 +19,7 @@ export const WATCHDOG_STATES = ['healthy', 'degraded', 'repairing', 'crash_loop'
 export type WatchdogState = (typeof WATCHDOG_STATES)[number]
 
 /** Probe answers that mean the runtime is up (`setup`: up, waiting for its owner's configuration). */
-const ALIVE: ReadonlySet<RuntimeStatus> = new Set(['running', 'healthy', 'setup'])
+export const ALIVE: ReadonlySet<RuntimeStatus> = new Set(['running', 'healthy', 'setup'])
 
 export interface WatchdogSettings {
   checkIntervalMs: number

@@ -3,19 +3,28 @@ import { BROWSER, type Harness, type SeededUser } from './harness'
 /** A JSON body as sent: a string as is (malformed JSON for the error tests), anything else serialised. */
 const encode = (body: unknown) => (body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body))
 
-/**
- * A request to the web app as the dashboard sends it: the user's cookie (if any), JSON, and the trusted origin.
- * Untyped on purpose, for the error and security tests' malformed requests; happy paths use `webClient`.
- */
-export function call(h: Harness, method: string, path: string, opts: { user?: SeededUser; body?: unknown; headers?: Record<string, string> } = {}) {
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...BROWSER, ...opts.headers }
-  if (opts.user) headers.cookie = opts.user.cookie
-  return h.web.request(path, { method, headers, body: encode(opts.body) })
-}
-
 let ipSeq = 0
 /** A new client IP on every call, so only the rate-limit tests share a limiter counter. */
 export const freshIp = () => `198.18.${(++ipSeq >> 8) & 255}.${ipSeq & 255}`
+
+const userIps = new Map<string, string>()
+/** The client address a seeded user calls from (one each, as people on their own machines): the same on every call. */
+export const userIp = (user: Pick<SeededUser, 'id'>) => {
+  let ip = userIps.get(user.id)
+  if (!ip) userIps.set(user.id, (ip = freshIp()))
+  return ip
+}
+
+/**
+ * A request to the web app as the dashboard sends it: the user's cookie (if any) from the user's own address
+ * (`userIp`, unless the headers name one), JSON, and the trusted origin.
+ * Untyped on purpose, for the error and security tests' malformed requests; happy paths use `webClient`.
+ */
+export function call(h: Harness, method: string, path: string, opts: { user?: SeededUser; body?: unknown; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...BROWSER, ...(opts.user ? { 'cf-connecting-ip': userIp(opts.user) } : {}), ...opts.headers }
+  if (opts.user) headers.cookie = opts.user.cookie
+  return h.web.request(path, { method, headers, body: encode(opts.body) })
+}
 
 /** A request to the backend app (`app`, the harness's unless a test built its own) from a fresh client IP. */
 export function backendCall(app: Pick<Harness['backend'], 'request'>, method: string, path: string, opts: { headers?: Record<string, string>; body?: unknown } = {}) {

@@ -26,12 +26,13 @@ const Body = z
 
 /**
  * Every check before the body is read, in the documented order: the caller by spec "Authentication" 5 (the session,
- * with the admin session fallback), the per-user limit, the switches, the plan. Sets `user` and `plan`.
+ * with the admin session fallback), the limits (per IP, then per user), the switches, the plan. Sets `user` and `plan`.
  */
 const provisionGate = createMiddleware<AppEnv>(async (c, next) => {
   const user = await provisionSession(c)
   c.set('user', user)
-  await enforceRateLimit(c, limits.provision, () => `user:${user.id}`)
+  await enforceRateLimit(c, limits.provision)
+  await enforceRateLimit(c, limits.provisionPerUser)
   assertProvisioningOpen(c.var.services.config)
   if (user.synthetic) {
     // The synthetic admin session (no user row) cannot own an agent: agents belong to accounts.
@@ -44,14 +45,15 @@ const provisionGate = createMiddleware<AppEnv>(async (c, next) => {
 export const route = createRoute(
   limitedRoute(
     limits.provision,
-    {
+    limitedRoute(limits.provisionPerUser, {
       method: 'post',
       path: '/api/provision',
       operationId: 'provisionAgent',
       tags: ['Agents'],
       summary: 'Provision an agent and its runtime',
       description:
-        'Order of checks: the session (401); the rate limit; the kill switch `PROVISIONING_KILL_SWITCH` (503); ' +
+        'Order of checks: the session (401); the rate limits (5 per minute per client address, as the spec says, and ' +
+        '5 per minute per user in addition); the kill switch `PROVISIONING_KILL_SWITCH` (503); ' +
         '`PROVISIONING_ENABLED` unset (500, as the backend health says: provisioning disabled → 500); a paid plan ' +
         '(active or past due), or the live trial of an account with a verified real mailbox (a wallet or Farcaster ' +
         'address is not one), unless an admin (403 `Active subscription required`); the body; the plan’s ' +
@@ -73,7 +75,7 @@ export const route = createRoute(
         502: errorResponse('The runtime provider failed; the agent is kept in status `error` (`RUNTIME_UNAVAILABLE`)'),
         503: errorResponse('`Provisioning is temporarily paused`: the kill switch is on (`PROVISIONING_PAUSED`)'),
       },
-    },
+    }, 'handler'),
     'handler',
   ),
 )

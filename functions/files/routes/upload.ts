@@ -20,14 +20,16 @@ export const route = signedInRoute({
   tags: ['Files'],
   summary: 'Upload a file for one of the caller’s agents',
   description:
-    'A `multipart/form-data` body with `agentId` (one of the caller’s agents) and then `file`: the body is read as a ' +
-    'stream and the file goes to storage as it arrives, so `agentId` must come before `file` (append it first to the ' +
-    '`FormData`). Other fields (up to 64 KiB each) are ignored.\n\n' +
+    'A `multipart/form-data` body with `agentId` (one of the caller’s agents) and `file`, in either order: the body is ' +
+    'read as a stream and the file goes to storage as it arrives. When `file` comes first it is streamed the same way ' +
+    'into its object, recorded as uploading for no agent yet; the `agentId` after it is then checked (404 when it is ' +
+    'not the caller’s, 400 when missing) and the file becomes that agent’s, or the object is deleted. Nothing is ' +
+    'buffered in memory either way. Other fields (up to 64 KiB each) are ignored.\n\n' +
     `**Paid access.** Uploading is a use: it needs paid access at the moment of use (${PAID_ACCESS_RULE}), checked before ` +
     'the body is read: 402 otherwise. Files kept from before a lapse can still be listed, downloaded and deleted.\n\n' +
     `**Storage quota.** The caller’s files (stored and uploading) may hold: ${quotas}; admins network’s; the trial runs ` +
     'on solo. The 1 MB limit of other bodies does not apply here: the quota does. ' +
-    'What comes before the file’s data (`agentId`, other fields, part headers) may take 64 KiB. A `Content-Length` that ' +
+    'What comes before the file’s data (`agentId`, other fields, part headers) may take 64 KiB; `agentId` after it 256 bytes. A `Content-Length` that ' +
     'cannot fit, even less those 64 KiB, is refused (413) before the body is read. At the `file` part the bytes are ' +
     'reserved atomically: what is left of `Content-Length` (without one, all the caller’s remaining quota, until the ' +
     'upload ends), so two uploads that together pass the quota cannot both land; the first to reserve wins. A body ' +
@@ -51,7 +53,7 @@ export const route = signedInRoute({
             type: 'object',
             required: ['agentId', 'file'],
             properties: {
-              agentId: { type: 'string', maxLength: 255, description: 'One of the caller’s agents; before `file`' },
+              agentId: { type: 'string', maxLength: 255, description: 'One of the caller’s agents; before or after `file`' },
               file: { type: 'string', format: 'binary', maxLength: STORAGE_QUOTA_BYTES.network, description: 'The file, with its filename and type' },
             },
           },
@@ -62,7 +64,7 @@ export const route = signedInRoute({
   responses: {
     201: ok(UploadAnswer, 'Stored'),
     400: errorResponse(
-      '`agentId is required` (missing, or after `file`), `file is required`, `Only one file per upload`, `agentId is too long` ' +
+      '`agentId is required`, `file is required`, `Only one file per upload`, `agentId is too long` ' +
         '(`VALIDATION`, with `issues`); or the body is not well-formed multipart: another `Content-Type`, no boundary, cut off, ' +
         'not closed within its `Content-Length`, over 64 KiB before the file, or another field over 64 KiB ' +
         '(`MALFORMED_MULTIPART`)',

@@ -11,7 +11,7 @@ import { DEFAULT_RUNTIME_VERSION, instanceUrl, iso, sessionOr403 } from '../shar
 export const route = createRoute(
   limitedRoute(
     limits.instance,
-    {
+    limitedRoute(limits.instancePerUser, {
       method: 'get',
       path: '/api/instance/{userId}',
       operationId: 'getInstance',
@@ -30,7 +30,7 @@ export const route = createRoute(
         403: errorResponse('No session (`FORBIDDEN`)'),
         404: errorResponse('`No instance found. Please deploy first.`: no agent yet, or `userId` is not the caller (`NOT_FOUND`)'),
       },
-    },
+    }, 'handler'),
     'handler',
   ),
 )
@@ -39,6 +39,7 @@ export const handler: RouteHandler<typeof route, SignedInEnv> = async (c) => {
   const { userId } = c.req.valid('param')
   const me = c.var.user
   await enforceRateLimit(c, limits.instance)
+  await enforceRateLimit(c, limits.instancePerUser)
   if (userId !== me.id) throw noInstance()
   const { services } = c.var
   const agent = await findInstanceAgent(services.db, me.id)

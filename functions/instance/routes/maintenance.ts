@@ -30,14 +30,14 @@ const MaintenanceBody = z
   .openapi('RuntimeMaintenance')
 
 export const route = signedInRoute(
-  limitedRoute(limits.instance, {
+  limitedRoute(limits.instance, limitedRoute(limits.instancePerUser, {
     method: 'post',
     path: '/api/runtime/maintenance',
     operationId: 'runRuntimeMaintenance',
     tags: ['Instance'],
     summary: 'Repair, update or reset the memory of one of the caller’s runtimes',
     description:
-      'Counts against the same 30 per minute per user as `/api/instance/*`. `repair` and `update` record the agent `starting`; `reset-memory` changes no status. ' +
+      'Counts against the same limits as `/api/instance/*` (30 per minute per client address, 30 per user). `repair` and `update` record the agent `starting`; `reset-memory` changes no status. ' +
       '`repair` of an agent whose stored gateway token this server cannot open (or that has none) redeploys it with a new token. ' +
       `Each needs paid access at the moment of use (${PAID_ACCESS_RULE}); a \`suspended\` agent must be started first.`,
     request: { body: jsonBody(MaintenanceBody) },
@@ -49,7 +49,7 @@ export const route = signedInRoute(
       409: errorResponse(`The runtime is busy with another operation (\`CONFLICT\`); the agent is \`suspended\` (\`INVALID_TRANSITION\`); or, for \`update\` and \`reset-memory\`, ${TOKEN_UNREADABLE_DOC} (\`repair\` re-keys it)`),
       502: errorResponse('The runtime provider or the runtime failed (`RUNTIME_UNAVAILABLE`)'),
     },
-  }),
+  })),
 )
 
 export const handler: RouteHandler<typeof route> = async (c) => {

@@ -8,7 +8,7 @@ import { InstanceStatsSchema, UserIdParams } from '../schemas'
 import { DEFAULT_RUNTIME_VERSION, ownInstance } from '../shared'
 
 export const route = signedInRoute(
-  limitedRoute(limits.instance, {
+  limitedRoute(limits.instance, limitedRoute(limits.instancePerUser, {
     method: 'get',
     path: '/api/instance/{userId}/stats',
     operationId: 'getInstanceStats',
@@ -21,7 +21,7 @@ export const route = signedInRoute(
       403: errorResponse('`userId` is not the caller (`FORBIDDEN`)'),
       404: errorResponse('`No instance found. Please deploy first.` (`NOT_FOUND`)'),
     },
-  }),
+  })),
 )
 
 export const handler: RouteHandler<typeof route> = async (c) => {

@@ -20,7 +20,9 @@ export const route = queueReceiverRoute({
     `${MAX_SESSION_SEC} s: if the session is still current it becomes \`auto-ended\` and its Mux live stream is disabled ` +
     '(recordings kept); a session ended meanwhile is left as it is. When Mux fails the answer is 502 and the queue ' +
     `retries. \`{}\` (the cron, \`${RADIO_SWEEP_CRON}\`) sweeps: every current session past its expiry, 50 per delivery, ` +
-    'for expiries a lost delivery missed; Mux failures there are counted and left for the next sweep.',
+    'for expiries a lost delivery missed; Mux failures there are counted and left for the next sweep. Without Mux ' +
+    'configured (`MUX_TOKEN_ID`, `MUX_TOKEN_SECRET`) no session can exist: a sweep answers 200 with nothing ended and ' +
+    'logs nothing (the local server does not even schedule it), while a named session is 503 `NOT_CONFIGURED`.',
   request: { body: jsonBody(ExpireMessage) },
   responses: {
     200: ok(ExpireResultSchema),
@@ -30,8 +32,11 @@ export const route = queueReceiverRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { sessionId } = c.req.valid('json')
+  const { config } = c.var.services
+  // A sweep with streaming unconfigured: no session can have been created, nothing to do and nothing to report.
+  if (!sessionId && !(config.MUX_TOKEN_ID && config.MUX_TOKEN_SECRET)) return c.json({ ok: true as const, ended: 0, failed: 0 }, 200)
   try {
-    const done = await expireSessions(c.var.services.db, muxClient(c.var.services.config), sessionId, c.var.requestId)
+    const done = await expireSessions(c.var.services.db, muxClient(config), sessionId, c.var.requestId)
     return c.json({ ok: true as const, ...done }, 200)
   } catch (e) {
     if (!(e instanceof MuxError)) throw e

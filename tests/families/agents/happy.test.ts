@@ -5,6 +5,7 @@ import { agentEvents } from '../../../schema'
 import { setPlan } from '../../auth/helpers'
 import { useHarness } from '../../support/harness'
 import { backendCall, call } from '../../support/requests'
+import { waitFor } from '../../support/wait'
 import { AGENTS_ENV, answers, provision, SHARED, stats, storedAgent, waitRunning } from './helpers'
 
 const h = useHarness({ env: AGENTS_ENV })
@@ -33,7 +34,16 @@ describe('agents: provision → running → lifecycle → delete (a real local r
     expect(JSON.stringify(body)).not.toContain(row.gatewayToken!)
   })
 
-  it('the runtime starts: stats probe it running within 5 s, and the agent is stored running', async () => {
+  it('the runtime starts: its health wait records it running within seconds, with no read of the agent needed', async () => {
+    // Only the stored row is polled: nothing here probes the runtime but the queued health wait.
+    await waitFor(async () => (await storedAgent(h, agent.id)).status === 'running', { ms: 15_000, what: 'the agent stored running' })
+    const events = await h.db.select().from(agentEvents).where(eq(agentEvents.agentId, agent.id))
+    expect(events.find((e) => e.toState === 'running')).toMatchObject({ fromState: 'starting', reason: 'The runtime answers its probes' })
+    const list = (await (await call(h, 'GET', '/api/agents', { user: h.users.alice })).json()) as { agents: AgentJson[] }
+    expect(list.agents[0].status).toBe('running')
+  })
+
+  it('stats probe it running too', async () => {
     const s = await waitRunning(h, h.users.alice, agent.id)
     expect(s.health).toBe('healthy')
     expect(s.agentStatus).toBe('running')
@@ -106,7 +116,8 @@ describe('agents: provision → running → lifecycle → delete (a real local r
     const start = await call(h, 'POST', `/api/agents/${agent.id}/start`, { user: h.users.alice })
     expect(start.status).toBe(200)
     expect(((await start.json()) as AgentJson).status).toBe('starting')
-    await waitRunning(h, h.users.alice, agent.id)
+    // The start's health wait alone makes it running (the stored row is polled, not the runtime).
+    await waitFor(async () => (await storedAgent(h, agent.id)).status === 'running', { ms: 15_000, what: 'the started agent stored running' })
 
     const restart = await call(h, 'POST', `/api/agents/${agent.id}/restart`, { user: h.users.alice })
     expect(((await restart.json()) as AgentJson).status).toBe('starting')

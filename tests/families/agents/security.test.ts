@@ -3,7 +3,7 @@ import type { AgentJson } from '../../../lib/agents/lifecycle'
 import { signedIdentityHeaders } from '../../../lib/auth/identity'
 import { setPlan } from '../../auth/helpers'
 import { useHarness } from '../../support/harness'
-import { backendCall, call } from '../../support/requests'
+import { backendCall, call, freshIp, withinOneWindow } from '../../support/requests'
 import { AGENTS_ENV, INTERNAL_KEY, provision, storedAgent } from './helpers'
 
 let aliceAgent: AgentJson
@@ -84,5 +84,75 @@ describe('shared-key routes', () => {
     expect(await res.json()).toMatchObject({ code: 'AGENT_LIMIT', plan: 'solo' })
     const bobs = (await (await call(h, 'GET', '/api/agents', { user: h.users.bob })).json()) as { agents: AgentJson[] }
     expect(bobs.agents).toEqual([])
+  })
+})
+
+describe('agents: rate limits per client address (spec "Limits"), and per user in addition', () => {
+  const newUser = async () => {
+    const tag = crypto.randomUUID().slice(0, 8)
+    const user = await h.seedUser(`L ${tag}`, `l-${tag}@example.com`)
+    await setPlan(h.db, user.id, 'solo', `sub_${tag}`)
+    return user
+  }
+
+  it('provision: 5 a minute from one address, whoever signs in there; the sixth is 429 before its body is read', async () => {
+    await withinOneWindow(60)
+    const ip = { 'cf-connecting-ip': freshIp() }
+    const users = [await newUser(), await newUser(), await newUser()]
+    // Malformed bodies: refused after the limiter (400), nothing is made.
+    for (let i = 0; i < 5; i++) expect((await call(h, 'POST', '/api/provision', { user: users[i % 3], body: '{nope', headers: ip })).status).toBe(400)
+    const refused = await call(h, 'POST', '/api/provision', { user: users[2], body: '{nope', headers: ip })
+    expect(refused.status).toBe(429)
+    expect(await refused.json()).toEqual({ error: 'Too many requests', code: 'RATE_LIMITED' })
+    expect(refused.headers.get('ratelimit-limit')).toBe('5')
+    expect(refused.headers.get('ratelimit-remaining')).toBe('0')
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+    // Another address is not affected, even for the same user (their own counter has 2 of 5 used).
+    expect((await call(h, 'POST', '/api/provision', { user: users[2], body: '{nope', headers: { 'cf-connecting-ip': freshIp() } })).status).toBe(400)
+  })
+
+  it('provision: 5 a minute per user too, however many addresses the user moves between', async () => {
+    await withinOneWindow(60)
+    const user = await newUser()
+    for (let i = 0; i < 5; i++) expect((await call(h, 'POST', '/api/provision', { user, body: '{nope', headers: { 'cf-connecting-ip': freshIp() } })).status).toBe(400)
+    const refused = await call(h, 'POST', '/api/provision', { user, body: '{nope', headers: { 'cf-connecting-ip': freshIp() } })
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get('ratelimit-remaining')).toBe('0')
+    // Another user from a new address provisions as usual.
+    expect((await call(h, 'POST', '/api/provision', { user: await newUser(), body: '{nope', headers: { 'cf-connecting-ip': freshIp() } })).status).toBe(400)
+  })
+
+  it('/api/agents: 100 a minute from one address across users; the headers show the tighter of the two counters', async () => {
+    await withinOneWindow(60, 20_000)
+    const ip = { 'cf-connecting-ip': freshIp() }
+    const [a, b] = [await newUser(), await newUser()]
+    for (let i = 1; i <= 100; i++) {
+      const res = await call(h, 'GET', '/api/agents', { user: i % 2 ? a : b, headers: ip })
+      expect(res.status, `request ${i}`).toBe(200)
+      // The address has 100 - i left; each user more: the address's count is the one shown.
+      expect(res.headers.get('ratelimit-remaining'), `request ${i}`).toBe(String(100 - i))
+      await res.body?.cancel()
+    }
+    const refused = await call(h, 'GET', '/api/agents', { user: await newUser(), headers: ip })
+    expect(refused.status).toBe(429)
+    expect(await refused.json()).toEqual({ error: 'Too many requests', code: 'RATE_LIMITED' })
+    // a's own counter (50 used) still lets a through from another address.
+    const elsewhere = await call(h, 'GET', '/api/agents', { user: a, headers: { 'cf-connecting-ip': freshIp() } })
+    expect(elsewhere.status).toBe(200)
+    expect(elsewhere.headers.get('ratelimit-remaining')).toBe('49')
+  })
+
+  it('/api/agents: 100 a minute per user across addresses', async () => {
+    await withinOneWindow(60, 20_000)
+    const user = await newUser()
+    for (let i = 1; i <= 100; i++) {
+      const res = await call(h, 'GET', '/api/agents', { user, headers: { 'cf-connecting-ip': freshIp() } })
+      expect(res.status, `request ${i}`).toBe(200)
+      expect(res.headers.get('ratelimit-remaining')).toBe(String(100 - i))
+      await res.body?.cancel()
+    }
+    const refused = await call(h, 'GET', '/api/agents', { user, headers: { 'cf-connecting-ip': freshIp() } })
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get('retry-after')).toBeTruthy()
   })
 })

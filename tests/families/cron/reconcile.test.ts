@@ -98,13 +98,17 @@ describe('the trial ends: the sweep stops the runtime within one interval and su
     const early = await call(h, 'POST', `/api/agents/${agent.id}/restart`, { user })
     expect(early.status).toBe(409)
     expect(await early.json()).toEqual({ error: 'Agent suspended: start it again', code: 'INVALID_TRANSITION' })
+    // Real timers from here: the start queues its health wait on the in-process queue's timers.
+    vi.useRealTimers()
     const resumed = await call(h, 'POST', `/api/agents/${agent.id}/start`, { user })
     expect(resumed.status).toBe(200)
     expect((await resumed.json()).status).toBe('starting')
-    vi.useRealTimers()
     await waitFor(() => answers(agent.runtimeUrl!), { ms: 6000, every: 100, what: 'the runtime answers again' })
+    await localQueue(h).idle() // the health wait: running once the runtime answers
     // (The watchdog's transition is at the test clock's time, the API's at the database's: compared as a set.)
-    expect((await transitions(h, agent.id, 'status')).sort()).toEqual(['provisioning→starting', 'starting→suspended', 'suspended→starting', '∅→provisioning'].sort())
+    expect((await transitions(h, agent.id, 'status')).sort()).toEqual(
+      ['provisioning→starting', 'starting→suspended', 'suspended→starting', 'starting→running', '∅→provisioning'].sort(),
+    )
     await h.services.runtimes.delete({ agentId: agent.id, name: `agent-${agent.id}`, serviceId: agent.runtimeServiceId, url: agent.runtimeUrl, gatewayToken: null })
   }, 30_000)
 })

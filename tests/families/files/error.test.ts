@@ -67,14 +67,17 @@ describe.each(STORES)('files on the %s store: errors', (kind) => {
       expect((await remove(h, alice, { fileId: file.id })).status).toBe(200)
     })
 
-    it('missing agentId, missing file, file before agentId, two files, two agentIds → 400 VALIDATION with issues', async () => {
+    it('missing agentId (also after a file), missing file, two files, two agentIds → 400 VALIDATION with issues; a file sent first is not kept', async () => {
       const file = { name: 'file', filename: 'f.txt', data: 'f' }
       const cases: Array<[Parameters<typeof multipart>[0], string, string]> = [
-        [[file], 'agentId is required, before file', 'agentId'],
+        [[file], 'agentId is required', 'agentId'],
+        [[file, { name: 'other', value: 'x' }], 'agentId is required', 'agentId'],
         [[{ name: 'agentId', value: agent }], 'file is required', 'file'],
         [[{ name: 'other', value: 'x' }], 'agentId is required', 'agentId'],
         [[], 'agentId is required', 'agentId'],
-        [[file, { name: 'agentId', value: agent }], 'agentId is required, before file', 'agentId'],
+        [[file, { name: 'agentId', value: '   ' }], 'agentId is required', 'agentId'],
+        [[file, { name: 'agentId', value: agent }, { name: 'agentId', value: agent }], 'agentId must be given once', 'agentId'],
+        [[file, { name: 'agentId', value: agent }, file], 'Only one file per upload', 'file'],
         [[{ name: 'agentId', value: agent }, file, file], 'Only one file per upload', 'file'],
         [[{ name: 'agentId', value: agent }, { name: 'agentId', value: agent }, file], 'agentId must be given once', 'agentId'],
         [[{ name: 'agentId', value: '   ' }, file], 'agentId is required', 'agentId'],
@@ -167,6 +170,16 @@ describe.each(STORES)('files on the %s store: errors', (kind) => {
       }
       await nothingLeft()
       expect(await usageOf(h, h.users.bob.id)).toBe(0)
+    })
+
+    it('the same agentIds after the file → 404: the file written first is deleted and its bytes given back', async () => {
+      for (const agentId of [crypto.randomUUID(), 'not-an-id', (await seedAgent(h, h.users.bob)).id]) {
+        const body = multipart([{ name: 'file', filename: 'first.bin', data: binary(50_000) }, { name: 'agentId', value: agentId }])
+        await expectError(await send(h, body, { user: alice }), 404, { error: 'Agent not found', code: 'NOT_FOUND' })
+      }
+      await nothingLeft()
+      expect(await usageOf(h, h.users.bob.id)).toBe(0)
+      expect(await recordsOf(h, h.users.bob.id)).toEqual([])
     })
 
     it('an agent deleted while its file uploads → 404, nothing kept', async () => {

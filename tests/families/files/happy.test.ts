@@ -13,6 +13,7 @@ import {
   remove,
   send,
   STORES,
+  streamOf,
   upload,
   usageOf,
 } from './helpers'
@@ -159,6 +160,26 @@ describe.each(STORES)('files on the %s store: the happy paths', (kind) => {
     expect(res.status).toBe(201)
     expect((await res.json()).file.size).toBe(200_000)
     expect(await usageOf(h, alice.id)).toBe(before + 200_000)
+  })
+
+  it('file before agentId (a form built in that order): stored for that agent, byte for byte, the quota exact; streamed too', async () => {
+    const before = await usageOf(h, alice.id)
+    const data = binary(300_000)
+    const body = multipart([{ name: 'file', filename: 'first.bin', type: 'application/x-test', data }, { name: 'note', value: 'x' }, { name: 'agentId', value: agentB }])
+    const res = await send(h, body, { user: alice })
+    expect(res.status).toBe(201)
+    const { file } = await res.json()
+    expect(file).toMatchObject({ name: 'first.bin', size: 300_000, type: 'application/x-test', agentId: agentB })
+    expect((await recordsOf(h, alice.id)).find((r) => r.id === file.id)).toMatchObject({ status: 'stored', agentId: agentB, size: 300_000 })
+    expect(Buffer.from(await (await download(h, alice, file.id)).arrayBuffer()).equals(Buffer.from(data))).toBe(true)
+    expect(await usageOf(h, alice.id)).toBe(before + 300_000)
+    const listed = await (await list(h, alice, `?agentId=${agentB}`)).json()
+    expect(listed.files.map((f: { id: string }) => f.id)).toContain(file.id)
+    // Without Content-Length, as a stream in small chunks.
+    const streamed = await send(h, streamOf(multipart([{ name: 'file', filename: 's.bin', data: binary(70_000) }, { name: 'agentId', value: agentA }]), 4096), { user: alice })
+    expect(streamed.status).toBe(201)
+    expect((await streamed.json()).file).toMatchObject({ size: 70_000, agentId: agentA })
+    expect(await usageOf(h, alice.id)).toBe(before + 370_000)
   })
 
   it('other fields, a preamble and an epilogue are ignored', async () => {

@@ -214,8 +214,8 @@ describe('a real local runtime: debug, lifecycle, diagnostics', () => {
     await running()
     const reset = await call(h, 'POST', '/api/runtime/maintenance', { user: u, body: { action: 'reset-memory' } })
     expect(await reset.json()).toMatchObject({ success: true, action: 'reset-memory', agentId: agent.id })
-    const events = await h.db.select().from(agents).where(eq(agents.id, agent.id))
-    expect(events[0].status).toBe('starting')
+    // The start's health wait recorded the agent running (the instance read above only probes, it records nothing).
+    await waitFor(async () => (await h.db.select().from(agents).where(eq(agents.id, agent.id)))[0].status === 'running', { what: 'the started instance stored running' })
   })
 
   it('start without an agent deploys one on the caller’s plan', async () => {
@@ -228,5 +228,7 @@ describe('a real local runtime: debug, lifecycle, diagnostics', () => {
     const [row] = await h.db.select().from(agents).where(eq(agents.id, body.agentId))
     expect(row).toMatchObject({ userId: b.id, name: 'Agent', plan: 'solo' })
     expect(row.runtimeUrl).toEqual(expect.any(String))
+    // Its runtime (a local process) is recorded running by the health wait within seconds, no read needed.
+    await waitFor(async () => (await h.db.select().from(agents).where(eq(agents.id, body.agentId)))[0].status === 'running', { ms: 15_000, what: 'the deployed instance stored running' })
   })
 })

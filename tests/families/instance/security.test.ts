@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { useHarness } from '../../support/harness'
-import { call, withinOneWindow } from '../../support/requests'
+import { call, freshIp, withinOneWindow } from '../../support/requests'
 import { closeFakes, fake, PROBES, seedAgent } from './helpers'
 
 let bobAgent: string
@@ -31,7 +31,7 @@ describe('instance: security', () => {
     expect((await r.json()).code).toBe('ORIGIN_NOT_ALLOWED')
   })
 
-  it('/api/instance/* is limited to 30 requests per minute per user', async () => {
+  it('/api/instance/* is limited to 30 requests per minute per user (from the user’s own address)', async () => {
     const u = await h.seedUser('Lim', `lim-${crypto.randomUUID()}@example.com`)
     const f = await fake(PROBES.running)
     await seedAgent(h, u, { runtimeUrl: f.url })
@@ -44,5 +44,35 @@ describe('instance: security', () => {
     expect(res.headers.get('retry-after')).toEqual(expect.any(String))
     // another user is not affected
     expect((await call(h, 'GET', `/api/instance/${h.users.alice.id}`, { user: h.users.alice })).status).toBe(200)
+  })
+
+  it('/api/instance/* and maintenance: 30 a minute from one client address, whichever users sign in there', async () => {
+    const f = await fake(PROBES.running)
+    const users = [await h.seedUser('IpA', `ipa-${crypto.randomUUID()}@example.com`), await h.seedUser('IpB', `ipb-${crypto.randomUUID()}@example.com`)]
+    for (const u of users) await seedAgent(h, u, { runtimeUrl: f.url })
+    await withinOneWindow(60)
+    const ip = { 'cf-connecting-ip': freshIp() }
+    const statuses: number[] = []
+    for (let i = 0; i < 30; i++) statuses.push((await call(h, 'GET', `/api/instance/${users[i % 2].id}/stats`, { user: users[i % 2], headers: ip })).status)
+    expect(new Set(statuses)).toEqual(new Set([200]))
+    // The address is spent: a third user there is refused, on maintenance too (the same counter).
+    const third = await h.seedUser('IpC', `ipc-${crypto.randomUUID()}@example.com`)
+    const refused = await call(h, 'POST', '/api/runtime/maintenance', { user: third, body: { action: 'reset-memory' }, headers: ip })
+    expect(refused.status).toBe(429)
+    expect(await refused.json()).toEqual({ error: 'Too many requests', code: 'RATE_LIMITED' })
+    expect(refused.headers.get('ratelimit-limit')).toBe('30')
+    // The same users from their own addresses still pass (15 of their own 30 used).
+    const own = await call(h, 'GET', `/api/instance/${users[0].id}`, { user: users[0], headers: { 'cf-connecting-ip': freshIp() } })
+    expect(own.status).toBe(200)
+    expect(own.headers.get('ratelimit-remaining')).toBe('14')
+  })
+
+  it('/api/instance/*: 30 a minute per user too, across addresses', async () => {
+    const u = await h.seedUser('Roam', `roam-${crypto.randomUUID()}@example.com`)
+    const f = await fake(PROBES.running)
+    await seedAgent(h, u, { runtimeUrl: f.url })
+    await withinOneWindow(60)
+    for (let i = 0; i < 30; i++) expect((await call(h, 'GET', `/api/instance/${u.id}`, { user: u, headers: { 'cf-connecting-ip': freshIp() } })).status).toBe(200)
+    expect((await call(h, 'GET', `/api/instance/${u.id}`, { user: u, headers: { 'cf-connecting-ip': freshIp() } })).status).toBe(429)
   })
 })
