@@ -128,6 +128,7 @@ export const ERRORS = {
   ALREADY_CLAIMED: [409, 'Job already claimed'],
   LEASE_LOST: [409, 'Lease expired or not held'],
   ALREADY_DECIDED: [409, 'Permission request already decided'],
+  PERMISSION_EXPIRED: [410, 'Permission request expired'],
 
   // Social posts (spec 2 "Limits")
   POST_LIMIT: [429, 'Daily post limit reached'],
