@@ -89,7 +89,7 @@ export interface NewPermissionRequest {
  * A known agent's owner wins over the `userId` the runtime claims: another user must never see the agent's
  * tool input, nor decide what it may do.
  */
-export async function createPermissionRequest(reader: Reader, input: NewPermissionRequest): Promise<PermissionRequest> {
+export async function createPermissionRequest(reader: Reader, input: NewPermissionRequest, now = new Date()): Promise<PermissionRequest> {
   const owner = sql`coalesce(
     (select ${agents.userId} from ${agents} where ${agents.id} = ${input.agentId}),
     (select ${users.id} from ${users} where ${users.id} = ${input.userId})
@@ -97,7 +97,9 @@ export async function createPermissionRequest(reader: Reader, input: NewPermissi
   const [row] = await reader.asService('permissionHook', (db) =>
     db
       .insert(permissionRequests)
-      .values({ userId: owner, agentId: input.agentId, toolName: input.toolName, toolInput: storedToolInput(input.toolInput), reason: input.reason })
+      // Created at the server's clock (ms), the one the expiry is judged by: the database's own `now()` has
+      // microseconds a JS date cannot hold, so the deadline would differ by a fraction between SQL and the poll.
+      .values({ userId: owner, agentId: input.agentId, toolName: input.toolName, toolInput: storedToolInput(input.toolInput), reason: input.reason, createdAt: now })
       .returning(),
   )
   return row
