@@ -70,6 +70,8 @@ export const configSchema = z.object({
   CHAT_GLOBAL_PER_MINUTE: z.coerce.number().int().min(2).max(10_000_000).default(2000),
   CHAT_TICKET_TTL_SEC: z.coerce.number().int().min(1).max(86_400).default(300),
   CHAT_GATE_NAMESPACE: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/).default('chat'),
+  // how long a claim (`POST /api/jobs/:id/claim`) leases the job to its claimer before it returns to the queue
+  CHAT_JOB_LEASE_SEC: z.coerce.number().int().min(5).max(86_400).default(300),
   // the image every new agent runtime runs
   RUNTIME_IMAGE: z.string().default('ghcr.io/agent-platform/runtime:latest'),
   // secrets at rest (lib/secret-box.ts): `id:base64-32-bytes`, comma-separated, the first seals; else from SESSION_SECRET

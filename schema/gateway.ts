@@ -8,7 +8,8 @@ import { users } from './users'
  * A chat message queued for the user's agent (spec 2 "Job"; `GET /api/jobs/:jobId`). `status`: `queued`,
  * `running`, `succeeded`, `failed`. `attempts` counts deliveries to the runtime; `result` is the runtime's answer.
  * `weight` is the workload slots its ticket holds (2 over 800 characters). A claim (`POST /api/jobs/:id/claim`)
- * names the one agent that took it.
+ * names the one agent that took it and leases the job to it for `JOB_LEASE_SEC`: the holder completes or fails it
+ * (`/complete`, `/fail`); an expired lease returns it to the queue (read as `queued`, claimable again).
  */
 export const chatJobs = pgTable(
   'chat_jobs',
@@ -24,6 +25,10 @@ export const chatJobs = pgTable(
     error: text('error'),
     claimedByAgentId: text('claimed_by_agent_id'),
     claimedAt: timestamp('claimed_at', { withTimezone: true }),
+    // The current claim's lease: only its holder (who was given `lease_id`) may complete or fail the job, until
+    // `lease_expires_at`; past it the job is back in the queue for the next claimer.
+    leaseId: text('lease_id'),
+    leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -34,7 +39,9 @@ export type ChatJob = typeof chatJobs.$inferSelect
 
 /**
  * A dangerous tool call waiting for its owner's decision (spec 2 "Permission request"): made by the classify
- * hook (as the service), decided once by the owner (`pending` → `approved` or `denied`). `userId` is null when
+ * hook (as the service), decided once by the owner (`pending` → `approved` or `denied`), or `expired` when nobody
+ * decided it within 10 minutes of `createdAt` (a denial; a pending row that old reads as expired before the
+ * expiry job marks it). `userId` is null when
  * the hook named no known user or agent: nobody can approve it, so the call stays denied.
  */
 export const permissionRequests = pgTable(

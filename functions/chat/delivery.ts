@@ -56,8 +56,9 @@ export async function deliverChatJob(services: DeliveryServices, jobId: string, 
       return { jobId, status: 'failed', delivered: true }
     }
     log.warn('chat.delivery_retry', { ...fields, error, ...errorFields(e) })
+    // A job claimed meanwhile is its claimer's: it stays `running` under the lease.
     await asService(services.db, 'chatDelivery', (tx) =>
-      tx.update(chatJobs).set({ status: 'queued', error, updatedAt: new Date() }).where(and(eq(chatJobs.id, jobId), eq(chatJobs.status, 'running'))),
+      tx.update(chatJobs).set({ status: 'queued', error, updatedAt: new Date() }).where(and(eq(chatJobs.id, jobId), eq(chatJobs.status, 'running'), isNull(chatJobs.claimedByAgentId))),
     )
     throw new ApiError('RUNTIME_UNAVAILABLE', 'Runtime unavailable')
   }

@@ -22,16 +22,43 @@ export interface ChatResult {
   reply: string
 }
 
-/** A job as `GET /api/jobs/:jobId` answers it. */
-export const jobView = (job: ChatJob) => ({
-  jobId: job.id,
-  status: job.status as JobStatus,
-  attempts: job.attempts,
-  result: (job.result as ChatResult | null) ?? null,
-  error: job.error,
-  createdAt: job.createdAt.toISOString(),
-  updatedAt: job.updatedAt.toISOString(),
-})
+/** What a claimer's `complete` stores: its reply, and the session it names (null when none). */
+export interface ClaimedResult {
+  sessionId: string | null
+  reply: string
+}
+
+/**
+ * A claim whose lease has run out (or a claim older than leases, which has none): the job is back in the queue,
+ * read as `queued` and claimable again. Only an unfinished job has a lease; `now` is the injected clock.
+ */
+export const leaseExpired = (job: Pick<ChatJob, 'status' | 'claimedByAgentId' | 'leaseExpiresAt'>, now: Date) =>
+  UNFINISHED.includes(job.status as JobStatus) && job.claimedByAgentId !== null && (job.leaseExpiresAt === null || job.leaseExpiresAt <= now)
+
+/**
+ * A job as `GET /api/jobs/:jobId` answers it. The lease is judged at read time: a job whose lease ran out reads as
+ * `queued` with no claimer, as it is for the next claim (no sweeper rewrites the row).
+ */
+export const jobView = (job: ChatJob, now = new Date()) => {
+  const back = leaseExpired(job, now)
+  const live = !back && UNFINISHED.includes(job.status as JobStatus) && job.leaseExpiresAt !== null
+  return {
+    jobId: job.id,
+    status: (back ? 'queued' : job.status) as JobStatus,
+    attempts: job.attempts,
+    result: (job.result as ChatResult | ClaimedResult | null) ?? null,
+    error: job.error,
+    claimedByAgentId: back ? null : job.claimedByAgentId,
+    leaseExpiresAt: live ? job.leaseExpiresAt!.toISOString() : null,
+    createdAt: job.createdAt.toISOString(),
+    updatedAt: job.updatedAt.toISOString(),
+  }
+}
+
+/** The lease's refusals for `complete` and `fail`, worded once. */
+export const LEASE_EXPIRED = 'Lease expired: claim the job again'
+export const LEASE_NOT_HELD = 'Lease not held: the job is not claimed under this lease'
+export const JOB_FINISHED = 'Job already finished'
 
 /** Another user's job is invisible under RLS: the same 404 as one that does not exist. */
 export const jobNotFound = () => new ApiError('NOT_FOUND', 'Job not found')

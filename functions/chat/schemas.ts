@@ -41,7 +41,7 @@ export const JobParams = z.object({
 
 const ChatResultSchema = z
   .object({
-    sessionId: z.string().max(255).openapi({ description: 'The runtime session the message went to' }),
+    sessionId: z.string().max(255).nullable().openapi({ description: 'The runtime session the message went to; null when the claimer that completed the job named none' }),
     reply: z.string().max(2_000_000).openapi({ description: 'The agent’s answer' }),
   })
   .openapi('ChatResult')
@@ -50,15 +50,29 @@ export const JobSchema = z
   .object({
     jobId: id('The job id'),
     status: z.enum(JOB_STATUSES).openapi({
-      description: '`queued` (waiting for a delivery, or for a retry after a failed one), `running` (being delivered), `succeeded` or `failed` (final)',
+      description:
+        '`queued` (waiting for a delivery or a claim, after a failed delivery that will be retried, or after a claim’s lease ran out), ' +
+        '`running` (being delivered, or claimed under a live lease), `succeeded` or `failed` (final)',
     }),
-    attempts: countField().openapi({ description: 'Deliveries to the runtime so far (at most 4)' }),
-    result: ChatResultSchema.nullable().openapi({ description: 'The runtime’s answer once `succeeded`, else null' }),
-    error: z.string().max(2048).nullable().openapi({ description: 'Why the last delivery failed (kept while a retry is pending); null after success' }),
+    attempts: countField().openapi({ description: 'Deliveries to the runtime so far (at most 4); claims do not count' }),
+    result: ChatResultSchema.nullable().openapi({ description: 'The answer once `succeeded` (the runtime’s, or the claimer’s `complete`), else null' }),
+    error: z
+      .string()
+      .max(2048)
+      .nullable()
+      .openapi({ description: 'Why the last delivery failed (kept while a retry is pending), or the claimer’s `fail` reason; null after success' }),
+    claimedByAgentId: id('The agent holding the job’s live lease, or the one that completed or failed it; null when unclaimed or its lease ran out').nullable(),
+    leaseExpiresAt: iso('While a claim’s lease is live: when it runs out and the job returns to the queue; else null').nullable(),
     createdAt: iso(),
     updatedAt: iso(),
   })
   .openapi('ChatJob')
+
+const leaseIdField = z
+  .string({ error: 'leaseId required' })
+  .min(1, 'leaseId required')
+  .max(255, 'leaseId must be at most 255 characters')
+  .openapi({ description: 'The `leaseId` the claim answered' })
 
 export const ClaimBody = z
   .object(
@@ -70,7 +84,45 @@ export const ClaimBody = z
 export const ClaimedJobSchema = JobSchema.extend({
   claimedByAgentId: id('The agent that claimed the job'),
   claimedAt: iso(),
+  leaseId: id('Identifies this claim’s lease: send it to `complete` or `fail`. Only the current lease’s holder may end the job'),
+  leaseExpiresAt: iso('When the lease runs out: until then the job is the claimer’s; after it, the job is back in the queue and a stale `leaseId` is refused'),
 }).openapi('ClaimedChatJob')
+
+/** The most a claimer's reply may hold, in characters (a runtime's reply is kept up to the same). */
+export const MAX_CLAIMED_REPLY = 500_000
+
+export const CompleteJobBody = z
+  .object(
+    {
+      leaseId: leaseIdField,
+      result: z
+        .object(
+          {
+            reply: z.string({ error: 'result.reply required' }).max(MAX_CLAIMED_REPLY, `result.reply must be at most ${MAX_CLAIMED_REPLY} characters`).openapi({ description: 'The agent’s answer' }),
+            sessionId: z.string().min(1).max(255).optional().openapi({ description: 'The session it answered in, if any' }),
+          },
+          { error: 'result required' },
+        )
+        .openapi({ description: 'Stored as the job’s `result`' }),
+    },
+    { error: 'leaseId required' },
+  )
+  .openapi('CompleteChatJob')
+
+export const FailJobBody = z
+  .object(
+    {
+      leaseId: leaseIdField,
+      reason: z
+        .string({ error: 'reason required' })
+        .trim()
+        .min(1, 'reason required')
+        .max(2048, 'reason must be at most 2048 characters')
+        .openapi({ description: 'Why the job failed: stored as the job’s `error`' }),
+    },
+    { error: 'leaseId required' },
+  )
+  .openapi('FailChatJob')
 
 export const ChatDeliverySchema = z.object({ jobId: z.string().min(1).max(255) }).openapi('ChatDelivery', { description: 'What `POST /api/gateway/chat` publishes' })
 

@@ -4,14 +4,15 @@ import type { ErrorCode } from '../../lib/http/errors'
 import { ApiError } from '../../lib/http/errors'
 import { isHostileText } from '../../lib/http/validation'
 import { errorFields, log } from '../../lib/log'
-import { type DecideOutcome, type Decision, REQUEST_ALREADY_DECIDED, REQUEST_NOT_FOUND, SESSION_ENDED } from './decide'
-import type { PermissionStatus } from './requests'
+import { type DecideOutcome, type Decision, REQUEST_ALREADY_DECIDED, REQUEST_EXPIRED, REQUEST_NOT_FOUND, SESSION_ENDED } from './decide'
+import { expiresAt, type PermissionStatus } from './requests'
 
 /**
  * The permission socket's messages (`GET /api/permissions/socket`), JSON text frames. The server sends
  * `permission_request` (a pending request: each one on connect, then each new one), `permission_decided` (a
- * request of the user was decided, from any dashboard or the HTTP API) and `error` (the answer to a message it
- * could not apply). The client sends `decision`.
+ * request of the user was decided, from any dashboard or the HTTP API), `permission_expired` (nobody decided a
+ * request in time: it is denied and leaves the pending list) and `error` (the answer to a message it could not
+ * apply). The client sends `decision`.
  */
 export type ServerMessage =
   | {
@@ -22,8 +23,10 @@ export type ServerMessage =
       toolInput: Record<string, unknown>
       reason: string
       createdAt: string
+      expiresAt: string
     }
   | { type: 'permission_decided'; requestId: string; status: Exclude<PermissionStatus, 'pending'> }
+  | { type: 'permission_expired'; requestId: string; expiresAt: string }
   | { type: 'error'; requestId: string | null; error: string; code: ErrorCode }
 
 /** A client message at most, in characters: a decision is ~100. Bigger ones are answered with an error. */
@@ -37,6 +40,13 @@ export const requestMessage = (row: PermissionRequest): ServerMessage => ({
   toolInput: row.toolInput,
   reason: row.reason,
   createdAt: row.createdAt.toISOString(),
+  expiresAt: expiresAt(row).toISOString(),
+})
+
+export const expiredMessage = (row: PermissionRequest): ServerMessage => ({
+  type: 'permission_expired',
+  requestId: row.id,
+  expiresAt: expiresAt(row).toISOString(),
 })
 
 export const decidedMessage = (row: PermissionRequest): ServerMessage => ({
@@ -93,6 +103,7 @@ export async function answerClientMessage(
     if (done.outcome === 'session_ended') return { ...refusal(requestId, SESSION_ENDED, 'UNAUTHORIZED'), close: true }
     if (done.outcome === 'not_found') return refusal(requestId, REQUEST_NOT_FOUND, 'NOT_FOUND')
     if (done.outcome === 'already_decided') return refusal(requestId, REQUEST_ALREADY_DECIDED, 'ALREADY_DECIDED')
+    if (done.outcome === 'expired') return refusal(requestId, REQUEST_EXPIRED, 'PERMISSION_EXPIRED')
     log.info('permissions.decided', { requestId, status: done.request.status, via: 'socket' })
     return { broadcast: decidedMessage(done.request) }
   } catch (e) {

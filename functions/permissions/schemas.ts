@@ -62,8 +62,10 @@ export const PermissionStatusSchema = z.enum(['pending', 'approved', 'denied'])
 export const PollResult = z
   .object({
     requestId: z.string().max(100),
-    status: PermissionStatusSchema,
-    decidedAt: iso('When the owner decided; null while pending').nullable(),
+    status: PermissionStatusSchema.openapi({ description: '`approved` alone allows the call; `denied` also when the request expired' }),
+    decidedAt: iso('When the owner decided, or when the request expired; null while pending').nullable(),
+    expired: z.boolean().openapi({ description: 'Nobody decided within 10 minutes of its creation: `status` is `denied`' }),
+    expiresAt: iso('When the request expires (or expired) unless decided before: 10 minutes after its creation'),
   })
   .openapi('PermissionRequestState')
 
@@ -76,6 +78,7 @@ export const PermissionRequestSchema = z
     reason: z.string().max(1000).openapi({ description: "The classifier's reason" }),
     status: PermissionStatusSchema,
     createdAt: iso('When the hook asked'),
+    expiresAt: iso('10 minutes after `createdAt`: undecided by then, the request expires (a denial) and leaves the list'),
     decidedAt: iso('When the owner decided; null while pending').nullable(),
   })
   .openapi('PermissionRequest', { description: 'A dangerous tool call waiting for (or given) its owner’s decision' })
@@ -91,3 +94,15 @@ export const DecisionBody = z
 export const RequestIdParams = z.object({
   requestId: z.string().min(1).max(100).openapi({ param: { name: 'requestId', in: 'path' }, description: 'The permission request id' }),
 })
+
+export const PermissionExpiryBody = z
+  .object({ requestId: z.string().min(1).max(100) })
+  .openapi('PermissionExpiry', { description: 'What `POST /api/hooks/classify` publishes for a dangerous call of a known owner' })
+
+export const PermissionExpiryResult = z
+  .object({
+    ok: z.literal(true),
+    requestId: z.string().max(100),
+    expired: z.boolean().openapi({ description: 'Whether this delivery expired the request (and told the owner’s dashboards); false: decided, already expired, gone, or not yet due' }),
+  })
+  .openapi('PermissionExpiryResult')

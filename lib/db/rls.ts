@@ -122,6 +122,8 @@ export const CROSS_USER_PURPOSES = {
     "The chat queue receiver delivers a user's job to their agent's runtime: read the job and its agent (the sealed gateway token), record attempts, result and status",
   permissionHook:
     'The tool-call hook (internal key) records a dangerous call as a permission request for the agent\'s owner, and reads its state when the hook polls',
+  permissionExpiry:
+    "The permission expiry queue receiver marks a request nobody decided within 10 minutes `expired` (a denial), once, and reads its owner to tell their dashboards",
   radioStreams:
     'DJ radio sessions belong to wallets, not users: open a session for a wallet (its guest pass, its one current session, its session fee recorded once in chain_payments), end it with its DJ access token, expire it after 2 hours, and list current sessions for the public live view',
   muxWebhook: 'Apply verified Mux webhook events once (mux_events) to the radio session streaming to that live stream',

@@ -112,8 +112,10 @@ export const errorCodes = {
   WORKLOAD_LIMIT: 'Every chat slot (per user or platform-wide) is taken, or the minute\'s budget is spent: `retryAfterSeconds` says when to try again, `reason` which limit (`user_slots`, `global_slots`, `user_minute`, `global_minute`).',
   QUEUE_UNAVAILABLE: 'The job queue did not accept the job: it was marked `failed` and its workload slots given back; send it again.',
   NO_GATEWAY_TOKEN: 'The agent has no gateway token this server can read (`No gateway token available`); `hint` says how to repair it when its sealed token is unreadable.',
-  ALREADY_CLAIMED: 'Another agent claimed the job first.',
+  ALREADY_CLAIMED: 'Another agent claimed the job first, and its lease has not run out.',
+  LEASE_LOST: 'The claim\'s lease ran out (`Lease expired`: the job went back to the queue) or the `leaseId` is not the job\'s current lease (`Lease not held`: claimed again by someone else, or never under it): claim the job again.',
   ALREADY_DECIDED: 'The permission request was already approved or denied: a decision applies once.',
+  PERMISSION_EXPIRED: 'Nobody decided the permission request within 10 minutes of its creation: it expired, which denies the tool call, and can no longer be decided.',
 
   // Social posts (spec 2 "Limits")
   POST_LIMIT: "The agent's posts for today are spent (5 unverified, 50 `human_verified`, per UTC day): `retryAfterSeconds` says when the day ends.",

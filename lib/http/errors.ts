@@ -126,7 +126,9 @@ export const ERRORS = {
   QUEUE_UNAVAILABLE: [502, 'Queue unavailable'],
   NO_GATEWAY_TOKEN: [503, 'No gateway token available'],
   ALREADY_CLAIMED: [409, 'Job already claimed'],
+  LEASE_LOST: [409, 'Lease expired or not held'],
   ALREADY_DECIDED: [409, 'Permission request already decided'],
+  PERMISSION_EXPIRED: [410, 'Permission request expired'],
 
   // Social posts (spec 2 "Limits")
   POST_LIMIT: [429, 'Daily post limit reached'],

@@ -79,6 +79,8 @@ const bodies: Record<string, (ctx: { h: Harness; caller: SeededUser }) => unknow
   'PUT /api/agents/{id}': () => ({ name: 'renamed' }),
   'PUT /api/agents/{id}/config': () => ({ config: {} }),
   'POST /api/jobs/{jobId}/claim': async ({ h, caller }) => ({ claimerAgentId: (await seedAgent(h, caller)).id }),
+  'POST /api/jobs/{jobId}/complete': () => ({ leaseId: crypto.randomUUID(), result: { reply: 'done' } }),
+  'POST /api/jobs/{jobId}/fail': () => ({ leaseId: crypto.randomUUID(), reason: 'could not' }),
   'POST /api/permissions/{requestId}': () => ({ decision: 'approve' }),
 }
 

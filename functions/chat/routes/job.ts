@@ -16,8 +16,10 @@ export const route = signedInRoute({
   description:
     'The caller’s own jobs only: another user’s job id reads as absent (404). `queued` → `running` → `succeeded` ' +
     '(with `result`) or `failed` (with `error`); a failed delivery that will be retried is back to `queued` with its ' +
-    '`error` until the next attempt. A job claimed by an agent (`POST /api/jobs/{jobId}/claim`) keeps its status: ' +
-    'the platform no longer delivers it.',
+    '`error` until the next attempt. A job claimed by an agent (`POST /api/jobs/{jobId}/claim`) is `running` with ' +
+    '`claimedByAgentId` and `leaseExpiresAt` while the lease is live, and the platform no longer delivers it; its holder ' +
+    'ends it (`succeeded` with the `result` it sent, or `failed` with its reason as `error`). A lease that ran out is ' +
+    'judged when read, with the server’s clock: the job reads as `queued` with no claimer, ready for the next claim.',
   request: { params: JobParams },
   responses: {
     200: ok(JobSchema),

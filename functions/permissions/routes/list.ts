@@ -12,7 +12,8 @@ export const route = permissionsRoute({
   summary: "The caller's pending permission requests, newest first",
   description:
     `Dangerous tool calls of the caller's agents waiting for a decision, newest first, at most ${MAX_LISTED_REQUESTS}. ` +
-    'Decided requests are not listed. Decide one with `POST /api/permissions/{requestId}`; `GET /api/permissions/socket` ' +
+    'Decided requests are not listed, nor expired ones (not decided within 10 minutes of `createdAt`: see `expiresAt`; ' +
+    'judged with the server’s clock, so one leaves the list at its expiry even before the expiry job marks it). Decide one with `POST /api/permissions/{requestId}`; `GET /api/permissions/socket` ' +
     'delivers the same requests live.',
   responses: { 200: ok(PermissionList) },
 })

@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { app as chatApp } from '../../../functions/chat/app'
 import { createPlatformApp } from '../../../lib/app'
 import type { Services } from '../../../lib/context'
@@ -9,11 +9,12 @@ import { signDelivery } from '../../../lib/queue/sign'
 import { agents, chatJobs, users } from '../../../schema'
 import { BROWSER, type SeededUser, useFixture } from '../../support/harness'
 import { call, freshIp, withinOneWindow } from '../../support/requests'
-import { CHAT_URL, QUEUE_KEY, chat, chatHarness, chatRuntime, chatUser, closeRuntimes, deliver, echo, jobRow, seedChatAgent, seedJob, slots } from './helpers'
+import { CHAT_URL, QUEUE_KEY, chat, chatHarness, chatRuntime, chatUser, claimed, closeRuntimes, complete, deliver, echo, failJob, jobRow, LEASE_MS, seedChatAgent, seedJob, slots } from './helpers'
 import { waitFor } from '../../support/wait'
 
 const h = useFixture(() => chatHarness())
 afterAll(() => closeRuntimes())
+afterEach(() => vi.useRealTimers())
 
 const newUser = (name: string) => h.seedUser(name, `${name.toLowerCase()}-${crypto.randomUUID().slice(0, 8)}@example.com`)
 
@@ -228,5 +229,113 @@ describe('GET /api/jobs/:jobId and POST /api/jobs/:jobId/claim', () => {
       expect(res.status).toBe(409)
       expect(await res.json()).toEqual({ error: 'Job already finished', code: 'INVALID_TRANSITION' })
     }
+  })
+})
+
+describe('POST /api/jobs/:jobId/complete and /fail', () => {
+  const LEASE_NOT_HELD = { error: 'Lease not held: the job is not claimed under this lease', code: 'LEASE_LOST' }
+
+  it('400 for a bad body, before anything changes', async () => {
+    const { user, agent } = await chatUser(h)
+    const job = await seedJob(h, user, agent)
+    const { leaseId } = await claimed(h, user, job.id, agent.id)
+    const completes: Array<[unknown, string]> = [
+      [{}, 'leaseId required'],
+      [{ leaseId: '', result: { reply: 'x' } }, 'leaseId required'],
+      [{ leaseId: 7, result: { reply: 'x' } }, 'leaseId required'],
+      [{ leaseId: 'x'.repeat(256), result: { reply: 'x' } }, 'leaseId must be at most 255 characters'],
+      [{ leaseId }, 'result required'],
+      [{ leaseId, result: 'done' }, 'result required'],
+      [{ leaseId, result: {} }, 'result.reply required'],
+      [{ leaseId, result: { reply: 5 } }, 'result.reply required'],
+      [{ leaseId, result: { reply: 'x'.repeat(500_001) } }, 'result.reply must be at most 500000 characters'],
+    ]
+    for (const [body, error] of completes) {
+      const res = await complete(h, user, job.id, body)
+      expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(400)
+      expect(await res.json()).toMatchObject({ error, code: 'VALIDATION' })
+    }
+    const fails: Array<[unknown, string]> = [
+      [{ reason: 'x' }, 'leaseId required'],
+      [{ leaseId }, 'reason required'],
+      [{ leaseId, reason: '   ' }, 'reason required'],
+      [{ leaseId, reason: 'x'.repeat(2049) }, 'reason must be at most 2048 characters'],
+    ]
+    for (const [body, error] of fails) {
+      const res = await failJob(h, user, job.id, body)
+      expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(400)
+      expect(await res.json()).toMatchObject({ error, code: 'VALIDATION' })
+    }
+    const malformed = await complete(h, user, job.id, '{"leaseId":')
+    expect(malformed.status).toBe(400)
+    expect((await malformed.json()).code).toBe('INVALID_JSON')
+    expect(await jobRow(h, job.id)).toMatchObject({ status: 'running', leaseId, result: null, error: null })
+  })
+
+  it('404 `Job not found` for an unknown job', async () => {
+    const { user } = await chatUser(h)
+    for (const res of [
+      await complete(h, user, crypto.randomUUID(), { leaseId: crypto.randomUUID(), result: { reply: 'x' } }),
+      await failJob(h, user, crypto.randomUUID(), { leaseId: crypto.randomUUID(), reason: 'x' }),
+    ]) {
+      expect(res.status).toBe(404)
+      expect(await res.json()).toEqual({ error: 'Job not found', code: 'NOT_FOUND' })
+    }
+  })
+
+  it('409 `Lease not held` for a job never claimed, or a lease id that is not the current one', async () => {
+    const { user, agent } = await chatUser(h)
+    const unclaimed = await seedJob(h, user, agent)
+    const res = await complete(h, user, unclaimed.id, { leaseId: crypto.randomUUID(), result: { reply: 'x' } })
+    expect(res.status).toBe(409)
+    expect(await res.json()).toEqual(LEASE_NOT_HELD)
+    const job = await seedJob(h, user, agent)
+    await claimed(h, user, job.id, agent.id)
+    const wrong = await failJob(h, user, job.id, { leaseId: crypto.randomUUID(), reason: 'x' })
+    expect(wrong.status).toBe(409)
+    expect(await wrong.json()).toEqual(LEASE_NOT_HELD)
+    expect(await jobRow(h, unclaimed.id)).toMatchObject({ status: 'queued', result: null })
+    expect(await jobRow(h, job.id)).toMatchObject({ status: 'running', error: null })
+  })
+
+  it('replays: a second complete, or a fail after it, is 409 `Job already finished` and changes nothing', async () => {
+    const { user, agent } = await chatUser(h)
+    const job = await seedJob(h, user, agent)
+    const { leaseId } = await claimed(h, user, job.id, agent.id)
+    expect((await complete(h, user, job.id, { leaseId, result: { reply: 'first' } })).status).toBe(200)
+    for (const res of [
+      await complete(h, user, job.id, { leaseId, result: { reply: 'first' } }),
+      await complete(h, user, job.id, { leaseId, result: { reply: 'second' } }),
+      await failJob(h, user, job.id, { leaseId, reason: 'changed my mind' }),
+    ]) {
+      expect(res.status).toBe(409)
+      expect(await res.json()).toEqual({ error: 'Job already finished', code: 'INVALID_TRANSITION' })
+    }
+    expect(await jobRow(h, job.id)).toMatchObject({ status: 'succeeded', result: { sessionId: null, reply: 'first' }, error: null })
+  })
+
+  it('409 `Lease expired` once the lease ran out, even with nobody claiming since; the job stays in the queue', async () => {
+    const { user, agent } = await chatUser(h)
+    const job = await seedJob(h, user, agent)
+    const start = Date.now()
+    vi.useFakeTimers({ toFake: ['Date'] })
+    vi.setSystemTime(start)
+    const { leaseId } = await claimed(h, user, job.id, agent.id)
+    vi.setSystemTime(start + LEASE_MS)
+    for (const res of [await complete(h, user, job.id, { leaseId, result: { reply: 'late' } }), await failJob(h, user, job.id, { leaseId, reason: 'late' })]) {
+      expect(res.status).toBe(409)
+      expect(await res.json()).toEqual({ error: 'Lease expired: claim the job again', code: 'LEASE_LOST' })
+    }
+    expect(await (await call(h, 'GET', `/api/jobs/${job.id}`, { user })).json()).toMatchObject({ status: 'queued', result: null, error: null, claimedByAgentId: null })
+  })
+
+  it('a job a delivery finished while it was claimed: the holder’s complete is 409 `Job already finished`', async () => {
+    const { user, agent } = await chatUser(h)
+    const job = await seedJob(h, user, agent)
+    const { leaseId } = await claimed(h, user, job.id, agent.id)
+    await h.db.update(chatJobs).set({ status: 'succeeded', result: { sessionId: 'dashboard', reply: 'runtime' } }).where(eq(chatJobs.id, job.id))
+    const res = await complete(h, user, job.id, { leaseId, result: { reply: 'claimer' } })
+    expect(res.status).toBe(409)
+    expect((await jobRow(h, job.id)).result).toEqual({ sessionId: 'dashboard', reply: 'runtime' })
   })
 })

@@ -1,15 +1,16 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { agents } from '../../../schema'
 import { insertApiKey } from '../../auth/helpers'
 import type { Harness } from '../../support/harness'
 import { call } from '../../support/requests'
-import { chat, chatHarness, chatRuntime, chatUser, closeRuntimes, deliver, echo, jobRow, seedChatAgent, seedJob, slots } from './helpers'
+import { chat, chatHarness, chatRuntime, chatUser, claim, claimed, closeRuntimes, complete, deliver, echo, failJob, jobRow, LEASE_MS, seedChatAgent, seedJob, slots } from './helpers'
 import { useFixture } from '../../support/harness'
 import { waitFor } from '../../support/wait'
 
 const h = useFixture(() => chatHarness())
 afterAll(() => closeRuntimes())
+afterEach(() => vi.useRealTimers())
 
 const finished = async (jobId: string) => ['succeeded', 'failed'].includes((await jobRow(h, jobId)).status)
 
@@ -35,6 +36,8 @@ describe('POST /api/gateway/chat → the queue → the runtime → GET /api/jobs
       attempts: 1,
       result: { sessionId: 'dashboard', reply: 'Echo: hello agent' },
       error: null,
+      claimedByAgentId: null,
+      leaseExpiresAt: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     })
@@ -150,7 +153,7 @@ describe('the queue receiver', () => {
 })
 
 describe('POST /api/jobs/:jobId/claim', () => {
-  it('claims with the session: the job and its claimer; a claimed job is not delivered, and keeps its status', async () => {
+  it('claims with the session: the job, its claimer and lease; a claimed job is `running` and not delivered', async () => {
     const { user, agent, runtime } = await chatUser(h)
     const job = await seedJob(h, user, agent)
     const res = await call(h, 'POST', `/api/jobs/${job.id}/claim`, { user, body: { claimerAgentId: agent.id } })
@@ -158,7 +161,7 @@ describe('POST /api/jobs/:jobId/claim', () => {
     const body = await res.json()
     expect(body).toEqual({
       jobId: job.id,
-      status: 'queued',
+      status: 'running',
       attempts: 0,
       result: null,
       error: null,
@@ -166,9 +169,13 @@ describe('POST /api/jobs/:jobId/claim', () => {
       updatedAt: expect.any(String),
       claimedByAgentId: agent.id,
       claimedAt: expect.any(String),
+      leaseId: expect.any(String),
+      leaseExpiresAt: expect.any(String),
     })
     expect(Date.now() - Date.parse(body.claimedAt)).toBeLessThan(10_000)
-    expect(await (await deliver(h, job.id)).json()).toEqual({ ok: true, jobId: job.id, status: 'queued', delivered: false })
+    // The default lease: CHAT_JOB_LEASE_SEC, 300 s from the claim.
+    expect(Date.parse(body.leaseExpiresAt) - Date.parse(body.claimedAt)).toBe(300_000)
+    expect(await (await deliver(h, job.id)).json()).toEqual({ ok: true, jobId: job.id, status: 'running', delivered: false })
     expect(runtime.hits.get('/api/gateway/chat')).toBeUndefined()
   })
 
@@ -204,6 +211,135 @@ describe('POST /api/jobs/:jobId/claim', () => {
     for (const r of lost) expect(await r.json()).toEqual({ error: 'Job already claimed', code: 'ALREADY_CLAIMED' })
     const winner = (await won[0].json()).claimedByAgentId
     expect((await jobRow(h, job.id)).claimedByAgentId).toBe(winner)
+  })
+})
+
+describe('The job lease: complete, fail, expiry', () => {
+  it('the holder completes the job with its result: `succeeded`, shown by GET; the claimer stays, the lease is gone', async () => {
+    const { user, agent } = await chatUser(h)
+    const job = await seedJob(h, user, agent)
+    const lease = await claimed(h, user, job.id, agent.id)
+    const polled = await (await call(h, 'GET', `/api/jobs/${job.id}`, { user })).json()
+    expect(polled).toMatchObject({ status: 'running', claimedByAgentId: agent.id, leaseExpiresAt: lease.leaseExpiresAt, result: null })
+    expect(polled.leaseId).toBeUndefined()
+
+    const res = await complete(h, user, job.id, { leaseId: lease.leaseId, result: { reply: 'All done', sessionId: 'agent-session' } })
+    expect(res.status).toBe(200)
+    const body = await res.json()
+    expect(body).toEqual({
+      jobId: job.id,
+      status: 'succeeded',
+      attempts: 0,
+      result: { sessionId: 'agent-session', reply: 'All done' },
+      error: null,
+      claimedByAgentId: agent.id,
+      leaseExpiresAt: null,
+      createdAt: job.createdAt.toISOString(),
+      updatedAt: expect.any(String),
+    })
+    expect(await (await call(h, 'GET', `/api/jobs/${job.id}`, { user })).json()).toEqual(body)
+    expect(await jobRow(h, job.id)).toMatchObject({ status: 'succeeded', leaseId: null, leaseExpiresAt: null })
+  })
+
+  it('with an API key: claim, then complete without a session id (stored as null)', async () => {
+    const { user, agent } = await chatUser(h)
+    const job = await seedJob(h, user, agent)
+    const { key } = await insertApiKey(h.db, user.id)
+    const lease = await (await claim(h, user, job.id, agent.id, { key })).json()
+    const res = await complete(h, user, job.id, { leaseId: lease.leaseId, result: { reply: '' } }, { key })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({ status: 'succeeded', result: { sessionId: null, reply: '' } })
+  })
+
+  it('the holder fails the job with a reason: `failed`, the reason as `error`; final, never claimed again', async () => {
+    const { user, agent } = await chatUser(h)
+    const job = await seedJob(h, user, agent)
+    const { key } = await insertApiKey(h.db, user.id)
+    const lease = await claimed(h, user, job.id, agent.id)
+    const res = await failJob(h, user, job.id, { leaseId: lease.leaseId, reason: '  Tool unavailable  ' }, { key })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({ jobId: job.id, status: 'failed', error: 'Tool unavailable', result: null, claimedByAgentId: agent.id, leaseExpiresAt: null })
+    expect(await (await call(h, 'GET', `/api/jobs/${job.id}`, { user })).json()).toMatchObject({ status: 'failed', error: 'Tool unavailable' })
+    const again = await claim(h, user, job.id, agent.id)
+    expect(again.status).toBe(409)
+    expect(await again.json()).toEqual({ error: 'Job already finished', code: 'INVALID_TRANSITION' })
+  })
+
+  it('an expired lease returns the job to the queue: read as `queued`, claimed again under a new lease; the stale holder gets 409', async () => {
+    const { user, agent } = await chatUser(h)
+    const next = await seedChatAgent(h, user, null)
+    const job = await seedJob(h, user, agent)
+    const start = Date.now()
+    vi.useFakeTimers({ toFake: ['Date'] })
+    vi.setSystemTime(start)
+    const first = await claimed(h, user, job.id, agent.id)
+    expect(Date.parse(first.leaseExpiresAt)).toBe(start + LEASE_MS)
+
+    // A moment before the expiry the lease holds: another claim is refused.
+    vi.setSystemTime(start + LEASE_MS - 1000)
+    expect((await claim(h, user, job.id, next.id)).status).toBe(409)
+    expect(await (await call(h, 'GET', `/api/jobs/${job.id}`, { user })).json()).toMatchObject({ status: 'running', claimedByAgentId: agent.id })
+
+    vi.setSystemTime(start + LEASE_MS)
+    expect(await (await call(h, 'GET', `/api/jobs/${job.id}`, { user })).json()).toMatchObject({ status: 'queued', claimedByAgentId: null, leaseExpiresAt: null })
+    const second = await claimed(h, user, job.id, next.id)
+    expect(second).toMatchObject({ status: 'running', claimedByAgentId: next.id })
+    expect(second.leaseId).not.toBe(first.leaseId)
+    expect(Date.parse(second.leaseExpiresAt)).toBe(start + 2 * LEASE_MS)
+
+    const stale = await complete(h, user, job.id, { leaseId: first.leaseId, result: { reply: 'late' } })
+    expect(stale.status).toBe(409)
+    expect(await stale.json()).toEqual({ error: 'Lease not held: the job is not claimed under this lease', code: 'LEASE_LOST' })
+    const done = await complete(h, user, job.id, { leaseId: second.leaseId, result: { reply: 'on time' } })
+    expect(done.status).toBe(200)
+    expect(await done.json()).toMatchObject({ status: 'succeeded', claimedByAgentId: next.id, result: { reply: 'on time' } })
+  })
+})
+
+describe('The job lease under concurrency', () => {
+  it('20 concurrent claims of a job whose lease ran out: exactly one takes it, 19 get ALREADY_CLAIMED, the old holder’s complete is 409', async () => {
+    const { user, agent } = await chatUser(h)
+    const claimers = await Promise.all(Array.from({ length: 20 }, () => seedChatAgent(h, user, null)))
+    const job = await seedJob(h, user, agent)
+    const start = Date.now()
+    vi.useFakeTimers({ toFake: ['Date'] })
+    vi.setSystemTime(start)
+    const old = await claimed(h, user, job.id, agent.id)
+    vi.setSystemTime(start + LEASE_MS + 1)
+    const [late, ...answers] = await Promise.all([
+      complete(h, user, job.id, { leaseId: old.leaseId, result: { reply: 'late' } }),
+      ...claimers.map((a) => claim(h, user, job.id, a.id)),
+    ])
+    expect(late.status).toBe(409)
+    expect((await late.json()).code).toBe('LEASE_LOST')
+    const won = answers.filter((r) => r.status === 200)
+    expect(won).toHaveLength(1)
+    const lost = answers.filter((r) => r.status === 409)
+    expect(lost).toHaveLength(19)
+    for (const r of lost) expect(await r.json()).toEqual({ error: 'Job already claimed', code: 'ALREADY_CLAIMED' })
+    const winner = await won[0].json()
+    expect(await jobRow(h, job.id)).toMatchObject({ status: 'running', claimedByAgentId: winner.claimedByAgentId, leaseId: winner.leaseId, result: null })
+  })
+
+  it('a complete and a fail, and two completes, at once: one is applied, the other is 409 `Job already finished`', async () => {
+    const { user, agent } = await chatUser(h)
+    for (const second of ['fail', 'complete'] as const) {
+      const job = await seedJob(h, user, agent)
+      const { leaseId } = await claimed(h, user, job.id, agent.id)
+      const answers = await Promise.all([
+        complete(h, user, job.id, { leaseId, result: { reply: 'first' } }),
+        second === 'fail' ? failJob(h, user, job.id, { leaseId, reason: 'second' }) : complete(h, user, job.id, { leaseId, result: { reply: 'second' } }),
+      ])
+      const ok = answers.filter((r) => r.status === 200)
+      expect(ok).toHaveLength(1)
+      const refused = answers.find((r) => r.status === 409)!
+      expect(await refused.json()).toEqual({ error: 'Job already finished', code: 'INVALID_TRANSITION' })
+      const applied = await ok[0].json()
+      const row = await jobRow(h, job.id)
+      expect(row.status).toBe(applied.status)
+      expect(row.result).toEqual(applied.result)
+      expect(row.error).toBe(applied.error)
+    }
   })
 })
 

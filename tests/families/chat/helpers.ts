@@ -90,3 +90,37 @@ export async function slots(h: Harness, userId: string, config: Pick<Config, 'CH
 /** `POST /api/gateway/chat` as the dashboard sends it, from a client address of its own (the per-IP limit). */
 export const chat = (h: Harness, user: SeededUser | undefined, body: unknown, headers: Record<string, string> = {}) =>
   call(h, 'POST', '/api/gateway/chat', { user, body, headers: { 'cf-connecting-ip': freshIp(), ...headers } })
+
+/** `POST /api/jobs/:jobId/claim` with the session of `user` (or `opts.key`, an API key, instead). */
+export function claim(h: Harness, user: SeededUser, jobId: string, claimerAgentId: string, opts: { key?: string } = {}) {
+  return jobCall(h, user, `/api/jobs/${jobId}/claim`, { claimerAgentId }, opts)
+}
+
+/** `POST /api/jobs/:jobId/complete` (`body` as sent) with the session of `user`, or `opts.key`. */
+export function complete(h: Harness, user: SeededUser, jobId: string, body: unknown, opts: { key?: string } = {}) {
+  return jobCall(h, user, `/api/jobs/${jobId}/complete`, body, opts)
+}
+
+/** `POST /api/jobs/:jobId/fail` (`body` as sent) with the session of `user`, or `opts.key`. */
+export function failJob(h: Harness, user: SeededUser, jobId: string, body: unknown, opts: { key?: string } = {}) {
+  return jobCall(h, user, `/api/jobs/${jobId}/fail`, body, opts)
+}
+
+function jobCall(h: Harness, user: SeededUser, path: string, body: unknown, opts: { key?: string }) {
+  if (!opts.key) return call(h, 'POST', path, { user, body })
+  return h.web.request(path, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${opts.key}`, 'content-type': 'application/json', 'cf-connecting-ip': freshIp() },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  })
+}
+
+/** Claims `job` for `agent`; answers the claim's body (its `leaseId`, `leaseExpiresAt`). */
+export async function claimed(h: Harness, user: SeededUser, jobId: string, agentId: string) {
+  const res = await claim(h, user, jobId, agentId)
+  if (res.status !== 200) throw new Error(`claim refused: ${res.status} ${await res.text()}`)
+  return (await res.json()) as { leaseId: string; leaseExpiresAt: string; claimedAt: string; claimedByAgentId: string; status: string }
+}
+
+/** The default lease (CHAT_JOB_LEASE_SEC), in ms. */
+export const LEASE_MS = 300_000

@@ -3,7 +3,7 @@ import { signDelivery } from '../../../lib/queue/sign'
 import { insertApiKey } from '../../auth/helpers'
 import type { Harness } from '../../support/harness'
 import { call, freshIp } from '../../support/requests'
-import { CHAT_URL, chat, chatHarness, chatUser, closeRuntimes, deliver, jobRow, seedJob } from './helpers'
+import { CHAT_URL, chat, chatHarness, chatUser, claimed, closeRuntimes, complete, deliver, failJob, jobRow, seedJob } from './helpers'
 import { useFixture } from '../../support/harness'
 
 const h = useFixture(() => chatHarness())
@@ -99,5 +99,56 @@ describe('the queue receiver takes signed deliveries only', () => {
     expect(await jobRow(h, job.id)).toMatchObject({ status: 'queued', attempts: 0 })
     // The same delivery, signed, goes through.
     expect((await deliver(h, job.id)).status).toBe(200)
+  })
+})
+
+describe('ending a claimed job', () => {
+  it('no credentials, a Bearer that is no key, or a foreign Origin: refused, the job unchanged', async () => {
+    const { user, agent } = await chatUser(h)
+    const job = await seedJob(h, user, agent)
+    const { leaseId } = await claimed(h, user, job.id, agent.id)
+    for (const path of ['complete', 'fail']) {
+      const body = JSON.stringify({ leaseId, result: { reply: 'x' }, reason: 'x' })
+      for (const authorization of [undefined, 'Bearer not-a-key', `Bearer ${leaseId}`]) {
+        const res = await h.web.request(`/api/jobs/${job.id}/${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'cf-connecting-ip': freshIp(), ...(authorization ? { authorization } : {}) },
+          body,
+        })
+        expect(res.status).toBe(401)
+        expect(await res.json()).toEqual(UNAUTHORIZED)
+      }
+      const evil = await call(h, 'POST', `/api/jobs/${job.id}/${path}`, { user, body: JSON.parse(body), headers: { origin: 'https://evil.example' } })
+      expect(evil.status).toBe(403)
+    }
+    expect(await jobRow(h, job.id)).toMatchObject({ status: 'running', leaseId, result: null, error: null })
+  })
+
+  it('another user holding the right lease id cannot complete or fail the job (404), by session or API key', async () => {
+    const alice = await chatUser(h)
+    const bob = await chatUser(h)
+    const job = await seedJob(h, alice.user, alice.agent)
+    const { leaseId } = await claimed(h, alice.user, job.id, alice.agent.id)
+    const { key } = await insertApiKey(h.db, bob.user.id)
+    for (const opts of [{}, { key }]) {
+      const done = await complete(h, bob.user, job.id, { leaseId, result: { reply: 'hijacked' } }, opts)
+      expect(done.status).toBe(404)
+      expect(await done.json()).toEqual({ error: 'Job not found', code: 'NOT_FOUND' })
+      const failed = await failJob(h, bob.user, job.id, { leaseId, reason: 'hijacked' }, opts)
+      expect(failed.status).toBe(404)
+    }
+    expect(await jobRow(h, job.id)).toMatchObject({ status: 'running', leaseId, result: null, error: null })
+    // And Alice's lease still ends it.
+    expect((await complete(h, alice.user, job.id, { leaseId, result: { reply: 'mine' } })).status).toBe(200)
+  })
+
+  it('GET never shows the lease id (only the claim answers it); another user’s GET is 404', async () => {
+    const alice = await chatUser(h)
+    const bob = await chatUser(h)
+    const job = await seedJob(h, alice.user, alice.agent)
+    await claimed(h, alice.user, job.id, alice.agent.id)
+    const mine = await (await call(h, 'GET', `/api/jobs/${job.id}`, { user: alice.user })).json()
+    expect(mine.leaseId).toBeUndefined()
+    expect((await call(h, 'GET', `/api/jobs/${job.id}`, { user: bob.user })).status).toBe(404)
   })
 })

@@ -85,7 +85,9 @@ describe("permissions: the hook's poll", () => {
     const requestId = await dangerousCall(h, alice.id)
     const first = await poll(h, requestId)
     expect(first.status).toBe(200)
-    expect(await first.json()).toEqual({ requestId, status: 'pending', decidedAt: null })
+    const row = await storedRequest(h, requestId)
+    const expiresAt = new Date(row.createdAt.getTime() + 10 * 60_000).toISOString()
+    expect(await first.json()).toEqual({ requestId, status: 'pending', decidedAt: null, expired: false, expiresAt })
     await call(h, 'POST', `/api/permissions/${requestId}`, { user: alice, body: { decision: 'approve' } })
     const after = (await (await poll(h, requestId)).json()) as { status: string; decidedAt: string }
     expect(after.status).toBe('approved')
@@ -115,13 +117,15 @@ describe('permissions: the list and decisions', () => {
       reason: row.reason,
       status: 'pending',
       createdAt: row.createdAt.toISOString(),
+      expiresAt: new Date(row.createdAt.getTime() + 10 * 60_000).toISOString(),
       decidedAt: null,
     })
   })
 
   it('lists at most 100, the newest', async () => {
     const user = await h.seedUser('Many', `many-${crypto.randomUUID()}@example.com`)
-    const base = Date.parse('2026-01-01T00:00:00Z')
+    // Within the last 10 minutes: older ones have expired and are not listed.
+    const base = Date.now() - 200_000
     await h.db.insert(permissionRequests).values(
       Array.from({ length: 105 }, (_, i) => ({ userId: user.id, agentId: 'a', toolName: `tool-${i}`, reason: 'r', createdAt: new Date(base + i * 1000) })),
     )

@@ -3,13 +3,29 @@ import { once } from 'node:events'
 import { eq } from 'drizzle-orm'
 import WebSocket from 'ws'
 import { serveWithSockets, type SocketServer } from '../../../infra/websocket'
+import { PERMISSION_EXPIRY_PATH } from '../../../functions/permissions/requests'
+import { signDelivery } from '../../../lib/queue/sign'
 import { permissionRequests } from '../../../schema'
 import { BROWSER, createHarness, type Harness, type SeededUser } from '../../support/harness'
 
 export const INTERNAL_KEY = 'test-internal-key-0123456789'
+/** The queue's signing key in these harnesses: a test signs the expiry job's deliveries itself. */
+export const QUEUE_KEY = 'permissions-queue-key'
+export const EXPIRY_URL = `http://127.0.0.1:8787${PERMISSION_EXPIRY_PATH}`
+/** A request's time to live: 10 minutes from its creation. */
+export const TTL_MS = 10 * 60_000
 
-/** A harness whose deployment has an internal key (the hook's). */
-export const permissionsHarness = (env: Record<string, string | undefined> = {}) => createHarness({ env: { INTERNAL_API_KEY: INTERNAL_KEY, ...env } })
+/** A harness whose deployment has an internal key (the hook's) and a queue signing key. */
+export const permissionsHarness = (env: Record<string, string | undefined> = {}) =>
+  createHarness({ env: { INTERNAL_API_KEY: INTERNAL_KEY, QSTASH_CURRENT_SIGNING_KEY: QUEUE_KEY, ...env } })
+
+/** A signed delivery of a request's expiry job (`POST /api/queue/permission-expiry`), as the queue makes it. */
+export async function expiryDelivery(h: Pick<Harness, 'web'>, body: unknown, key: string | null = QUEUE_KEY) {
+  const text = typeof body === 'string' ? body : JSON.stringify(body)
+  const headers: Record<string, string> = { 'content-type': 'application/json' }
+  if (key !== null) headers['upstash-signature'] = await signDelivery(key, EXPIRY_URL, text)
+  return h.web.request(EXPIRY_URL, { method: 'POST', headers, body: text })
+}
 
 /** `POST /api/hooks/classify` as an agent runtime calls it (the internal key unless `key` says otherwise; null: none). */
 export function hook(h: Pick<Harness, 'web'>, body: unknown, key: string | null = INTERNAL_KEY) {

@@ -41,6 +41,7 @@ describe('permissions: the dashboard socket (Node, real clients)', () => {
         toolInput: { level: 11 },
         reason: row.reason,
         createdAt: row.createdAt.toISOString(),
+        expiresAt: new Date(row.createdAt.getTime() + 10 * 60_000).toISOString(),
       })
     }
     await quietFor()

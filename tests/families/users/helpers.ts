@@ -29,8 +29,11 @@ export const forgot = (h: Harness, email: unknown, ip?: string) => send(h, 'POST
 export const reset = (h: Harness, token: unknown, password: unknown, ip?: string) =>
   send(h, 'POST', '/api/auth/reset-password', { token, password }, { ip })
 
-/** Resolves once the in-process queue has delivered everything published so far (forgot-password's jobs). */
-export const queueIdle = (h: Harness) => (h.services.queue as Partial<LocalQueue>).idle?.() ?? Promise.resolve()
+/**
+ * Resolves once the in-process queue has delivered everything published so far and due within a minute
+ * (forgot-password's jobs; not a permission request's expiry, 10 minutes out).
+ */
+export const queueIdle = (h: Harness) => (h.services.queue as Partial<LocalQueue>).idle?.({ dueWithinMs: 60_000 }) ?? Promise.resolve()
 
 /** The newest mail of `kind` to `email` in the dev outbox, once the queued jobs have run. */
 export async function lastMail(h: Harness, email: string, kind: string) {
