@@ -7,6 +7,7 @@ import { parseConfig } from '../lib/config'
 import { gatewayPlugins } from '../functions/gateway/plugins'
 import { errorFields, log } from '../lib/log'
 import { registerSchedules } from './schedules'
+import { registerSweepSchedules } from './sweep-schedules'
 import { createNodeServices } from './services'
 import { reconcileLocalAgents } from './local-restart'
 import { describeLocalSecrets, loadLocalSecrets } from './local-secrets'
@@ -36,6 +37,7 @@ export async function startServer(env = process.env) {
   const backendApp = createBackendApp(services.provider)
   serveDocsScripts({ docs: web, backend: backendApp })
   await registerSchedules(services.services.queue) // the watchdog and heartbeat crons; QStash in production: README "Crons"
+  await registerSweepSchedules(services.services.queue) // records waiting on a lost queue message
 
   const host = env.HOST ?? '127.0.0.1'
   // The web listener takes WebSocket upgrades too (the permission socket); the backend has none.
