@@ -1,3 +1,4 @@
+import { CHAT_SWEEP_CRON, CHAT_SWEEP_PATH } from '../functions/chat/sweep'
 import { HEARTBEAT_CRON, HEARTBEAT_PATH } from '../functions/cron/heartbeat-sync'
 import { RADIO_EXPIRE_PATH, RADIO_SWEEP_CRON } from '../functions/radio/expire'
 import { WATCHDOG_CRON, WATCHDOG_PATH } from '../lib/watchdog/deps'
@@ -21,6 +22,8 @@ interface CronSchedule {
 export const CRON_SCHEDULES: readonly CronSchedule[] = [
   { id: 'watchdog', path: WATCHDOG_PATH, cron: WATCHDOG_CRON, body: {} },
   { id: 'heartbeat', path: HEARTBEAT_PATH, cron: HEARTBEAT_CRON, body: {} },
+  // Chat jobs still `queued` long after their last change: their queue message was lost, publish it again.
+  { id: 'chat-queued-sweep', path: CHAT_SWEEP_PATH, cron: CHAT_SWEEP_CRON, body: {} },
   // Only with Mux: without it no DJ session can be created, so there is nothing to expire.
   { id: 'radio-expiry-sweep', path: RADIO_EXPIRE_PATH, cron: RADIO_SWEEP_CRON, body: {}, needs: (c) => !!(c.MUX_TOKEN_ID && c.MUX_TOKEN_SECRET) },
 ]

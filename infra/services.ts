@@ -16,12 +16,14 @@ import { s3Store } from '../functions/files/storage/store'
 import { upstashStore } from '../lib/services/stores/upstash'
 import { openPglite, openPostgres, type NodeDatabase } from './database'
 import { LocalQueue } from './local-queue'
+import { databaseOutbox } from './queue-outbox'
 import { LocalRuntimeProvider } from './local-runtime-provider'
 import { railwayStore } from '../lib/services/stores/railway'
 import type { RuntimeProvider } from '../lib/runtime/provider'
 import { LocalStorage } from './local-storage'
 import { nodeMetrics } from './metrics'
 import { transactionReader } from '../lib/db/rls'
+import { errorFields, log } from '../lib/log'
 
 export interface NodeServicesOptions {
   env?: Record<string, string | undefined>
@@ -33,13 +35,22 @@ export interface NodeServicesOptions {
   kv?: Kv & RateLimiter
   /** Tests call apps with `app.request()`, which has no socket. */
   clientIp?: (c: Context) => string
+  /**
+   * Whether the in-process queue keeps its messages and schedules in the database (infra/queue-outbox.ts), so a
+   * restart delivers what was pending. On by default when this function opens the database itself (`npm start`);
+   * tests that inject a database ask for it.
+   */
+  durableQueue?: boolean
 }
 
 export interface NodeServices {
   provider: ServiceProvider
   services: Services
   adapters: AdapterNames
+  /** Binds the queue's receiver; with a durable queue, also starts delivering what the outbox kept from before. */
   setDeliver(fn: (req: Request) => Promise<Response>): void
+  /** Resolves once the durable queue has picked up what the outbox kept (right away without one). */
+  queueRecovered(): Promise<unknown>
   close(): Promise<void>
 }
 
@@ -86,9 +97,17 @@ export async function createNodeServices(opts: NodeServicesOptions = {}): Promis
   let deliver = opts.deliver ?? (async () => new Response('no receiver', { status: 503 }))
   // `npm start` keeps one under DATA_DIR (infra/local-secrets.ts); an app built here without one (tests) makes its own.
   const localKey = config.QSTASH_CURRENT_SIGNING_KEY ?? randomBytes(32).toString('hex')
+  const durableQueue = opts.durableQueue ?? !opts.database
   const localQueue = config.QSTASH_TOKEN
     ? undefined
-    : new LocalQueue({ publicUrl: config.PUBLIC_URL ?? `http://127.0.0.1:${env.PORT ?? 8787}`, signingKey: localKey, deliver: (r) => deliver(r) })
+    : new LocalQueue({
+        publicUrl: config.PUBLIC_URL ?? `http://127.0.0.1:${env.PORT ?? 8787}`,
+        signingKey: localKey,
+        deliver: (r) => deliver(r),
+        outbox: durableQueue ? databaseOutbox(database.db as Db) : undefined,
+      })
+  // What the outbox kept from before this start is delivered once there is a receiver (`setDeliver`).
+  let recovered: Promise<unknown> | undefined
   const queue: Queue = localQueue ?? qstashStore(config).queue
   const queueVerifier: QueueVerifier = config.QSTASH_TOKEN ? qstashVerifier(config) : new QStashVerifier(localKey, localKey)
 
@@ -131,9 +150,12 @@ export async function createNodeServices(opts: NodeServicesOptions = {}): Promis
     adapters,
     setDeliver(fn) {
       deliver = fn
+      if (localQueue && durableQueue && !recovered) recovered = localQueue.recover().catch((e) => log.error('local_queue.recovery_failed', errorFields(e)))
     },
+    queueRecovered: () => recovered ?? Promise.resolve(),
     async close() {
-      localQueue?.close()
+      await recovered
+      await localQueue?.close()
       await localRuntimes?.close()
       if (!opts.database) await database.close() // an injected database belongs to its opener
     },

@@ -6,6 +6,7 @@ import * as deliver from './routes/deliver'
 import * as fail from './routes/fail'
 import * as job from './routes/job'
 import * as status from './routes/status'
+import * as sweep from './routes/sweep'
 
 /** Chat through the user's agent: queue a message, the queue's delivery to the runtime, job polling, claims under a lease and their end (complete, fail), the gateway's status (spec 2 "Gateway"). */
 export const app = createRouter()
@@ -16,3 +17,4 @@ export const app = createRouter()
   .openapi(claim.route, claim.handler)
   .openapi(complete.route, complete.handler)
   .openapi(fail.route, fail.handler)
+  .openapi(sweep.route, sweep.handler)

@@ -137,6 +137,10 @@ export const CROSS_USER_PURPOSES = {
   // Paid access over time (functions/cron/watchdog/reconcile.ts, functions/cron/watchdog/batch.ts).
   accessReconciliation:
     "The watchdog's reconciliation of paid access: rank every user's agents that hold a plan's place with their owner's plan, subscription, trial and mailbox fields to find those whose owner's paid access ended or which are past the plan's count, stop their runtimes and mark them suspended with the transition; and read a degraded agent's owner's access before a repair",
+  localQueue:
+    "The local server's embedded queue (infra/local-queue.ts): its outbox of messages and its cron schedules, no user's rows, read back at start so a restart delivers what was pending",
+  queuedSweep:
+    "The sweep of records waiting on a queue message that may be lost (functions/chat/sweep.ts): chat jobs of every user still queued past the bound, published again under their deduplication id",
 } as const
 
 export type CrossUserPurpose = keyof typeof CROSS_USER_PURPOSES

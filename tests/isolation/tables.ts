@@ -35,6 +35,8 @@ import {
   securityEvents,
   stripeEvents,
   subscriptionDeployments,
+  queueMessages,
+  queueSchedules,
 } from '../../schema'
 
 type Seeded = { alice: { id: string; email: string }; carol: { id: string } }
@@ -183,6 +185,22 @@ export const TABLES: TableCase[] = [
     update: 'tier',
     grants: { select: false, delete: false, update: false },
     seed: (h, s) => h.db.insert(subscriptionDeployments).values({ deployKey: `sub_${hex()}`, customerId: 'cus_1', tier: 'solo', memoryGb: 2, cpus: 1, userId: s.alice.id }),
+  },
+  {
+    // The embedded queue's outbox: infrastructure, no user's rows; a message may carry a user's id in its body.
+    name: 'queue_messages',
+    owner: 'message_id',
+    update: 'path',
+    grants: { select: false, delete: false, update: false },
+    seed: (h, s) =>
+      h.db.insert(queueMessages).values({ messageId: s.alice.id, path: '/api/queue/chat', body: JSON.stringify({ userId: s.alice.id }), notBefore: new Date(), retries: 3 }),
+  },
+  {
+    name: 'queue_schedules',
+    owner: 'id',
+    update: 'path',
+    grants: { select: false, delete: false, update: false },
+    seed: (h, s) => h.db.insert(queueSchedules).values({ id: s.alice.id, path: '/api/cron/watchdog', cron: '*/2 * * * *', body: '{}' }),
   },
   {
     name: 'agents',

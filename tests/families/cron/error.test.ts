@@ -164,7 +164,7 @@ describe('the schedule', () => {
       expect(schedule).toHaveBeenCalledWith('heartbeat', '/api/cron/heartbeat', '*/15 * * * *', {})
       // Without Mux there is nothing for the radio expiry sweep to do: not scheduled (tests/families/radio/unconfigured.test.ts).
       expect(schedule).not.toHaveBeenCalledWith('radio-expiry-sweep', expect.anything(), expect.anything(), expect.anything())
-      expect(await Promise.all(schedule.mock.results.map((r) => r.value))).toEqual([{ scheduleId: 'watchdog' }, { scheduleId: 'heartbeat' }])
+      expect(await Promise.all(schedule.mock.results.map((r) => r.value))).toEqual([{ scheduleId: 'watchdog' }, { scheduleId: 'heartbeat' }, { scheduleId: 'chat-queued-sweep' }])
     } finally {
       schedule.mockRestore()
       await server.close()

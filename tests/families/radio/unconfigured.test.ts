@@ -36,12 +36,12 @@ afterEach(() => vi.restoreAllMocks())
 
 describe('radio expiry sweep without Mux: no failing cron', () => {
   it('a default configuration does not schedule the sweep; the watchdog and heartbeat still are', async () => {
-    expect(await schedulesRegistered({})).toEqual(['watchdog', 'heartbeat'])
+    expect(await schedulesRegistered({})).toEqual(['watchdog', 'heartbeat', 'chat-queued-sweep'])
     expect(configuredSchedules(parseConfig({ MUX_TOKEN_ID: 'id' })).map((s) => s.id)).not.toContain('radio-expiry-sweep')
   })
 
   it('with Mux configured the sweep is scheduled every ten minutes on the expiry receiver', async () => {
-    expect(await schedulesRegistered({ MUX_TOKEN_ID: 'id', MUX_TOKEN_SECRET: 'secret' })).toEqual(['watchdog', 'heartbeat', 'radio-expiry-sweep'])
+    expect(await schedulesRegistered({ MUX_TOKEN_ID: 'id', MUX_TOKEN_SECRET: 'secret' })).toEqual(['watchdog', 'heartbeat', 'chat-queued-sweep', 'radio-expiry-sweep'])
     const sweep = configuredSchedules(parseConfig({ MUX_TOKEN_ID: 'id', MUX_TOKEN_SECRET: 'secret' })).find((s) => s.id === 'radio-expiry-sweep')
     expect(sweep).toMatchObject({ path: '/api/radio/expire', cron: '*/10 * * * *', body: {} })
   })
