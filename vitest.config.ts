@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config'
 const harnessSuites = ['tests/families/**/*.test.ts', 'tests/isolation/**/*.test.ts', 'tests/http/**/*.test.ts']
 const integration = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL)
 
-const shared = { testTimeout: 30_000, hookTimeout: 60_000 }
+const shared = { testTimeout: 30_000, hookTimeout: 60_000, globalSetup: ['tests/support/global-setup.ts'] }
 
 export default defineConfig({
   test: {

@@ -40,9 +40,11 @@ export interface PgliteDatabase extends NodeDatabase {
  * Limit: the session's authenticated user stays the superuser, so SQL that ran RESET SESSION AUTHORIZATION
  * would regain everything; no route runs SQL taken from input. Real Postgres has no such way back.
  */
-export async function openPglite(dataDir?: string): Promise<PgliteDatabase> {
+export async function openPglite(dataDir?: string, opts: { loadDataDir?: Blob } = {}): Promise<PgliteDatabase> {
   if (dataDir) mkdirSync(dataDir, { recursive: true })
-  const client = new PGlite(dataDir)
+  // `loadDataDir`: start from a dump of an already migrated database (the tests' template); migrating
+  // again is then a check that finds nothing to apply.
+  const client = new PGlite({ dataDir, loadDataDir: opts.loadDataDir })
   const db = drizzlePglite({ client })
   await migratePglite(db, { migrationsFolder })
   await client.exec(`set session authorization ${APP_LOGIN_ROLE}`)

@@ -10,7 +10,7 @@ import { OutboxMailer } from '../../lib/mail/outbox'
 import { ResendMailer } from '../../lib/mail/resend'
 import { managedServices } from '../../lib/services/managed'
 import { mailOutbox, users } from '../../schema'
-import { pgliteServiceView } from '../support/stores'
+import { pgliteServiceView, pgliteTemplate } from '../support/stores'
 
 const LINK = 'http://localhost:3000/reset-password?token=abc123secret'
 const message = { to: 'alice@example.com', subject: 'Reset your password', text: `Hello.\n\nOpen:\n${LINK}\n`, kind: 'password-reset' }
@@ -19,7 +19,7 @@ const message = { to: 'alice@example.com', subject: 'Reset your password', text:
 let database: PgliteDatabase
 let seen: Db
 beforeAll(async () => {
-  database = await openPglite()
+  database = await openPglite(undefined, { loadDataDir: pgliteTemplate() })
   seen = pgliteServiceView(database.client)
 })
 afterAll(() => database.close())

@@ -1,6 +1,8 @@
 import type { PGlite, Transaction } from '@electric-sql/pglite'
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
+import { readFileSync } from 'node:fs'
 import pg from 'pg'
+import { inject } from 'vitest'
 import { APP_LOGIN_ROLE, migratePostgres, openPglite, type NodeDatabase } from '../../infra/database'
 import type { Db } from '../../lib/db/rls'
 import { SERVICE_ROLE } from '../../lib/db/rls'
@@ -134,10 +136,21 @@ async function acquireNeonProxy() {
   }
 }
 
+let template: Blob | undefined
+
+/** The migrated database the run's global set-up dumped (tests/support/global-setup.ts), read once per process. */
+export function pgliteTemplate(): Blob | undefined {
+  if (template) return template
+  const file = inject('pgliteTemplate')
+  if (!file) return undefined
+  template = new Blob([readFileSync(file)])
+  return template
+}
+
 /** A fresh, migrated database for one test file: in-memory PGlite, or a new database on the real server. */
 export async function openTestStores(): Promise<TestStores> {
   if (!realStores) {
-    const appDatabase = await openPglite()
+    const appDatabase = await openPglite(undefined, { loadDataDir: pgliteTemplate() })
     const traffic: StoreTraffic = { dbRoundTrips: 0, dbStatements: 0, kvRoundTrips: 0 }
     countPglite(appDatabase.client, traffic)
     const kv = new MemoryKv()

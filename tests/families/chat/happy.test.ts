@@ -181,9 +181,11 @@ describe('POST /api/jobs/:jobId/claim', () => {
 
   it('claims with an API key (no session), and gives the job’s workload slots back', async () => {
     // The runtime takes a second, so the job is still running when it is claimed.
-    const { user, agent } = await chatUser(h, { ...echo(), delayMs: 1000 })
+    const { user, agent, runtime } = await chatUser(h, { ...echo(), delayMs: 1000 })
     const { jobId } = await (await chat(h, user, { message: 'y'.repeat(900) })).json()
     expect((await slots(h, user.id)).user).toBe(2)
+    // Claimed once the delivery reached the runtime: a claim before it would (rightly) stop the delivery.
+    await waitFor(() => runtime.hits.get('/api/gateway/chat') === 1)
     const { key } = await insertApiKey(h.db, user.id)
     const res = await h.web.request(`/api/jobs/${jobId}/claim`, {
       method: 'POST',
