@@ -60,6 +60,8 @@ describe('the trial ends: the sweep stops the runtime within one interval and su
     await h.db.update(users).set({ trialStartedAt: new Date(start), trialEndsAt: new Date(start + 7 * DAY) }).where(eq(users.id, user.id))
     const agent = await provisionAgent(h.services, { userId: user.id, plan: 'solo', name: 'trial-runtime' })
     await waitFor(() => answers(agent.runtimeUrl!), { ms: 6000, every: 100, what: 'the runtime answers' })
+    await localQueue(h).idle() // the health wait records it running (else it may land between two steps below)
+    expect((await stored(agent.id)).status).toBe('running')
 
     // On the trial: nothing to reconcile; the agent is due its first check.
     expect(await w.sweep()).toMatchObject({ suspended: 0 })
@@ -74,7 +76,7 @@ describe('the trial ends: the sweep stops the runtime within one interval and su
     expect(suspended).toMatchObject({ status: 'suspended', runtimeServiceId: agent.runtimeServiceId, runtimeUrl: agent.runtimeUrl })
     expect(suspended.statusReason).toMatch(/^Paid access ended/)
     const [event] = await h.db.select().from(agentEvents).where(and(eq(agentEvents.agentId, agent.id), eq(agentEvents.toState, 'suspended')))
-    expect(event).toMatchObject({ kind: 'status', fromState: 'starting', reason: suspended.statusReason, at: new Date(w.clock.now()) })
+    expect(event).toMatchObject({ kind: 'status', fromState: 'running', reason: suspended.statusReason, at: new Date(w.clock.now()) })
     // Not watched any more: never published for a check, never repaired; a second sweep changes nothing.
     expect(w.queue.published.flatMap((p) => p.body.agentIds ?? [])).not.toContain(agent.id)
     expect((await w.check([agent.id])).checked).toBe(0)
@@ -107,7 +109,7 @@ describe('the trial ends: the sweep stops the runtime within one interval and su
     await localQueue(h).idle() // the health wait: running once the runtime answers
     // (The watchdog's transition is at the test clock's time, the API's at the database's: compared as a set.)
     expect((await transitions(h, agent.id, 'status')).sort()).toEqual(
-      ['provisioning→starting', 'starting→suspended', 'suspended→starting', 'starting→running', '∅→provisioning'].sort(),
+      ['∅→provisioning', 'provisioning→starting', 'starting→running', 'running→suspended', 'suspended→starting', 'starting→running'].sort(),
     )
     await h.services.runtimes.delete({ agentId: agent.id, name: `agent-${agent.id}`, serviceId: agent.runtimeServiceId, url: agent.runtimeUrl, gatewayToken: null })
   }, 30_000)
