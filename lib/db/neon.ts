@@ -4,7 +4,7 @@ import { drizzle as drizzleHttp } from 'drizzle-orm/neon-http'
 import { drizzle } from 'drizzle-orm/neon-serverless'
 import { deadline } from '../deadline'
 import type { Db } from './rls'
-import { CONNECT_TIMEOUT_MS, type DatabaseTimeouts, QUERY_TIMEOUT_MS, type Reader, serviceSettings, type Statements, statementList, userSettings } from './rls'
+import { CONNECT_TIMEOUT_MS, type DatabaseTimeouts, dropOnReadTimeout, QUERY_TIMEOUT_MS, type Reader, serviceSettings, type Statements, statementList, userSettings } from './rls'
 
 /**
  * A Neon pool for one request: interactive transactions (needed for row isolation) go over its WebSocket. Handles
@@ -18,6 +18,7 @@ export function neonDb(connectionString: string, timeouts: DatabaseTimeouts = {}
     connectionTimeoutMillis: timeouts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
     query_timeout: timeouts.queryTimeoutMs ?? QUERY_TIMEOUT_MS,
   })
+  pool.on('connect', dropOnReadTimeout)
   return { db: drizzle({ client: pool }) as unknown as Db, close: () => pool.end() }
 }
 

@@ -27,6 +27,30 @@ export interface DatabaseTimeouts {
   queryTimeoutMs?: number
 }
 
+/** What `dropOnReadTimeout` needs of a node-postgres (or Neon driver) client. */
+interface PgLikeClient {
+  query(...args: unknown[]): unknown
+  end(): Promise<void>
+}
+
+/**
+ * Closes a pooled connection whose statement got no answer within the query timeout (node-postgres leaves it in use,
+ * waiting for that answer for ever): its ROLLBACK then fails at once and the pool drops it instead of handing it out
+ * again. Register on the pool: `pool.on('connect', dropOnReadTimeout)`.
+ */
+export function dropOnReadTimeout(client: PgLikeClient) {
+  const query = client.query.bind(client)
+  client.query = (...args: unknown[]) => {
+    const answer = query(...args)
+    if (answer instanceof Promise) {
+      answer.catch((e: unknown) => {
+        if (e instanceof Error && e.message === 'Query read timeout') client.end().catch(() => {})
+      })
+    }
+    return answer
+  }
+}
+
 const statementTimeout = sql`set_config('statement_timeout', ${String(STATEMENT_TIMEOUT_MS)}, true)`
 
 /**
