@@ -3,6 +3,7 @@ import type { SQL } from 'drizzle-orm'
 import { drizzle as drizzleHttp } from 'drizzle-orm/neon-http'
 import { drizzle } from 'drizzle-orm/neon-serverless'
 import { deadline } from '../deadline'
+import { errorFields, log } from '../log'
 import type { Db } from './rls'
 import { CONNECT_TIMEOUT_MS, type DatabaseTimeouts, dropOnReadTimeout, QUERY_TIMEOUT_MS, type Reader, serviceSettings, type Statements, statementList, userSettings } from './rls'
 
@@ -19,6 +20,9 @@ export function neonDb(connectionString: string, timeouts: DatabaseTimeouts = {}
     query_timeout: timeouts.queryTimeoutMs ?? QUERY_TIMEOUT_MS,
   })
   pool.on('connect', dropOnReadTimeout)
+  // An idle connection lost (the server restarted, the network dropped it) is reported here, not thrown out of the
+  // isolate; the pool opens a new one on the next checkout.
+  pool.on('error', (e: Error) => log.warn('db.idle_connection_lost', errorFields(e)))
   return { db: drizzle({ client: pool }) as unknown as Db, close: () => pool.end() }
 }
 
