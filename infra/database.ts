@@ -8,7 +8,21 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import type { Db } from '../lib/db/rls'
 import * as schema from '../schema'
-import { APP_ROLE, type Reader, runInOrder, runStatements, SERVICE_ROLE, type Statements, statementList } from '../lib/db/rls'
+import {
+  APP_ROLE,
+  CONNECT_TIMEOUT_MS,
+  type DatabaseTimeouts,
+  dropOnReadTimeout,
+  QUERY_TIMEOUT_MS,
+  type Reader,
+  runInOrder,
+  runStatements,
+  SERVICE_ROLE,
+  STATEMENT_TIMEOUT_MS,
+  type Statements,
+  statementList,
+} from '../lib/db/rls'
+import { unavailableDependency } from '../lib/http/dependency'
 import { errorFields, log } from '../lib/log'
 import { is } from 'drizzle-orm'
 import { PgSelectBase } from 'drizzle-orm/pg-core'
@@ -65,9 +79,17 @@ export async function migratePostgres(url: string): Promise<void> {
  * Any Postgres by URL through node-postgres (the local server with DATABASE_URL). Migrates first, as
  * `migrationUrl` (the owner) when given, else as `url`; then serves as `url`'s role, which should be app_api.
  */
-export async function openPostgres(url: string, opts: { migrate?: boolean; migrationUrl?: string } = {}): Promise<NodeDatabase> {
+export async function openPostgres(url: string, opts: { migrate?: boolean; migrationUrl?: string } & DatabaseTimeouts = {}): Promise<NodeDatabase> {
   if (opts.migrate !== false) await migratePostgres(opts.migrationUrl ?? url)
-  const pool = new pg.Pool({ connectionString: url, max: 10 })
+  // Bounded: connecting, each statement on the server (also set per transaction, lib/db/rls.ts), and each answer.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+    query_timeout: opts.queryTimeoutMs ?? QUERY_TIMEOUT_MS,
+  })
+  pool.on('connect', dropOnReadTimeout)
   // An idle connection the server ends (restart, failover, a dropped database) is reported here; without a
   // listener node-postgres would throw it out of the process. The pool replaces it on the next checkout.
   pool.on('error', (e) => log.warn('db.idle_connection_lost', errorFields(e)))
@@ -132,7 +154,11 @@ export function pgReader(pool: pg.Pool): Reader {
       else committed.catch((e) => log.error('db.read_commit_failed', errorFields(e)))
       return last
     } catch (e) {
-      if (!finished) await finish('rollback')
+      if (!finished && unavailableDependency(e)) {
+        // The connection itself failed (or stopped answering): a ROLLBACK would wait out another timeout on it.
+        finished = true
+        client.release(e as Error)
+      } else if (!finished) await finish('rollback')
       throw e
     }
   }

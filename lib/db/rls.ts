@@ -8,11 +8,57 @@ export const APP_ROLE = 'app_user'
 export const SERVICE_ROLE = 'app_service'
 
 /**
- * The row-isolation settings of `withUser` and `asService`, each one statement (one round trip: `role` is a
- * setting too). `set_config(..., true)` is SET LOCAL: it lasts the transaction (or the Neon batch).
+ * How long one statement may run on the server before Postgres cancels it (57014, answered 503
+ * `DATABASE_UNAVAILABLE`): set with the row-isolation settings, so it bounds every transaction on every driver
+ * without a round trip of its own.
  */
-export const userSettings = (userId: string) => sql`select set_config('app.user_id', ${userId}, true), set_config('role', ${APP_ROLE}, true)`
-export const serviceSettings = () => sql`select set_config('role', ${SERVICE_ROLE}, true)`
+export const STATEMENT_TIMEOUT_MS = 10_000
+/** How long opening a connection may take (node-postgres and the Neon WebSocket pool). */
+export const CONNECT_TIMEOUT_MS = 5_000
+/**
+ * How long the client waits for one statement's answer (node-postgres `query_timeout`, a Neon HTTP request): past the
+ * server's own timeout, so it fires only when the network stops answering.
+ */
+export const QUERY_TIMEOUT_MS = STATEMENT_TIMEOUT_MS + 2_000
+
+/** The timeouts of one database handle; tests shorten them. */
+export interface DatabaseTimeouts {
+  connectTimeoutMs?: number
+  queryTimeoutMs?: number
+}
+
+/** What `dropOnReadTimeout` needs of a node-postgres (or Neon driver) client. */
+interface PgLikeClient {
+  query(...args: unknown[]): unknown
+  end(): Promise<void>
+}
+
+/**
+ * Closes a pooled connection whose statement got no answer within the query timeout (node-postgres leaves it in use,
+ * waiting for that answer for ever): its ROLLBACK then fails at once and the pool drops it instead of handing it out
+ * again. Register on the pool: `pool.on('connect', dropOnReadTimeout)`.
+ */
+export function dropOnReadTimeout(client: PgLikeClient) {
+  const query = client.query.bind(client)
+  client.query = (...args: unknown[]) => {
+    const answer = query(...args)
+    if (answer instanceof Promise) {
+      answer.catch((e: unknown) => {
+        if (e instanceof Error && e.message === 'Query read timeout') client.end().catch(() => {})
+      })
+    }
+    return answer
+  }
+}
+
+const statementTimeout = sql`set_config('statement_timeout', ${String(STATEMENT_TIMEOUT_MS)}, true)`
+
+/**
+ * The row-isolation settings of `withUser` and `asService` (and the statement timeout), each one statement (one
+ * round trip: `role` is a setting too). `set_config(..., true)` is SET LOCAL: it lasts the transaction (or the Neon batch).
+ */
+export const userSettings = (userId: string) => sql`select set_config('app.user_id', ${userId}, true), set_config('role', ${APP_ROLE}, true), ${statementTimeout}`
+export const serviceSettings = () => sql`select set_config('role', ${SERVICE_ROLE}, true), ${statementTimeout}`
 
 /**
  * Runs `fn` in one transaction as `APP_ROLE` with `app.user_id` set, so the tables' row-level-security

@@ -91,6 +91,10 @@ export const errorCodes = {
   RUNTIME_UNAVAILABLE: 'The runtime provider, or the agent\'s runtime, did not answer or refused the call; a queued job is retried.',
   MAIL_UNAVAILABLE: 'The mail provider did not accept the message.',
   BACKEND_UNAVAILABLE: 'The backend API did not answer or failed (5xx); a queued job is retried.',
+  DATABASE_UNAVAILABLE:
+    'The database did not answer (refused, lost the connection, or passed its connect or statement timeout): the transaction it failed in was not committed; `Retry-After` says when to try again.',
+  KV_UNAVAILABLE:
+    'The key-value store (rate limits, single-use tokens, dedup) did not answer within its deadline: the request was refused before acting (rate limits fail closed); `Retry-After` says when to try again.',
   USAGE_LIMIT: "Today's usage units are spent; `resetsAt` says when the allowance returns (midnight UTC).",
   INVALID_ACTION: 'The `action` is not one this route knows.',
   PAYMENT_INCOMPLETE: 'The checkout has not been paid (yet).',

@@ -2,6 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { errorFields, log, sqlState } from '../log'
+import { DEPENDENCY_RETRY_AFTER_SEC, unavailableDependency } from './dependency'
 import { routePattern } from './request-log'
 
 /**
@@ -103,6 +104,8 @@ export const ERRORS = {
   RUNTIME_UNAVAILABLE: [502, 'Runtime provider unavailable'],
   MAIL_UNAVAILABLE: [503, 'Mail provider unavailable'],
   BACKEND_UNAVAILABLE: [502, 'Backend unavailable'],
+  DATABASE_UNAVAILABLE: [503, 'Database unavailable'],
+  KV_UNAVAILABLE: [503, 'Key-value store unavailable'],
   USAGE_LIMIT: [429, 'Daily usage limit reached'],
   INVALID_ACTION: [400, 'Invalid action'],
   PAYMENT_INCOMPLETE: [402, 'Payment not completed'],
@@ -234,13 +237,25 @@ export function renderError(c: Context, e: ApiError) {
   return c.json(errorBody(e.message, e.code, e.extra), e.status)
 }
 
-/** Whatever was thrown, as the catalogue's answer: the framework's 4xx by status, input the database refused, else INTERNAL (logged). */
+/**
+ * Whatever was thrown, as the catalogue's answer: the framework's 4xx by status, a store that did not answer (503
+ * with `Retry-After`, logged as `dependency.unavailable`), input the database refused, else INTERNAL (logged).
+ */
 function asApiError(err: unknown, c: Context): ApiError {
   if (err instanceof ApiError) return err
   if (err instanceof HTTPException && err.status < 500) {
     if (err.status === 400 && err.message === MALFORMED_JSON) return new ApiError('INVALID_JSON')
     if (err.status === 413) return new ApiError('PAYLOAD_TOO_LARGE')
     return new ApiError(FRAMEWORK_CODES[err.status] ?? 'VALIDATION', err.message || 'Bad request')
+  }
+  const dependency = unavailableDependency(err)
+  if (dependency) {
+    const { requestId, clientRequestId } = c.var
+    // Never the message: a driver's names the host, and a database error's the SQL.
+    const cause = rootCause(err)
+    log.warn('dependency.unavailable', { dependency, requestId, clientRequestId, method: c.req.method, route: routePattern(c), errorName: cause.name, errorCode: cause.code })
+    const headers = { 'Retry-After': String(DEPENDENCY_RETRY_AFTER_SEC) }
+    return new ApiError(dependency === 'database' ? 'DATABASE_UNAVAILABLE' : 'KV_UNAVAILABLE', { headers })
   }
   const input = inputDatabaseError(sqlState(err))
   if (input) {
@@ -249,6 +264,19 @@ function asApiError(err: unknown, c: Context): ApiError {
   }
   logRequestError(c, 'request.unhandled_error', err, 'error')
   return new ApiError('INTERNAL')
+}
+
+/** The innermost error's name and code (errno or SQLSTATE): what a dependency's failure is logged with. */
+function rootCause(err: unknown): { name?: string; code?: string } {
+  let e = err as { name?: unknown; code?: unknown; cause?: unknown; sourceError?: unknown }
+  for (let depth = 0; depth < 6 && e && typeof e === 'object'; depth++) {
+    const next = (e.cause ?? e.sourceError) as typeof e | undefined
+    if (!next || typeof next !== 'object') break
+    e = next
+  }
+  const name = typeof e?.name === 'string' ? e.name : undefined
+  const code = typeof e?.code === 'string' ? e.code : undefined
+  return { name, code }
 }
 
 /**

@@ -63,6 +63,9 @@ const window = (sec: number) =>
 export const describeLimit = (rule: NamedLimit) =>
   `${rule.limit} requests per ${window(rule.windowSec)} per ${rule.per === 'user' ? 'user' : 'client address'}`
 
+/** Every limiter's stance when the kv store is down: closed (README "When a dependency fails"). */
+const KV_DOWN = 'the rate limit store did not answer: refused before anything was done (limits fail closed), `Key-value store unavailable` (`KV_UNAVAILABLE`, `Retry-After`)'
+
 type Config = Omit<RouteConfig, 'middleware'> & { middleware?: readonly Middleware[] }
 
 /**
@@ -75,6 +78,7 @@ export function limitedRoute<const R extends Config, By extends 'middleware' | '
   const limited = `over ${describeLimit(rule)}: \`${rule.message}\` (\`RATE_LIMITED\`)`
   const declared = config.responses as Record<string, ResponseConfig>
   const own = declared[429]
+  const ownUnavailable = declared[503]
   const responses = Object.fromEntries(
     Object.entries(declared).map(([status, res]) => [status, status.startsWith('2') ? { ...res, headers: { ...RATE_LIMIT_HEADERS, ...res.headers } } : res]),
   )
@@ -87,6 +91,11 @@ export function limitedRoute<const R extends Config, By extends 'middleware' | '
         description: own ? `${own.description}; or ${limited}` : `O${limited.slice(1)}`,
         headers: { ...RATE_LIMIT_HEADERS, 'Retry-After': seconds('Seconds to wait before retrying') },
         content: { 'application/json': { schema: ErrorSchema } },
+      },
+      503: {
+        description: ownUnavailable ? `${ownUnavailable.description}; or ${KV_DOWN}` : `T${KV_DOWN.slice(1)}`,
+        headers: { ...ownUnavailable?.headers, 'Retry-After': seconds('Seconds to wait before retrying') },
+        content: ownUnavailable?.content ?? { 'application/json': { schema: ErrorSchema } },
       },
     },
   } as unknown as Omit<R, 'middleware'> & {

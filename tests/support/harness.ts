@@ -6,7 +6,7 @@ import { hashSecret } from '../../lib/auth/password'
 import { hashSessionToken, newSessionToken, SESSION_COOKIE, SESSION_TTL_MS } from '../../lib/auth/session'
 import { cfClientIp } from '../../lib/http/client-ip'
 import { sessions, users } from '../../schema'
-import { openTestStores } from './stores'
+import { openTestStores, type TestStoreOptions } from './stores'
 
 export interface SeededUser {
   id: string
@@ -25,6 +25,8 @@ export interface HarnessOptions {
    * have no paid access (no plan, no trial).
    */
   plan?: string
+  /** How the stores are opened: `{ faults: true }` puts them behind switchable faults (`h.storeFaults`). */
+  stores?: TestStoreOptions
 }
 
 /**
@@ -44,7 +46,7 @@ export const BROWSER = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/1
  */
 export async function createHarness(opts: HarnessOptions = {}) {
   const harnessOpts = opts
-  const stores = await openTestStores()
+  const stores = await openTestStores(opts.stores)
   // Each harness gets its own limiter namespace so parallel files never share counters on real Redis.
   const ns = crypto.randomUUID().slice(0, 8)
   const env = {
@@ -95,6 +97,8 @@ export async function createHarness(opts: HarnessOptions = {}) {
     db,
     services,
     stores: stores.name,
+    /** With `stores: { faults: true }`: the switches that take the app's stores down (tests/support/stores.ts `StoreFaults`). */
+    storeFaults: stores.faults,
     /** Cumulative database and kv traffic of this harness's stores (tests/support/round-trips.ts). */
     traffic: stores.traffic,
     users: { alice, bob, admin },

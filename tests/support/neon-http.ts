@@ -55,13 +55,20 @@ export async function handleSqlOverHttp(state: SqlOverHttp, req: IncomingMessage
   state.traffic.roundTrips++
   let pool = state.pools.get(url)
   if (!pool) {
-    pool = new pg.Pool({ connectionString: url, max: 10, options: '-c TimeZone=UTC' })
+    pool = new pg.Pool({ connectionString: url, max: 10, options: '-c TimeZone=UTC', connectionTimeoutMillis: 2000 })
     // An idle connection ended by the server (a test database dropped WITH (FORCE)) is not a failure.
     pool.on('error', () => {})
     state.pools.set(url, pool)
   }
   const body = await readBody(req)
-  const client = await pool.connect()
+  let client: pg.PoolClient
+  try {
+    client = await pool.connect()
+  } catch (e) {
+    // Postgres not reached: Neon's endpoint answers a server error (the driver throws `Server error (HTTP status …)`).
+    if (!res.headersSent && !res.destroyed) res.writeHead(503, { 'content-type': 'text/plain' }).end(`could not connect to the database: ${(e as Error).message}`)
+    return
+  }
   try {
     if (!body.queries) {
       state.traffic.statements++

@@ -11,6 +11,8 @@ import { UpstashKv } from '../../lib/kv/upstash'
 import { MemoryKv } from '../../lib/kv/memory'
 import type { Kv, RateLimiter } from '../../lib/kv/types'
 import * as schema from '../../schema'
+import { FailingKv } from './failing-kv'
+import { startFaultProxy, type FaultProxy } from './fault-proxy'
 import { configureNeonForLocalProxy, startNeonProxy } from './neon-proxy'
 import { startUpstashRestServer } from './upstash-rest-server'
 
@@ -28,6 +30,8 @@ export interface TestStores {
   database: NodeDatabase
   kv: Kv & RateLimiter
   name: string
+  /** With `openTestStores({ faults: true })`: how to take the app's stores down (see `StoreFaults`). */
+  faults?: StoreFaults
   /** Cumulative traffic from the app and the tests to the database and the kv store (see round-trips.ts). */
   traffic(): StoreTraffic
   close(): Promise<void>
@@ -41,6 +45,29 @@ export interface StoreTraffic {
   /** Requests to the kv store (Upstash REST requests; calls on the in-process store). */
   kvRoundTrips: number
 }
+
+/**
+ * The app's stores, made to fail (the tests' own handle, `database`, always reaches the database directly):
+ * - real stores: `database` is a TCP fault proxy between the app (both Neon paths) and Postgres, `kv` an HTTP fault
+ *   proxy in front of the Upstash REST server (tests/support/fault-proxy.ts);
+ * - embedded: `kvStore.down` makes every kv call fail as the Upstash adapter's do, `closeDatabase` closes the app's
+ *   PGlite (for good: nothing reopens it).
+ * The app's timeouts are `timeouts` (short, so a test of a silent store stays fast).
+ */
+export interface StoreFaults {
+  database?: FaultProxy
+  kv?: FaultProxy
+  kvStore?: FailingKv
+  closeDatabase?: () => Promise<void>
+  timeouts: { kvMs: number; connectMs: number; queryMs: number }
+}
+
+export interface TestStoreOptions {
+  /** Puts the app's stores behind switchable faults, with short timeouts: `TestStores.faults`. */
+  faults?: boolean
+}
+
+const FAULT_TIMEOUTS = { kvMs: 400, connectMs: 500, queryMs: 700 }
 
 /** Counts calls into the one PGlite connection: each top-level call is one unit, a transaction with its statements. */
 function countPglite(client: PGlite, traffic: StoreTraffic) {
@@ -148,15 +175,20 @@ export function pgliteTemplate(): Blob | undefined {
 }
 
 /** A fresh, migrated database for one test file: in-memory PGlite, or a new database on the real server. */
-export async function openTestStores(): Promise<TestStores> {
+export async function openTestStores(opts: TestStoreOptions = {}): Promise<TestStores> {
   if (!realStores) {
     const appDatabase = await openPglite(undefined, { loadDataDir: pgliteTemplate() })
     const traffic: StoreTraffic = { dbRoundTrips: 0, dbStatements: 0, kvRoundTrips: 0 }
     countPglite(appDatabase.client, traffic)
-    const kv = new MemoryKv()
-    countKv(kv, traffic)
+    const memory = new MemoryKv()
+    countKv(memory, traffic)
+    const kvStore = opts.faults ? new FailingKv(memory) : undefined
     const database: NodeDatabase = { ...appDatabase, db: pgliteServiceView(appDatabase.client) }
-    return { appDatabase, database, kv, name: 'pglite+memory', traffic: () => ({ ...traffic }), close: () => appDatabase.close() }
+    const close = async () => {
+      if (!appDatabase.client.closed) await appDatabase.client.close()
+    }
+    const faults: StoreFaults | undefined = opts.faults ? { kvStore, closeDatabase: close, timeouts: FAULT_TIMEOUTS } : undefined
+    return { appDatabase, database, kv: kvStore ?? memory, name: 'pglite+memory', faults, traffic: () => ({ ...traffic }), close }
   }
   const adminUrl = process.env.TEST_DATABASE_URL!
   const dbName = `t_${crypto.randomUUID().replace(/-/g, '').slice(0, 16)}`
@@ -170,22 +202,38 @@ export async function openTestStores(): Promise<TestStores> {
   await migratePostgres(url.toString())
   await ensureTestRole(admin)
   const proxy = await acquireNeonProxy()
-  const app = neonDb(asRole(url, APP_LOGIN_ROLE))
-  const tests = neonDb(asRole(url, TEST_ROLE))
   const redis = await startUpstashRestServer({ redisUrl: process.env.TEST_REDIS_URL! })
+  let faults: StoreFaults | undefined
+  let appUrl = asRole(url, APP_LOGIN_ROLE)
+  let kv = new UpstashKv(redis.url, redis.token)
+  if (opts.faults) {
+    const database = await startFaultProxy({ target: `${url.hostname}:${url.port || 5432}`, mode: 'tcp' })
+    const kvProxy = await startFaultProxy({ target: redis.url, mode: 'http' })
+    faults = { database, kv: kvProxy, timeouts: FAULT_TIMEOUTS }
+    appUrl = Object.assign(new URL(appUrl), { hostname: database.host, port: String(database.port) }).toString()
+    kv = new UpstashKv(kvProxy.url, redis.token, { timeoutMs: FAULT_TIMEOUTS.kvMs })
+  }
+  const timeouts = opts.faults ? { connectTimeoutMs: FAULT_TIMEOUTS.connectMs, queryTimeoutMs: FAULT_TIMEOUTS.queryMs } : {}
+  const app = neonDb(appUrl, timeouts)
+  const tests = neonDb(asRole(url, TEST_ROLE))
   return {
     // The production split: single-statement reads over Neon's HTTP endpoint, the rest over its WebSocket.
-    appDatabase: { db: app.db, reader: neonReader(asRole(url, APP_LOGIN_ROLE)), adapter: 'postgres', close: app.close },
+    appDatabase: { db: app.db, reader: neonReader(appUrl, timeouts), adapter: 'postgres', close: app.close },
     database: { db: tests.db, adapter: 'postgres', close: tests.close },
-    kv: new UpstashKv(redis.url, redis.token),
+    kv,
+    faults,
     name: 'postgres(neon)+redis(upstash)',
     traffic: () => {
       const db = proxy.traffic()
       return { dbRoundTrips: db.roundTrips, dbStatements: db.statements, kvRoundTrips: redis.requests }
     },
     async close() {
-      await app.close()
+      await faults?.database?.set('pass')
+      // After faults, a connection can stay checked out of the app's pool (an open item): do not wait on it for ever.
+      await (faults ? Promise.race([app.close(), new Promise((r) => setTimeout(r, 1000))]) : app.close())
       await tests.close()
+      await faults?.database?.close()
+      await faults?.kv?.close()
       await proxy.endDatabase(dbName)
       await proxy.close()
       await redis.close()

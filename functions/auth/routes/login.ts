@@ -6,6 +6,7 @@ import { verifySecretOrDecoy } from '../../../lib/auth/password'
 import { startSession } from '../../../lib/auth/session'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
+import { unavailableDependency } from '../../../lib/http/dependency'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limitedRoute } from '../../../lib/http/rate-limit'
@@ -56,7 +57,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     await startSession(c, user.id)
     return c.json({ ok: true as const, user: { id: user.id, name: user.name } }, 200)
   } catch (e) {
-    if (e instanceof ApiError) throw e
+    if (e instanceof ApiError || unavailableDependency(e)) throw e
     log.error('auth.login_failed', { requestId: c.var.requestId, ...errorFields(e) })
     throw new ApiError('INTERNAL', 'Login failed')
   }

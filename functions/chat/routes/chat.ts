@@ -10,6 +10,7 @@ import { admitTicket, chatWeight, LONG_MESSAGE_CHARS } from '../workload'
 import type { Services } from '../../../lib/context'
 import { asUser } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
+import { unavailableDependency } from '../../../lib/http/dependency'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limitedRoute } from '../../../lib/http/rate-limit'
@@ -49,7 +50,7 @@ export const route = createRoute(
         429: errorResponse(
           'The workload gate (`WORKLOAD_LIMIT`): `Too many chats in progress` (the caller’s slots), `Chat limit reached for this minute`, or `The platform is busy` (platform-wide slots or minute); `retryAfterSeconds` (also `Retry-After`) says when a slot frees or the minute ends, `reason` which limit',
         ),
-        500: errorResponse('`Chat failed`: the job could not be stored or the gate could not be asked (`INTERNAL`)'),
+        500: errorResponse('`Chat failed`: the job could not be stored (`INTERNAL`)'),
         502: errorResponse('`Queue unavailable`: the queue did not accept the job, which is marked `failed` (`QUEUE_UNAVAILABLE`)'),
         503: errorResponse(
           '`No gateway token available` (`NO_GATEWAY_TOKEN`): the agent’s runtime has no gateway token yet, or its stored token cannot be read with this server’s keys (then with `agentId` and a `hint`: repair the agent, `POST /api/agents/{id}/repair`, to give it a new token, or delete it); nothing is queued',
@@ -74,6 +75,7 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   } catch (e) {
     await releaseJobTicket(services, job)
     log.error('chat.store_failed', { jobId: job.id, ...errorFields(e) })
+    if (unavailableDependency(e)) throw e
     throw chatFailed()
   }
   try {
@@ -92,12 +94,12 @@ export const handler: RouteHandler<typeof route> = async (c) => {
 
 const chatFailed = () => new ApiError('INTERNAL', 'Chat failed')
 
-/** The gate's own refusal (429) passes; the kv store failing is `Chat failed`. */
+/** The gate's own refusal (429) and the kv store not answering (503 `KV_UNAVAILABLE`) pass; anything else is `Chat failed`. */
 async function failsAs500(fn: () => Promise<void>) {
   try {
     await fn()
   } catch (e) {
-    if (e instanceof ApiError) throw e
+    if (e instanceof ApiError || unavailableDependency(e)) throw e
     log.error('chat.gate_failed', errorFields(e))
     throw chatFailed()
   }

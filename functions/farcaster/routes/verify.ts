@@ -5,6 +5,7 @@ import { assertTrustedOrigin } from '../../../lib/auth/session'
 import { signInWithIdentity } from '../../../lib/auth/sign-in'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
+import { unavailableDependency } from '../../../lib/http/dependency'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { jsonBody } from '../../../lib/http/validation'
 import { ADDRESS_PROOF_TEMPLATE, assertAddressProof } from '../address-proof'
@@ -112,7 +113,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
       200,
     )
   } catch (e) {
-    if (e instanceof ApiError) throw e
+    if (e instanceof ApiError || unavailableDependency(e)) throw e
     log.error('farcaster.sign_in_failed', { requestId: c.var.requestId, ...errorFields(e) })
     throw new ApiError('INTERNAL', 'Farcaster sign-in failed')
   }

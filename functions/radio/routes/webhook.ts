@@ -3,6 +3,7 @@ import type { RouteHandler } from '@hono/zod-openapi'
 import { createMiddleware } from 'hono/factory'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
+import { unavailableDependency } from '../../../lib/http/dependency'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { errorFields, log } from '../../../lib/log'
 import { HANDLED_EVENTS, type MuxEvent, processMuxEvent } from '../webhook'
@@ -76,6 +77,7 @@ export const handler: RouteHandler<typeof route, WebhookEnv> = async (c) => {
     outcome = await processMuxEvent(c.var.services.db, event)
   } catch (e) {
     log.error('radio.webhook_failed', { requestId: c.var.requestId, eventId: event.id, eventType: event.type, ...errorFields(e) })
+    if (unavailableDependency(e)) throw e // 503 with Retry-After: Mux sends it again
     throw new ApiError('INTERNAL', 'Webhook processing failed')
   }
   log.info('radio.webhook', { requestId: c.var.requestId, eventId: event.id, eventType: event.type, outcome })

@@ -6,6 +6,7 @@ import { verifyWebhookEvent, WEBHOOK_TOLERANCE_SEC } from '../../../lib/billing/
 import { HANDLED_EVENTS, processStripeEvent } from '../webhook'
 import type { AppEnv } from '../../../lib/context'
 import { ApiError } from '../../../lib/http/errors'
+import { unavailableDependency } from '../../../lib/http/dependency'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { errorFields, log } from '../../../lib/log'
 import { WebhookAckSchema } from '../schemas'
@@ -89,6 +90,7 @@ export const handler: RouteHandler<typeof route, WebhookEnv> = async (c) => {
     outcome = await processStripeEvent(db, { config, queue }, event)
   } catch (e) {
     log.error('stripe.webhook_failed', { requestId: c.var.requestId, eventId: event.id, eventType: event.type, ...errorFields(e) })
+    if (unavailableDependency(e)) throw e // 503 with Retry-After: Stripe sends it again
     throw new ApiError('INTERNAL', 'Webhook processing failed')
   }
   log.info('stripe.webhook', { requestId: c.var.requestId, eventId: event.id, eventType: event.type, outcome })

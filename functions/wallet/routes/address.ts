@@ -3,6 +3,7 @@ import { getAddress } from 'viem'
 import type { SignedInEnv } from '../../../lib/context'
 import { readAsUser } from '../../../lib/db/rls'
 import { ApiError } from '../../../lib/http/errors'
+import { unavailableDependency } from '../../../lib/http/dependency'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limitedRoute } from '../../../lib/http/rate-limit'
@@ -35,6 +36,7 @@ export const handler: RouteHandler<typeof route, SignedInEnv> = async (c) => {
   try {
     ;[row] = await readAsUser(c, (db) => walletSourcesQuery(db, c.var.user.id))
   } catch (e) {
+    if (unavailableDependency(e)) throw e
     log.error('wallet.address_read_failed', { requestId: c.var.requestId, ...errorFields(e) })
     throw new ApiError('INTERNAL', 'Failed to get wallet address')
   }

@@ -138,11 +138,12 @@ describe('POST /api/gateway/chat: 429', () => {
 })
 
 describe('POST /api/gateway/chat: stores that are down', () => {
-  it('500 `Chat failed` when the gate cannot be asked (kv store down): nothing stored', async () => {
+  it('503 `KV_UNAVAILABLE` with Retry-After when the gate cannot be asked (kv store down): nothing stored', async () => {
     const { user } = await chatUser(h)
     const res = await chatOn(withStore({ kv: new UpstashKv(DOWN, 'token') }), user, { message: 'hi' })
-    expect(res.status).toBe(500)
-    expect(await res.json()).toEqual({ error: 'Chat failed', code: 'INTERNAL' })
+    expect(res.status).toBe(503)
+    expect(res.headers.get('retry-after')).toBe('5')
+    expect(await res.json()).toEqual({ error: 'Key-value store unavailable', code: 'KV_UNAVAILABLE' })
     expect(await jobsOf(user.id)).toEqual([])
   }, 30_000)
 
