@@ -28,12 +28,16 @@ export const configSchema = z.object({
   QSTASH_TOKEN: z.string().optional(),
   QSTASH_CURRENT_SIGNING_KEY: z.string().optional(),
   QSTASH_NEXT_SIGNING_KEY: z.string().optional(),
+  // each publish or schedule call to QStash gives up after this long, its retries included
+  QSTASH_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(5_000),
   S3_BUCKET: z.string().optional(),
   S3_ENDPOINT: z.string().optional(),
   S3_REGION: z.string().default('auto'),
   S3_ACCESS_KEY_ID: z.string().optional(),
   S3_SECRET_ACCESS_KEY: z.string().optional(),
   S3_FORCE_PATH_STYLE: bool,
+  // how long one storage call may wait for its answer (headers), the SDK's retries included
+  S3_TIMEOUT_MS: z.coerce.number().int().min(50).max(600_000).default(120_000),
   // secrets and switches
   INTERNAL_API_KEY: z.string().optional(),
   HMAC_SECRET: z.string().optional(),
