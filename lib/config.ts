@@ -85,6 +85,8 @@ export const configSchema = z.object({
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
   // tests point the SDK at a local fake: `http://127.0.0.1:12111`
   STRIPE_API_URL: z.string().optional(),
+  // each Stripe API call gives up after this long (one retry of a failed connection, each attempt bounded by it)
+  STRIPE_TIMEOUT_MS: z.coerce.number().int().min(50).max(80_000).default(10_000),
   STRIPE_PRICE_SOLO: z.string().optional(),
   STRIPE_PRICE_COLLECTIVE: z.string().optional(),
   STRIPE_PRICE_LABEL: z.string().optional(),
