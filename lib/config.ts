@@ -112,6 +112,8 @@ export const configSchema = z.object({
   PASSKEY_CHALLENGE_TTL_MS: z.coerce.number().int().positive().default(5 * 60 * 1000),
   // chains: 8453 (Base) for SIWE, smart wallets and token balances
   BASE_RPC_URL: z.string().default('https://mainnet.base.org'),
+  // each RPC attempt gives up after this long (one retry): the answer is then 503 CHAIN_UNAVAILABLE
+  BASE_RPC_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(10_000),
   TOKEN_GATE_CONTRACT: z.string().optional(),
   TOKEN_GATE_MIN_BALANCE: z.string().default('1'),
   // Gateway payments (MPP credentials, payment-session deposits): an ERC-20 on chain 8453 (BASE_RPC_URL) paid to
