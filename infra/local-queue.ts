@@ -105,7 +105,15 @@ export class LocalQueue implements Queue {
       retries: opts.retries ?? 3,
       flowControl: opts.flowControl,
     }
-    this.record(msg)
+    // Accepted once the outbox holds it, as QStash answers once it has stored the message: a publish that returns
+    // never leaves the message only in this process's memory (a crash right after would lose it).
+    try {
+      await this.record(msg)
+    } catch (e) {
+      if (opts.deduplicationId && this.dedup.get(opts.deduplicationId)?.messageId === messageId) this.dedup.delete(opts.deduplicationId)
+      log.error('local_queue.publish_not_recorded', { messageId, path, ...errorFields(e) })
+      throw new Error('Queue unavailable: the outbox did not record the message')
+    }
     this.enqueue(msg, delayMs)
     return { messageId }
   }
@@ -228,9 +236,13 @@ export class LocalQueue implements Queue {
   }
 
   /** Writes `msg` to the outbox, if any. */
-  private record(msg: OutboxMessage) {
+  /** Adds `msg` to the outbox after the writes before it; rejects when that write fails (nothing recorded). */
+  private record(msg: OutboxMessage): Promise<void> {
     const outbox = this.opts.outbox
-    if (outbox) this.write(() => outbox.add(msg))
+    if (!outbox) return Promise.resolve()
+    const added = this.journal.then(() => outbox.add(msg))
+    this.journal = added.catch(() => {}) // the publisher is told; later writes go on
+    return added
   }
 
   private finish(outbox: QueueOutbox, messageId: string, state: 'delivered' | 'failed') {

@@ -1,4 +1,5 @@
 import { CHAT_SWEEP_CRON, CHAT_SWEEP_PATH } from '../functions/chat/sweep'
+import { DEPLOY_SWEEP_CRON, DEPLOY_SWEEP_PATH } from '../functions/stripe/deploy-outbox'
 import { HEARTBEAT_CRON, HEARTBEAT_PATH } from '../functions/cron/heartbeat-sync'
 import { RADIO_EXPIRE_PATH, RADIO_SWEEP_CRON } from '../functions/radio/expire'
 import { WATCHDOG_CRON, WATCHDOG_PATH } from '../lib/watchdog/deps'
@@ -24,6 +25,9 @@ export const CRON_SCHEDULES: readonly CronSchedule[] = [
   { id: 'heartbeat', path: HEARTBEAT_PATH, cron: HEARTBEAT_CRON, body: {} },
   // Chat jobs still `queued` long after their last change: their queue message was lost, publish it again.
   { id: 'chat-queued-sweep', path: CHAT_SWEEP_PATH, cron: CHAT_SWEEP_CRON, body: {} },
+  // Subscription deploys of applied checkouts the queue has not taken: publish them again. Only with Stripe: without
+  // it no checkout is ever applied, so the outbox stays empty.
+  { id: 'subscription-deploy-sweep', path: DEPLOY_SWEEP_PATH, cron: DEPLOY_SWEEP_CRON, body: {}, needs: (c) => !!c.STRIPE_SECRET_KEY },
   // Only with Mux: without it no DJ session can be created, so there is nothing to expire.
   { id: 'radio-expiry-sweep', path: RADIO_EXPIRE_PATH, cron: RADIO_SWEEP_CRON, body: {}, needs: (c) => !!(c.MUX_TOKEN_ID && c.MUX_TOKEN_SECRET) },
 ]

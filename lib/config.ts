@@ -28,12 +28,16 @@ export const configSchema = z.object({
   QSTASH_TOKEN: z.string().optional(),
   QSTASH_CURRENT_SIGNING_KEY: z.string().optional(),
   QSTASH_NEXT_SIGNING_KEY: z.string().optional(),
+  // each publish or schedule call to QStash gives up after this long, its retries included
+  QSTASH_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(5_000),
   S3_BUCKET: z.string().optional(),
   S3_ENDPOINT: z.string().optional(),
   S3_REGION: z.string().default('auto'),
   S3_ACCESS_KEY_ID: z.string().optional(),
   S3_SECRET_ACCESS_KEY: z.string().optional(),
   S3_FORCE_PATH_STYLE: bool,
+  // how long one storage call may wait for its answer (headers), the SDK's retries included
+  S3_TIMEOUT_MS: z.coerce.number().int().min(50).max(600_000).default(120_000),
   // secrets and switches
   INTERNAL_API_KEY: z.string().optional(),
   HMAC_SECRET: z.string().optional(),
@@ -81,6 +85,8 @@ export const configSchema = z.object({
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
   // tests point the SDK at a local fake: `http://127.0.0.1:12111`
   STRIPE_API_URL: z.string().optional(),
+  // each Stripe API call gives up after this long (one retry of a failed connection, each attempt bounded by it)
+  STRIPE_TIMEOUT_MS: z.coerce.number().int().min(50).max(80_000).default(10_000),
   STRIPE_PRICE_SOLO: z.string().optional(),
   STRIPE_PRICE_COLLECTIVE: z.string().optional(),
   STRIPE_PRICE_LABEL: z.string().optional(),
@@ -106,6 +112,8 @@ export const configSchema = z.object({
   PASSKEY_CHALLENGE_TTL_MS: z.coerce.number().int().positive().default(5 * 60 * 1000),
   // chains: 8453 (Base) for SIWE, smart wallets and token balances
   BASE_RPC_URL: z.string().default('https://mainnet.base.org'),
+  // each RPC attempt gives up after this long (one retry): the answer is then 503 CHAIN_UNAVAILABLE
+  BASE_RPC_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(10_000),
   TOKEN_GATE_CONTRACT: z.string().optional(),
   TOKEN_GATE_MIN_BALANCE: z.string().default('1'),
   // Gateway payments (MPP credentials, payment-session deposits): an ERC-20 on chain 8453 (BASE_RPC_URL) paid to

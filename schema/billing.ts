@@ -1,4 +1,4 @@
-import { boolean, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
+import { boolean, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
 import { ownedBy, serviceAccess } from './rls'
 import { paymentSessions } from './gateway'
 import { users } from './users'
@@ -82,6 +82,33 @@ export const subscriptionDeployments = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   () => [serviceAccess('subscription_deployments')],
+).enableRLS()
+
+/**
+ * The outbox of subscription deploys: each applied plan checkout's deploy job, written in the checkout's own
+ * transaction (functions/stripe/subscription.ts `applyCheckout`) and deleted once the queue has taken it. A row still
+ * here is a deploy the queue has not taken (a publish that failed, a crash between the commit and the publish, or
+ * between the publish and the delete): the deploy sweep publishes it again, deduplicated by `session_id`.
+ * Infrastructure: service only (forced RLS, no grant to app_user).
+ */
+export const subscriptionDeployOutbox = pgTable(
+  'subscription_deploy_outbox',
+  {
+    /** The Checkout Session: once per payment, and the queue's deduplication id. */
+    sessionId: text('session_id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    /** The `POST /api/queue/subscription-deploy` body. */
+    job: jsonb('job').$type<{ tier: string; stripeCustomerId: string; subscriptionId: string | null; userId: string }>().notNull(),
+    /** Publishes that failed so far. */
+    attempts: integer('attempts').notNull().default(0),
+    lastError: text('last_error'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    /** The last try (or the write): the sweep waits from here. */
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('subscription_deploy_outbox_due_idx').on(t.updatedAt), serviceAccess('subscription_deploy_outbox')],
 ).enableRLS()
 
 /**

@@ -1,6 +1,7 @@
 import type { Services } from '../../lib/context'
 import { ApiError } from '../../lib/http/errors'
-import { log } from '../../lib/log'
+import { errorFields, log } from '../../lib/log'
+import { storageUnavailable } from './objects'
 import { attachmentDisposition, isInUserPrefix, isPathLikeId } from './names'
 import { findStored, removeStored } from '../../lib/files/records'
 
@@ -20,7 +21,10 @@ export async function downloadFile(services: Services, userId: string, fileId: s
     log.warn('files.key_outside_prefix', { fileId, userId })
     throw outsideUploads()
   }
-  const object = await services.storage.get(file.storageKey)
+  const object = await services.storage.get(file.storageKey).catch((e) => {
+    log.warn('files.read_failed', { fileId, ...errorFields(e) })
+    throw storageUnavailable()
+  })
   if (!object) {
     await removeStored(services.db, userId, fileId)
     log.warn('files.object_missing', { fileId, userId })

@@ -6,7 +6,7 @@ import { isHostileText } from '../../lib/http/validation'
 import { errorFields, log } from '../../lib/log'
 import { boundaryOf, closingDelimiterBytes, MultipartError, MultipartReader, type Part } from './multipart'
 import { normalizeMimeType, sanitizeFilename, storageKeyFor } from './names'
-import { deleteObjects, purgeDeleting } from './objects'
+import { deleteObjects, purgeDeleting, storageUnavailable } from './objects'
 import { type StorageQuota, storageQuota } from './quota'
 import { markPendingDeleting, markStored, releasePending, reserveUpload, startUpload, type StoredFile } from '../../lib/files/records'
 
@@ -130,8 +130,9 @@ async function writeFile(
     return { id, key, size, agentId }
   } catch (e) {
     await releasePending(services.db, userId, id).catch((err) => log.warn('files.release_failed', { fileId: id, ...errorFields(err) }))
-    if (!(e instanceof ApiError || e instanceof MultipartError)) log.warn('files.store_failed', { fileId: id, ...errorFields(e) })
-    throw e
+    if (e instanceof ApiError || e instanceof MultipartError) throw e
+    log.warn('files.store_failed', { fileId: id, ...errorFields(e) })
+    throw storageUnavailable() // refused, failed or not answered within its deadline: nothing kept, nothing counted
   }
 }
 

@@ -1,6 +1,7 @@
 import { createRouter } from '../../lib/app'
 import * as checkout from './routes/checkout'
 import * as deployReceiver from './routes/deploy-receiver'
+import * as deploySweep from './routes/deploy-sweep'
 import * as expertSetup from './routes/expert-setup'
 import * as verify from './routes/verify'
 import * as webhook from './routes/webhook'
@@ -12,3 +13,4 @@ export const app = createRouter()
   .openapi(expertSetup.route, expertSetup.handler)
   .openapi(webhook.route, webhook.handler)
   .openapi(deployReceiver.route, deployReceiver.handler)
+  .openapi(deploySweep.route, deploySweep.handler)

@@ -4,7 +4,8 @@ import type { Config } from '../../lib/config'
 import type { Db } from '../../lib/db/rls'
 import { log } from '../../lib/log'
 import type { Queue } from '../../lib/context'
-import { creditPurchases, users } from '../../schema'
+import { creditPurchases, subscriptionDeployOutbox, users } from '../../schema'
+import type { PendingDeploy } from './deploy-outbox'
 import { normalizePlan, PAID_STATUSES, PLAN_NAMES, PLANS, type PlanName, type SubscriptionStatus } from '../../lib/billing/plans'
 import { CREDIT_PACKS, type CheckoutKind, type CreditPack, planForPrice, TOP_UP_AMOUNTS } from '../../lib/billing/stripe'
 import { BASE_CHAIN_ID } from '../../lib/chain'
@@ -38,6 +39,11 @@ export interface BillingDeps {
    * another plan): once the transaction commits, the watchdog reconciles them (functions/stripe/webhook.ts).
    */
   accessChanged?: (userId: string) => void
+  /**
+   * Told of a plan checkout's deploy, written to the outbox in the same transaction: once it commits, the caller
+   * publishes it (functions/stripe/deploy-outbox.ts `publishDeploys`); one the queue does not take stays for the sweep.
+   */
+  deployKept?: (deploy: PendingDeploy) => void
 }
 
 const places = (plan: string | null) => {
@@ -119,8 +125,9 @@ const isStale = (user: { subscriptionEventAt: Date | null }, at: Date, yields = 
  * (`checkout.session.completed`, `checkout.session.async_payment_succeeded`) and `GET /api/checkout/verify` run,
  * inside their transaction, so whichever comes first, the state is the same:
  * - `plan`: plan, status `active`, subscription and Stripe customer, at `at` (the event's time; verify uses the
- *   session's creation, and gives way to any event of that second or later); then the subscription deploy is published in the
- *   same transaction, so a failed publish rolls everything back. The period end is left to the subscription's
+ *   session's creation, and gives way to any event of that second or later); the subscription deploy is written to its
+ *   outbox in the same transaction (`subscription_deploy_outbox`), published once it commits, and again by the deploy
+ *   sweep while the queue has not taken it: a queue that is down delays the deploy, never the plan. The period end is left to the subscription's
  *   own events (the checkout event does not carry it), so verify and the webhook leave one state in either order.
  * - `credits`: once per payment (the session id), whatever event or request brings it: a `credit_purchases` row,
  *   and only if it was new, the pack's credits added.
@@ -158,7 +165,8 @@ export async function applyCheckout(tx: Db, deps: BillingDeps, session: Stripe.C
     .where(eq(users.id, user.id))
   if (customerId) {
     const job: SubscriptionDeployJob = { tier: plan, stripeCustomerId: customerId, subscriptionId, userId: user.id }
-    await deps.queue.publish(SUBSCRIPTION_DEPLOY_PATH, job, { deduplicationId: session.id, retries: 5 })
+    await tx.insert(subscriptionDeployOutbox).values({ sessionId: session.id, userId: user.id, job }).onConflictDoNothing()
+    deps.deployKept?.({ sessionId: session.id, job })
   } else {
     log.warn('stripe.checkout_without_customer', { sessionId: session.id })
   }

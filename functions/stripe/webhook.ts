@@ -6,6 +6,7 @@ import { stripeEvents } from '../../schema'
 import { errorFields, log } from '../../lib/log'
 import { WATCHDOG_PATH } from '../../lib/watchdog/deps'
 import { applyCheckout, applyInvoice, applySubscription, type BillingDeps, type Outcome } from './subscription'
+import { type PendingDeploy, publishDeploys } from './deploy-outbox'
 
 /** The Stripe event types this service acts on; any other is recorded and acknowledged. */
 export const HANDLED_EVENTS = [
@@ -40,10 +41,13 @@ function applyEvent(tx: Db, deps: BillingDeps, event: Stripe.Event): Promise<Out
 /**
  * A verified event, processed at most once: its `stripe_events` row is inserted first, in the same transaction
  * as its effect. A redelivery finds the row (a concurrent one waits on the first's insert, then finds it) and
- * changes nothing: `duplicate`. Any failure rolls the row back with the effect, so Stripe's retry processes it.
+ * changes nothing: `duplicate`. Any failure rolls the row back with the effect, so Stripe's retry processes it. A
+ * plan checkout's deploy, kept in its outbox by the same transaction, is published after the commit (one the queue
+ * refuses stays there for the deploy sweep: functions/stripe/deploy-outbox.ts).
  */
 export async function processStripeEvent(db: Db, deps: BillingDeps, event: Stripe.Event): Promise<Outcome> {
   const changed = new Set<string>()
+  const deploys: PendingDeploy[] = []
   const outcome = await asService(db, 'stripeWebhook', async (tx) => {
     const [fresh] = await tx
       .insert(stripeEvents)
@@ -51,10 +55,11 @@ export async function processStripeEvent(db: Db, deps: BillingDeps, event: Strip
       .onConflictDoNothing()
       .returning({ id: stripeEvents.id })
     if (!fresh) return 'duplicate' as const
-    const outcome = await applyEvent(tx, { ...deps, accessChanged: (userId) => changed.add(userId) }, event)
+    const outcome = await applyEvent(tx, { ...deps, accessChanged: (userId) => changed.add(userId), deployKept: (d) => deploys.push(d) }, event)
     await tx.update(stripeEvents).set({ outcome }).where(eq(stripeEvents.id, event.id))
     return outcome
   })
+  await publishDeploys(db, deps.queue, deploys)
   if (changed.size) await reconcileSoon(deps, [...changed])
   return outcome
 }
@@ -73,6 +78,11 @@ async function reconcileSoon(deps: BillingDeps, userIds: string[]) {
 }
 
 /** A completed checkout's effect outside any event (checkout verify): the same function, at the session's creation. */
-export function applyVerifiedCheckout(db: Db, deps: BillingDeps, session: Stripe.Checkout.Session): Promise<Outcome> {
-  return asService(db, 'stripeWebhook', (tx) => applyCheckout(tx, deps, session, new Date(session.created * 1000), 'verify'))
+export async function applyVerifiedCheckout(db: Db, deps: BillingDeps, session: Stripe.Checkout.Session): Promise<Outcome> {
+  const deploys: PendingDeploy[] = []
+  const outcome = await asService(db, 'stripeWebhook', (tx) =>
+    applyCheckout(tx, { ...deps, deployKept: (d) => deploys.push(d) }, session, new Date(session.created * 1000), 'verify'),
+  )
+  await publishDeploys(db, deps.queue, deploys)
+  return outcome
 }

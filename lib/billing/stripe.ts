@@ -18,7 +18,7 @@ export function stripeClient(config: Config): Stripe | null {
   return new Stripe(config.STRIPE_SECRET_KEY, {
     httpClient: Stripe.createFetchHttpClient(),
     maxNetworkRetries: 1,
-    timeout: 10_000,
+    timeout: config.STRIPE_TIMEOUT_MS,
     ...(api && { host: api.hostname, port: Number(api.port || (api.protocol === 'https:' ? 443 : 80)), protocol: api.protocol === 'http:' ? 'http' : 'https' }),
   })
 }

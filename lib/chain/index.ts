@@ -13,8 +13,8 @@ export const TEMPO_CHAIN_ID = 4217
  * refuses. JSON-RPC batching sends e.g. balanceOf + decimals as one HTTP request; one retry for a flaky provider.
  * A bare client: callers import the actions they use from `viem/actions`, so a bundle carries only those.
  */
-export const baseClient = (config: Pick<Config, 'BASE_RPC_URL'>) =>
-  createClient({ chain: base, transport: http(config.BASE_RPC_URL, { batch: true, retryCount: 1, timeout: 10_000 }) })
+export const baseClient = (config: Pick<Config, 'BASE_RPC_URL'> & Partial<Pick<Config, 'BASE_RPC_TIMEOUT_MS'>>) =>
+  createClient({ chain: base, transport: http(config.BASE_RPC_URL, { batch: true, retryCount: 1, timeout: config.BASE_RPC_TIMEOUT_MS ?? 10_000 }) })
 
 // URLs already seen serving chain 8453 (plain strings: safe to keep across requests).
 const checkedChain = new Set<string>()

@@ -35,6 +35,7 @@ import {
   securityEvents,
   stripeEvents,
   subscriptionDeployments,
+  subscriptionDeployOutbox,
   queueMessages,
   queueSchedules,
 } from '../../schema'
@@ -185,6 +186,19 @@ export const TABLES: TableCase[] = [
     update: 'tier',
     grants: { select: false, delete: false, update: false },
     seed: (h, s) => h.db.insert(subscriptionDeployments).values({ deployKey: `sub_${hex()}`, customerId: 'cus_1', tier: 'solo', memoryGb: 2, cpus: 1, userId: s.alice.id }),
+  },
+  {
+    // The outbox of subscription deploys: service only (the Stripe webhook, checkout verify, the deploy sweep).
+    name: 'subscription_deploy_outbox',
+    owner: 'user_id',
+    update: 'attempts',
+    grants: { select: false, delete: false, update: false },
+    seed: (h, s) =>
+      h.db.insert(subscriptionDeployOutbox).values({
+        sessionId: `cs_${hex()}`,
+        userId: s.alice.id,
+        job: { tier: 'solo', stripeCustomerId: 'cus_1', subscriptionId: null, userId: s.alice.id },
+      }),
   },
   {
     // The embedded queue's outbox: infrastructure, no user's rows; a message may carry a user's id in its body.

@@ -116,10 +116,10 @@ describe.each(storeSets)('durable in-process queue over a %s', { timeout: 120_00
 
   it('delivers what was pending before a restart once, in order of due time then publication, signed', async () => {
     const first = await start()
-    // Published and stopped before any timer could fire: nothing delivered by this process.
-    const a = await first.q.publish('/api/queue/a', { n: 'a' })
-    const late = await first.q.publish('/api/queue/late', { n: 'late' }, { delaySec: 0.4 })
-    const b = await first.q.publish('/api/queue/b', { n: 'b' }, { deduplicationId: 'dedup-b', retries: 5 })
+    // Published (each once the outbox holds it) and stopped before any became due: nothing delivered by this process.
+    const a = await first.q.publish('/api/queue/a', { n: 'a' }, { delaySec: 0.3 })
+    const late = await first.q.publish('/api/queue/late', { n: 'late' }, { delaySec: 0.6 })
+    const b = await first.q.publish('/api/queue/b', { n: 'b' }, { delaySec: 0.3, deduplicationId: 'dedup-b', retries: 5 })
     await first.stop()
     expect(first.delivered).toHaveLength(0)
 

@@ -38,7 +38,8 @@ export const route = signedInRoute({
     400: errorResponse('A query value past its bound: `agentId` or `download` over 255 characters, an empty `download` (`VALIDATION`)'),
     403: errorResponse('`Path outside upload directory`: the download id is a path, or the file’s object lies outside the caller’s uploads (`PATH_OUTSIDE_UPLOADS`)'),
     404: errorResponse('`File not found`: no such file of the caller’s, or its object is gone (`NOT_FOUND`)'),
-    500: errorResponse('Unexpected failure, or storage failed (`INTERNAL`)'),
+    500: errorResponse('Unexpected failure (`INTERNAL`)'),
+    502: errorResponse('`Storage unavailable`: a download storage refused, failed or did not answer in time (`STORAGE_UNAVAILABLE`); the file stays listed'),
   },
 })
 

@@ -72,7 +72,8 @@ export const route = signedInRoute({
     402: errorResponse(PLAN_REQUIRED_DOC),
     404: errorResponse('`Agent not found`: `agentId` is not one of the caller’s agents (`NOT_FOUND`)'),
     413: errorResponse('`Storage limit exceeded`: the upload does not fit the caller’s quota; `plan`, `limitBytes` and `usedBytes` (`STORAGE_LIMIT`)'),
-    500: errorResponse('Unexpected failure, or storage failed (`INTERNAL`); nothing was kept'),
+    500: errorResponse('Unexpected failure (`INTERNAL`); nothing was kept'),
+    502: errorResponse('`Storage unavailable`: storage refused the file, failed or did not answer in time (`STORAGE_UNAVAILABLE`); nothing was kept or counted'),
   },
 })
 

@@ -11,4 +11,5 @@ export const s3Store = (config: Config) =>
     accessKeyId: config.S3_ACCESS_KEY_ID,
     secretAccessKey: config.S3_SECRET_ACCESS_KEY,
     forcePathStyle: config.S3_FORCE_PATH_STYLE,
+    callTimeoutMs: config.S3_TIMEOUT_MS,
   })

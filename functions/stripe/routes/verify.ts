@@ -34,7 +34,8 @@ export const route = signedInRoute({
     '(`client_reference_id` and `metadata.userId`), `complete`, and paid (`paid`, or `no_payment_required` for a ' +
     'trial). Then applies it exactly as the webhook does (the same function, so a verify before or after the ' +
     'webhook gives one state): plan, status `active`, Stripe customer and subscription, and the runtime deploy ' +
-    '(queued once per session); a credit pack is granted once per payment. An event newer than the checkout ' +
+    '(queued once per session, after the commit; one the queue refuses is published again by the deploy sweep, the answer ' +
+    'unchanged); a credit pack is granted once per payment. An event newer than the checkout ' +
     'already applied (for instance a cancellation) is not undone. The answer is the caller\'s state as stored after ' +
     'that: `plan` and `status` (so `canceled`, not `active`, when the subscription was canceled since), `nextBilling` ' +
     'the end of the current period (the trial\'s end during the trial) while `active` or `past_due`, else null, and ' +

@@ -57,7 +57,8 @@ export const route = createRoute({
     'concurrent) is 200 `duplicate` with no second effect, and a failure midway rolls everything back and answers ' +
     `500, so Stripe's retry processes it. Handled: ${HANDLED_EVENTS.map((t) => `\`${t}\``).join(', ')}. ` +
     'A completed checkout by its `metadata.kind`: `plan` sets the plan, status `active`, customer and subscription ' +
-    'and queues the runtime deploy (in the same transaction); `credits` (paid) grants the pack once per payment; ' +
+    'and keeps the runtime deploy in an outbox (in the same transaction), published to the queue once it commits (a queue ' +
+    'that refuses it delays the deploy, not the plan: the deploy sweep publishes it again, and the answer is still 200); `credits` (paid) grants the pack once per payment; ' +
     '`wallet-top-up` (paid, the amount Stripe charged in USD equal to the metadata\'s) credits the wallet\'s prepaid gateway balance once per ' +
     'payment: its card-funded payment session (made on its first top-up), 1 USD per 100 cents, spent with vouchers like any session; ' +
     '`expert-setup` is logged. Subscription and invoice events move the status (Stripe\'s trialing/active → ' +

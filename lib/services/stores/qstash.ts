@@ -4,7 +4,9 @@ import { notConfigured } from '../managed'
 
 /** QStash publishing and schedules, and the verifier for its signed deliveries. */
 export const qstashStore = (config: Config) => ({
-  queue: new QStashQueue(config.QSTASH_TOKEN ?? notConfigured('Queue'), config.PUBLIC_URL ?? config.baseUrl, config.QSTASH_URL),
+  queue: new QStashQueue(config.QSTASH_TOKEN ?? notConfigured('Queue'), config.PUBLIC_URL ?? config.baseUrl, config.QSTASH_URL, {
+    timeoutMs: config.QSTASH_TIMEOUT_MS,
+  }),
   verifier: qstashVerifier(config),
 })
 

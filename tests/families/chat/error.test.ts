@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { app as chatApp } from '../../../functions/chat/app'
 import { createPlatformApp } from '../../../lib/app'
 import type { Services } from '../../../lib/context'
@@ -11,6 +11,9 @@ import { BROWSER, type SeededUser, useFixture } from '../../support/harness'
 import { call, freshIp, withinOneWindow } from '../../support/requests'
 import { CHAT_URL, QUEUE_KEY, chat, chatHarness, chatRuntime, chatUser, claimed, closeRuntimes, complete, deliver, echo, failJob, jobRow, LEASE_MS, seedChatAgent, seedJob, slots } from './helpers'
 import { waitFor } from '../../support/wait'
+import { startFaultProxy, type FaultProxy } from '../../support/fault-proxy'
+import { serveFetch, type Loopback } from '../../support/loopback'
+import { startQStashServer, type QStashServer } from '../../support/qstash-server'
 
 const h = useFixture(() => chatHarness())
 afterAll(() => closeRuntimes())
@@ -156,6 +159,58 @@ describe('POST /api/gateway/chat: stores that are down', () => {
     expect(job).toMatchObject({ status: 'failed', error: 'Queue unavailable', attempts: 0 })
     expect((await slots(h, user.id)).user).toBe(0)
     expect(runtime.hits.get('/api/gateway/chat')).toBeUndefined()
+  }, 30_000)
+})
+
+describe('POST /api/gateway/chat: QStash refusing, failing or never answering (the look-alike behind the fault proxy)', () => {
+  /** Each publish gives up after this long (`QSTASH_TIMEOUT_MS`). */
+  const TIMEOUT_MS = 400
+  /** The bound on an answer while the queue is down: the publish's deadline, and room for a loaded machine. */
+  const WITHIN_MS = TIMEOUT_MS + 1500
+  const TOKEN = 'chat-dependencies-qstash-token'
+  let qstash: QStashServer
+  let proxy: FaultProxy
+  let receiver: Loopback
+  beforeAll(async () => {
+    // Deliveries reach the harness's own web app over a socket, signed with the key its verifier holds.
+    qstash = await startQStashServer({ token: TOKEN, currentSigningKey: QUEUE_KEY, nextSigningKey: QUEUE_KEY })
+    proxy = await startFaultProxy({ target: qstash.url, mode: 'http' })
+    receiver = await serveFetch((req) => h.web.fetch(req))
+  })
+  afterAll(async () => {
+    await proxy?.close()
+    await qstash?.close()
+    await receiver?.close()
+  })
+  const viaProxy = () => withStore({ queue: new QStashQueue(TOKEN, receiver.url, proxy.url, { timeoutMs: TIMEOUT_MS }) })
+
+  it.each([
+    ['blackholed (accepts, never answers)', 'blackhole' as const],
+    ['answering 503', { kind: 'status', status: 503 } as const],
+    ['refusing connections', 'refuse' as const],
+  ])('502 `Queue unavailable` in time while QStash is %s: the job is failed, its slots given back, nothing published; once back, a chat goes through', async (_name, fault) => {
+    const { user, runtime } = await chatUser(h)
+    const app = viaProxy()
+    await proxy.set(fault)
+    const started = performance.now()
+    const res = await Promise.resolve(chatOn(app, user, { message: 'hi' })).finally(() => proxy.set('pass'))
+    const ms = performance.now() - started
+    expect(res.status).toBe(502)
+    expect(await res.json()).toEqual({ error: 'Queue unavailable', code: 'QUEUE_UNAVAILABLE' })
+    expect(ms).toBeLessThan(WITHIN_MS)
+    const [failed] = await jobsOf(user.id)
+    expect(failed).toMatchObject({ status: 'failed', error: 'Queue unavailable', attempts: 0 })
+    expect(qstash.published.some((m) => m.body.includes(failed.id))).toBe(false)
+    expect((await slots(h, user.id)).user).toBe(0)
+    expect(runtime.hits.get('/api/gateway/chat')).toBeUndefined()
+
+    // QStash is back: the next chat is queued, delivered through it and answered by the runtime.
+    const ok = await chatOn(app, user, { message: 'again' })
+    expect(ok.status).toBe(202)
+    const { jobId } = await ok.json()
+    await waitFor(async () => (await jobRow(h, jobId))?.status === 'succeeded', { what: 'the chat job delivered through QStash' })
+    expect(qstash.published.filter((m) => m.body.includes(jobId))).toHaveLength(1)
+    expect(await jobRow(h, failed.id)).toMatchObject({ status: 'failed' }) // the refused one is not sent later
   }, 30_000)
 })
 

@@ -9,6 +9,7 @@ import { FILES_PURGE_PATH } from '../../../lib/files/purge'
 import { signDelivery } from '../../../lib/queue/sign'
 import { files, storageUsage } from '../../../schema'
 import { BROWSER, createHarness, type Harness, PAYING, type SeededUser } from '../../support/harness'
+import { type FaultProxy, startFaultProxy } from '../../support/fault-proxy'
 import { listen, type Loopback } from '../../support/loopback'
 import { S3rver, type S3rverServer } from '../../support/s3rver'
 
@@ -30,20 +31,24 @@ export interface FilesHarness extends Harness {
    * under load (a proxy in front of s3rver; everything else passes through). `refused` counts those answers.
    */
   faults: { failDeletes: boolean; refused: number }
+  /** S3 with `faultProxy` only: the fault proxy (tests/support/fault-proxy.ts) in front of s3rver. */
+  proxy?: FaultProxy
 }
 
 /**
  * A harness whose storage is `kind`, in a fresh directory (and, for S3, its own s3rver; with `faultyDeletes`, behind
- * a proxy whose deletes can be made to fail: `h.faults.failDeletes`).
+ * a proxy whose deletes can be made to fail: `h.faults.failDeletes`; with `faultProxy`, behind the fault proxy:
+ * `h.proxy.set('blackhole')`).
  */
 export async function filesHarness(
   kind: StoreKind,
   env: Record<string, string> = {},
-  opts: { faultyDeletes?: boolean } = {},
+  opts: { faultyDeletes?: boolean; faultProxy?: boolean } = {},
 ): Promise<FilesHarness & { closeAll(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), `files-${kind}-`))
   let server: S3rverServer | undefined
   let proxy: Loopback | undefined
+  let faultProxy: FaultProxy | undefined
   const faults = { failDeletes: false, refused: 0 }
   let storeEnv: Record<string, string> = { DATA_DIR: dir }
   let storeDir = join(dir, 'files')
@@ -71,6 +76,10 @@ export async function filesHarness(
       proxy = await listen(faulty)
       port = proxy.port
     }
+    if (opts.faultProxy) {
+      faultProxy = await startFaultProxy({ target: `http://127.0.0.1:${port}`, mode: 'http' })
+      port = faultProxy.port
+    }
     storeEnv = {
       ...storeEnv,
       S3_BUCKET: BUCKET,
@@ -86,8 +95,10 @@ export async function filesHarness(
     kind,
     storeDir,
     faults,
+    proxy: faultProxy,
     async closeAll() {
       await h.close()
+      await faultProxy?.close()
       await proxy?.close()
       await server?.close()
       await rm(dir, { recursive: true, force: true })

@@ -91,6 +91,58 @@ describe('stripe: every redirect of the plan checkout', () => {
   })
 })
 
+describe('stripe: Stripe slow or never answering (the fake behind the fault proxy)', () => {
+  /** Each Stripe attempt gives up after this long (`STRIPE_TIMEOUT_MS`); the SDK retries a failed one once. */
+  const TIMEOUT_MS = 300
+  /** The bound on an answer: two attempts, the SDK's pause between them, and room for a loaded machine. */
+  const WITHIN_MS = 2 * TIMEOUT_MS + 3000
+  const slow = useFixture(() => stripeHarness({ faultProxy: true, env: { STRIPE_TIMEOUT_MS: String(TIMEOUT_MS) } }))
+
+  /** `fn` timed while Stripe is under `fault`; Stripe passes again afterwards. */
+  async function whileDown<T>(fault: 'blackhole' | { kind: 'delay'; ms: number }, fn: () => T | Promise<T>) {
+    await slow.proxy!.set(fault)
+    try {
+      const started = performance.now()
+      const value = await fn()
+      return { value, ms: performance.now() - started }
+    } finally {
+      await slow.proxy!.set('pass')
+    }
+  }
+
+  it.each([['blackholed', 'blackhole' as const], ['slower than the timeout', { kind: 'delay' as const, ms: 5 * TIMEOUT_MS }]])(
+    'checkout while Stripe is %s → /pricing?error=checkout_failed in time, no session, nothing stored; then it checks out',
+    async (_name, fault) => {
+      const user = await slow.h.seedUser('Slow', `slow-${crypto.randomUUID().slice(0, 6)}@example.com`)
+      const sessions = slow.stripe.sessions.length
+      const { value: res, ms } = await whileDown(fault, () => get(slow.h, '/api/stripe/checkout?plan=solo', user))
+      expect(res.status).toBe(303)
+      expect(res.headers.get('location')).toBe(dashboard('/pricing?error=checkout_failed'))
+      expect(ms).toBeLessThan(WITHIN_MS)
+      expect(await billingState(slow.h, user.id)).toMatchObject({ plan: null, stripeCustomerId: null })
+      // Nothing a later answer could complete: the abandoned attempts made no Checkout Session (blackholed) or ones nobody was sent to.
+      expect(slow.stripe.sessions.filter((x) => x.client_reference_id === user.id && x.status === 'complete')).toEqual([])
+      expect(slow.stripe.sessions.length).toBeGreaterThanOrEqual(sessions)
+      expect(await startCheckout(slow, user, 'solo')).toMatch(/^cs_/)
+    },
+  )
+
+  it('verify while Stripe is blackholed → 500 PAYMENT_PROVIDER_UNAVAILABLE in time, nothing applied; once back, verify applies it', async () => {
+    const user = await slow.h.seedUser('SlowVerify', `slow-verify-${crypto.randomUUID().slice(0, 6)}@example.com`)
+    const id = await startCheckout(slow, user, 'solo')
+    slow.stripe.complete(id)
+    const { value: res, ms } = await whileDown('blackhole', () => get(slow.h, `/api/checkout/verify?session_id=${id}`, user))
+    expect(res.status).toBe(500)
+    expect(await res.json()).toEqual({ error: 'Payment provider unavailable', code: 'PAYMENT_PROVIDER_UNAVAILABLE' })
+    expect(ms).toBeLessThan(WITHIN_MS)
+    expect(await billingState(slow.h, user.id)).toMatchObject({ plan: null, subscriptionStatus: 'inactive' })
+
+    const back = await get(slow.h, `/api/checkout/verify?session_id=${id}`, user)
+    expect(back.status).toBe(200)
+    expect(await back.json()).toMatchObject({ plan: 'solo', status: 'active' })
+  })
+})
+
 describe('stripe: checkout verify errors', () => {
   const verify = (h: StripeHarness, query: string, user = h.h.users.alice) => get(h.h, `/api/checkout/verify${query}`, user)
 

@@ -4,6 +4,7 @@ import type { LocalQueue } from '../../../infra/local-queue'
 import type { PublishOptions } from '../../../lib/context'
 import { creditPurchases, paymentSessions, stripeEvents, subscriptionDeployments, users, walletTopUps } from '../../../schema'
 import { BROWSER, createHarness, type Harness, type SeededUser } from '../../support/harness'
+import { startFaultProxy } from '../../support/fault-proxy'
 import { serveFetch } from '../../support/loopback'
 import { call, freshIp } from '../../support/requests'
 import { signedEvent, startStripeServer, stripeEnv, stripeEvent, type StripeServer } from '../../support/stripe-server'
@@ -22,14 +23,17 @@ export interface Published {
  * so a queued subscription deploy reaches `POST /api/subscriptions/deploy` for real. The queue is tapped: its
  * publishes are recorded, and `failPublishes(n)` makes the next n throw (a queue outage).
  */
-export async function stripeHarness(opts: { env?: Record<string, string | undefined>; stripeEnv?: boolean; backend?: boolean } = {}) {
+export async function stripeHarness(opts: { env?: Record<string, string | undefined>; stripeEnv?: boolean; backend?: boolean; faultProxy?: boolean } = {}) {
   const stripe = await startStripeServer()
+  // With `faultProxy`, the SDK reaches the fake through the fault proxy (tests/support/fault-proxy.ts): `proxy.set(...)`.
+  const proxy = opts.faultProxy ? await startFaultProxy({ target: stripe.url, mode: 'http' }) : undefined
   // The backend's port is needed in the env before the harness (and so its backend app) exists.
   let backendFetch: (req: Request) => Response | Promise<Response> = () => new Response('not ready', { status: 503 })
   const backendServer = opts.backend === false ? undefined : await serveFetch((req) => backendFetch(req))
   const h = await createHarness({
     env: {
       ...(opts.stripeEnv === false ? {} : stripeEnv(stripe)),
+      ...(proxy && { STRIPE_API_URL: proxy.url }),
       INTERNAL_API_KEY: INTERNAL_KEY,
       BACKEND_URL: backendServer?.url,
       ...opts.env,
@@ -58,6 +62,7 @@ export async function stripeHarness(opts: { env?: Record<string, string | undefi
   return {
     h,
     stripe,
+    proxy,
     published,
     failPublishes(n = 1) {
       failing = n
@@ -70,6 +75,7 @@ export async function stripeHarness(opts: { env?: Record<string, string | undefi
     idle: () => (queue as LocalQueue).idle(),
     async close() {
       await h.close()
+      await proxy?.close()
       await stripe.close()
       await backendServer?.close()
     },

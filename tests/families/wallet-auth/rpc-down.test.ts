@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { pad, serializeErc6492Signature } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { useHarness } from '../../support/harness'
+import { anvilAvailable, startAnvil } from '../../support/anvil'
+import { startFaultProxy } from '../../support/fault-proxy'
+import { useFixture, useHarness } from '../../support/harness'
 import { closedUrl } from '../../support/loopback'
 import { expectRefused, getNonce, postWalletAuth, signInBase, signInTempo, siweMessage } from './flow'
 
@@ -31,5 +33,34 @@ describe('Base RPC unreachable', () => {
     const message = siweMessage(wallet.address, await getNonce(h))
     const signature = await privateKeyToAccount(generatePrivateKey()).signMessage({ message })
     await expectRefused(await postWalletAuth(h, { address: wallet.address, message, signature }), 503, 'CHAIN_UNAVAILABLE')
+  })
+})
+
+describe.runIf(anvilAvailable)('Base RPC never answering (anvil behind the fault proxy)', () => {
+  /** Each RPC attempt gives up after this long (`BASE_RPC_TIMEOUT_MS`); the transport retries once. */
+  const TIMEOUT_MS = 300
+  /** The bound on an answer: two attempts, the transport's pause between them, and room for a loaded machine. */
+  const WITHIN_MS = 2 * TIMEOUT_MS + 2500
+  const anvil = useFixture(() => startAnvil())
+  const proxy = useFixture(() => startFaultProxy({ target: anvil.url, mode: 'http' }))
+  const slow = useHarness(() => ({ env: { BASE_RPC_URL: proxy.url, BASE_RPC_TIMEOUT_MS: String(TIMEOUT_MS) } }))
+
+  /** An EOA signature that does not recover to the address: only the chain can say it is no contract wallet's. */
+  async function foreignSignature() {
+    const message = siweMessage(wallet.address, await getNonce(slow))
+    return postWalletAuth(slow, { address: wallet.address, message, signature: await privateKeyToAccount(generatePrivateKey()).signMessage({ message }) })
+  }
+
+  it('blackholed → 503 CHAIN_UNAVAILABLE in time; once back, the chain is asked and the signature refused (401)', async () => {
+    await proxy.set('blackhole')
+    const started = performance.now()
+    const res = await foreignSignature().finally(() => proxy.set('pass'))
+    const ms = performance.now() - started
+    expect(await expectRefused(res, 503, 'CHAIN_UNAVAILABLE')).toEqual({ error: 'Signature verification unavailable', code: 'CHAIN_UNAVAILABLE' })
+    expect(ms).toBeLessThan(WITHIN_MS)
+
+    const seen = proxy.seen
+    await expectRefused(await foreignSignature(), 401, 'SIGNATURE_INVALID')
+    expect(proxy.seen).toBeGreaterThan(seen)
   })
 })

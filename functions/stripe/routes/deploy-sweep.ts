@@ -1,0 +1,43 @@
+import { z } from '@hono/zod-openapi'
+import type { RouteHandler } from '@hono/zod-openapi'
+import type { AppEnv } from '../../../lib/context'
+import { ok } from '../../../lib/http/openapi'
+import { queueReceiverRoute } from '../../../lib/http/routes'
+import { jsonBody } from '../../../lib/http/validation'
+import { DEPLOY_SWEEP_AFTER_MS, DEPLOY_SWEEP_BATCH, DEPLOY_SWEEP_PATH, sweepPendingDeploys } from '../deploy-outbox'
+
+const count = (description: string) => z.number().int().min(0).max(100_000).openapi({ format: 'int32', description })
+
+export const route = queueReceiverRoute({
+  path: DEPLOY_SWEEP_PATH,
+  operationId: 'sweepSubscriptionDeploys',
+  tags: ['Billing'],
+  summary: 'Cron receiver: publish again subscription deploys the queue has not taken',
+  description:
+    'Signed queue deliveries only (`Upstash-Signature`); the cron (`subscription-deploy-sweep`) runs every 5 minutes. ' +
+    'A plan checkout writes its runtime deploy to an outbox in the transaction that applies it, and publishes it once ' +
+    'that commits; a deploy still there ' +
+    `${DEPLOY_SWEEP_AFTER_MS / 60_000} minutes after its last try is one the queue did not take (refused, or a crash ` +
+    'before it was published or marked): it is published again to `POST /api/queue/subscription-deploy` with its ' +
+    'Checkout Session as the deduplication id, then removed from the outbox. A publish that fails is counted, recorded ' +
+    `on the deploy and tried at the next run. At most ${DEPLOY_SWEEP_BATCH} deploys a run, oldest first. The backend's ` +
+    'deploy is idempotent by subscription, so a deploy published twice deploys once.',
+  request: { body: jsonBody(z.object({}).openapi('DeploySweepMessage', { description: 'Empty (`{}`) from the cron' })) },
+  responses: {
+    200: ok(
+      z
+        .object({
+          ok: z.literal(true),
+          found: count('Deploys waiting past the bound (this run’s batch)'),
+          published: count('Deploys published again and removed from the outbox'),
+          failed: count('Publishes that failed (tried again next run)'),
+        })
+        .openapi('DeploySweepResult'),
+    ),
+  },
+})
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const done = await sweepPendingDeploys(c.var.services)
+  return c.json({ ok: true as const, ...done }, 200)
+}
