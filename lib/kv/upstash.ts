@@ -14,7 +14,7 @@ return n`
  * How long one kv call may take (one REST request, no retry): past it the call fails as `KV_UNAVAILABLE`, so a
  * kv store that is down answers a request within about this, never after the SDK's retry loop (5 retries).
  */
-export const KV_TIMEOUT_MS = 1000
+export const KV_TIMEOUT_MS = 3000
 
 // Redis error replies that say the command itself was wrong (a bug, a 500), not that the store is down.
 const COMMAND_ERROR = /^(ERR|WRONGTYPE|NOSCRIPT|EXECABORT)\b/

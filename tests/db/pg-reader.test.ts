@@ -28,6 +28,12 @@ if (!url) {
       const owner = Object.assign(new URL(url), { pathname: `/${name}` })
       await migratePostgres(owner.toString())
       await ensureTestRole(admin) // lets the drop below end app_api backends that outlive the closed pool
+      // Count what the pool's clients send (patched before the pool connects: it wraps each client's query).
+      const original = pg.Client.prototype.query
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        statements++
+        return (original as (...a: unknown[]) => unknown).apply(this, args)
+      } as typeof original
       database = await openPostgres(Object.assign(new URL(owner), { username: APP_LOGIN_ROLE }).toString(), { migrate: false })
       const reader = database.reader!
       for (const who of ['alice', 'bob'] as const) {
@@ -35,12 +41,6 @@ if (!url) {
         ids[who] = u.id
         await reader.asUser(u.id, (db) => db.insert(apiKeys).values({ userId: u.id, name: `${who} key`, prefix: 'sk_0000000', keyHash: 'x', keySha256: crypto.randomUUID() }))
       }
-      // Count what the pool's clients send from here on.
-      const original = pg.Client.prototype.query
-      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-        statements++
-        return (original as (...a: unknown[]) => unknown).apply(this, args)
-      } as typeof original
     })
     afterAll(async () => {
       await database?.close()

@@ -55,7 +55,7 @@ const title = `UpstashKv via REST server → Redis${redisUrl ? '' : ' (skipped: 
     await redis.quit()
   })
 
-  kvContract(() => new UpstashKv(server.url, server.token), runRoot)
+  kvContract(() => new UpstashKv(server.url, server.token, { timeoutMs: 15_000 }), runRoot)
 
   it('a limiter check is one round trip once the script is cached', async () => {
     // Fresh server, so its original-sha → stripped-sha map starts empty.
@@ -66,7 +66,7 @@ const title = `UpstashKv via REST server → Redis${redisUrl ? '' : ' (skipped: 
         const cmds = (Array.isArray((body as unknown[])[0]) ? body : [body]) as string[][]
         seen.push(cmds.map((c) => c[0]))
       }
-      const kv = new UpstashKv(fresh.url, fresh.token)
+      const kv = new UpstashKv(fresh.url, fresh.token, { timeoutMs: 15_000 })
       const rule = { name: `${runRoot}rt`, limit: 5, windowSec: 900 }
 
       await kv.limit(rule, 'a')

@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(() => server?.close())
 
 const adapters: Array<[string, () => Kv]> = [['in process', () => new MemoryKv()]]
-if (redisUrl) adapters.push(['Upstash REST → Redis', () => new UpstashKv(server!.url, server!.token)])
+if (redisUrl) adapters.push(['Upstash REST → Redis', () => new UpstashKv(server!.url, server!.token, { timeoutMs: 15_000 })])
 else console.warn('[social limiter] the Upstash case is skipped: TEST_REDIS_URL not set')
 
 describe.each(adapters)('the social post check on %s', (_name, make) => {

@@ -58,6 +58,8 @@ export async function handleSqlOverHttp(state: SqlOverHttp, req: IncomingMessage
     pool = new pg.Pool({ connectionString: url, max: 10, options: '-c TimeZone=UTC', connectionTimeoutMillis: 2000 })
     // An idle connection ended by the server (a test database dropped WITH (FORCE)) is not a failure.
     pool.on('error', () => {})
+    // Nor is a connection cut while checked out (the fault proxy resets it): its query fails, which is the answer.
+    pool.on('connect', (client) => client.on('error', () => {}))
     state.pools.set(url, pool)
   }
   const body = await readBody(req)

@@ -205,7 +205,9 @@ export async function openTestStores(opts: TestStoreOptions = {}): Promise<TestS
   const redis = await startUpstashRestServer({ redisUrl: process.env.TEST_REDIS_URL! })
   let faults: StoreFaults | undefined
   let appUrl = asRole(url, APP_LOGIN_ROLE)
-  let kv = new UpstashKv(redis.url, redis.token)
+  // The REST look-alike is one Node process on a loaded 2-core runner: 200 concurrent scripts can queue past
+  // production's 3 s per call there. The fault suites use their own short deadline (FAULT_TIMEOUTS).
+  let kv = new UpstashKv(redis.url, redis.token, { timeoutMs: 15_000 })
   if (opts.faults) {
     const database = await startFaultProxy({ target: `${url.hostname}:${url.port || 5432}`, mode: 'tcp' })
     const kvProxy = await startFaultProxy({ target: redis.url, mode: 'http' })

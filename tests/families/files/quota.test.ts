@@ -206,13 +206,13 @@ describe('files: a storage failure mid-upload', () => {
   // An S3 endpoint where nothing listens: every write fails at once.
   const h = useFixture(() => filesHarness('s3', { S3_ENDPOINT: 'http://127.0.0.1:9' }), { close: (x) => x.closeAll() })
 
-  it('→ 500; the reservation is given back and no record is left', async () => {
+  it('→ 502 STORAGE_UNAVAILABLE; the reservation is given back and no record is left', async () => {
     const user = h.users.alice
     await setPlan(h.db, user.id, 'solo', 'sub_fail')
     const agent = (await seedAgent(h, user)).id
     const res = await upload(h, user, agent, { filename: 'lost.bin', data: binary(10_000) })
-    expect(res.status).toBe(500)
-    expect(await res.json()).toEqual({ error: 'Internal server error', code: 'INTERNAL' })
+    expect(res.status).toBe(502)
+    expect(await res.json()).toEqual({ error: 'Storage unavailable', code: 'STORAGE_UNAVAILABLE' })
     expect(await recordsOf(h, user.id)).toEqual([])
     expect(await usageOf(h, user.id)).toBe(0)
   })

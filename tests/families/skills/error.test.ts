@@ -186,14 +186,14 @@ describe('skills: install errors', () => {
     expect(await h.db.select().from(skillInstallations).where(eq(skillInstallations.agentId, agent.id))).toEqual([])
   })
 
-  it('uninstall: the database refusing the delete → 500 INTERNAL; the installation stays', async () => {
+  it('uninstall: the database going away at the delete → 503 DATABASE_UNAVAILABLE; the installation stays', async () => {
     const u = await freshUser(h)
     const { skill } = await createSkill(h, u)
     const agent = await seedAgent(h, u)
     await json(install(h, u, { skillId: skill.id, agentId: agent.id }), 200)
     // the route's transactions: the agent, then the removal (this one fails)
     await withServices(h, failingTransaction(h, 2), async () => {
-      expect(await json(uninstall(h, u, { skillId: skill.id, agentId: agent.id }), 500)).toEqual({ error: 'Internal server error', code: 'INTERNAL' })
+      expect(await json(uninstall(h, u, { skillId: skill.id, agentId: agent.id }), 503)).toEqual({ error: 'Database unavailable', code: 'DATABASE_UNAVAILABLE' })
     })
     expect(await h.db.select().from(skillInstallations).where(eq(skillInstallations.agentId, agent.id))).toHaveLength(1)
   })
@@ -259,7 +259,10 @@ describe('skills: the database unreachable', () => {
         expect(featured.skills.every((s: { featured: boolean }) => s.featured)).toBe(true)
         expect(featured.featured.map((s: { id: string }) => s.id)).toEqual(featured.skills.map((s: { id: string }) => s.id))
         // routes that need the database say so
-        expect((await call(h, 'POST', `/api/skills/${skill.id}/rating`, { user: u, body: { rating: 2 } })).status).toBe(500)
+        const rating = await call(h, 'POST', `/api/skills/${skill.id}/rating`, { user: u, body: { rating: 2 } })
+        expect(rating.status).toBe(503)
+        expect(rating.headers.get('retry-after')).toBe('5')
+        expect(await rating.json()).toEqual({ error: 'Database unavailable', code: 'DATABASE_UNAVAILABLE' })
       })
     } finally {
       await down.close()
