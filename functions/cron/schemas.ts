@@ -1,9 +1,7 @@
 import { z } from '@hono/zod-openapi'
+import { tallyField } from '../../lib/http/fields'
 import { RUN_PATTERN } from './continuation'
 import { MAX_BATCH } from '../../lib/watchdog/deps'
-
-/** A count in an answer: a sweep page or a batch, far under these bounds. */
-const count = (description: string) => z.number().int().min(0).max(100_000).openapi({ format: 'int32', description })
 
 const agentId = z.string().min(1).max(100)
 
@@ -34,25 +32,25 @@ export const WatchdogResult = z
     z.object({
       ok: z.literal(true),
       kind: z.literal('sweep'),
-      suspended: count('Agents suspended by the reconciliation of paid access (the first page of a run)'),
-      due: count('Agents due a check'),
-      batches: count('Batch messages published'),
+      suspended: tallyField('Agents suspended by the reconciliation of paid access (the first page of a run)'),
+      due: tallyField('Agents due a check'),
+      batches: tallyField('Batch messages published'),
       more: z.boolean().openapi({ description: 'A continuation was published for the next page' }),
     }),
     z.object({
       ok: z.literal(true),
       kind: z.literal('batch'),
-      checked: count('Agents leased and probed'),
-      healthy: count('Agents found healthy'),
-      degraded: count('Agents degraded or repairing: re-probed by a delayed message'),
-      repairs: count('Repairs requested through the runtime provider'),
-      crashLoops: count('Agents that entered `crash_loop` (their owners are mailed once)'),
+      checked: tallyField('Agents leased and probed'),
+      healthy: tallyField('Agents found healthy'),
+      degraded: tallyField('Agents degraded or repairing: re-probed by a delayed message'),
+      repairs: tallyField('Repairs requested through the runtime provider'),
+      crashLoops: tallyField('Agents that entered `crash_loop` (their owners are mailed once)'),
     }),
     z.object({
       ok: z.literal(true),
       kind: z.literal('reconcile'),
-      suspended: count('Agents suspended: their runtimes stopped, nothing deleted'),
-      failed: count('Agents whose runtime could not be stopped now: retried by the next sweep'),
+      suspended: tallyField('Agents suspended: their runtimes stopped, nothing deleted'),
+      failed: tallyField('Agents whose runtime could not be stopped now: retried by the next sweep'),
     }),
   ])
   .openapi('WatchdogResult')

@@ -19,6 +19,9 @@ export const newPasswordField = (label = 'Password') =>
 /** A count or number of days or seconds (a 32-bit column or less), documented with its bounds. */
 export const countField = () => z.number().int().min(0).max(2_147_483_647).openapi({ format: 'int32' })
 
+/** A count in a cron receiver's answer (a sweep's page, a batch), far under these bounds. */
+export const tallyField = (description: string) => z.number().int().min(0).max(100_000).openapi({ format: 'int32', description })
+
 /**
  * A wallet proof's two body fields (lib/auth/wallet-proof.ts). Optional here so that a request without them is
  * 401 `SIGNATURE_REQUIRED` (the route's own check), not a validation error; bounded and shaped when present.

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi'
+import { tallyField } from '../../../lib/http/fields'
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
 import { ok } from '../../../lib/http/openapi'
@@ -6,7 +7,6 @@ import { queueReceiverRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
 import { CHAT_SWEEP_PATH, QUEUED_SWEEP_AFTER_MS, SWEEP_BATCH, sweepQueuedJobs } from '../sweep'
 
-const count = (description: string) => z.number().int().min(0).max(100_000).openapi({ format: 'int32', description })
 
 export const route = queueReceiverRoute({
   path: CHAT_SWEEP_PATH,
@@ -27,9 +27,9 @@ export const route = queueReceiverRoute({
       z
         .object({
           ok: z.literal(true),
-          found: count('Jobs queued past the bound (this run’s batch)'),
-          republished: count('Jobs published again'),
-          failed: count('Publishes that failed (tried again next run)'),
+          found: tallyField('Jobs queued past the bound (this run’s batch)'),
+          republished: tallyField('Jobs published again'),
+          failed: tallyField('Publishes that failed (tried again next run)'),
         })
         .openapi('ChatSweepResult'),
     ),

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi'
+import { tallyField } from '../../../lib/http/fields'
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
 import { HEARTBEAT_PATH, syncHeartbeats } from '../heartbeat-sync'
@@ -7,7 +8,6 @@ import { queueReceiverRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
 import { ContinuationRun } from '../schemas'
 
-const count = (description: string) => z.number().int().min(0).max(100_000).openapi({ format: 'int32', description })
 
 const Message = z
   .object({ cursor: z.string().min(1).max(100).optional().openapi({ description: 'A continuation: the agents after this id' }), run: ContinuationRun })
@@ -30,9 +30,9 @@ export const route = queueReceiverRoute({
       z
         .object({
           ok: z.literal(true),
-          checked: count('Agents looked at on this page'),
-          updated: count('Gateways given the stored setting'),
-          unreachable: count('Gateways that could not be read or written'),
+          checked: tallyField('Agents looked at on this page'),
+          updated: tallyField('Gateways given the stored setting'),
+          unreachable: tallyField('Gateways that could not be read or written'),
           more: z.boolean().openapi({ description: 'A continuation was published for the next page' }),
         })
         .openapi('HeartbeatSyncResult'),

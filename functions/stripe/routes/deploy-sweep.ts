@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi'
+import { tallyField } from '../../../lib/http/fields'
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
 import { ok } from '../../../lib/http/openapi'
@@ -6,7 +7,6 @@ import { queueReceiverRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
 import { DEPLOY_SWEEP_AFTER_MS, DEPLOY_SWEEP_BATCH, DEPLOY_SWEEP_PATH, sweepPendingDeploys } from '../deploy-outbox'
 
-const count = (description: string) => z.number().int().min(0).max(100_000).openapi({ format: 'int32', description })
 
 export const route = queueReceiverRoute({
   path: DEPLOY_SWEEP_PATH,
@@ -28,9 +28,9 @@ export const route = queueReceiverRoute({
       z
         .object({
           ok: z.literal(true),
-          found: count('Deploys waiting past the bound (this run’s batch)'),
-          published: count('Deploys published again and removed from the outbox'),
-          failed: count('Publishes that failed (tried again next run)'),
+          found: tallyField('Deploys waiting past the bound (this run’s batch)'),
+          published: tallyField('Deploys published again and removed from the outbox'),
+          failed: tallyField('Publishes that failed (tried again next run)'),
         })
         .openapi('DeploySweepResult'),
     ),
