@@ -191,3 +191,15 @@ function parseTarget(target: string): { host: string; port: number } {
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80))
   return { host: url.hostname === 'localhost' ? '127.0.0.1' : url.hostname, port }
 }
+
+/** Runs `fn` with `proxy` under `fault`, timing it; the proxy passes traffic again afterwards, whatever `fn` did. */
+export async function underFault<T>(proxy: FaultProxy, fault: Parameters<FaultProxy['set']>[0], fn: () => T | Promise<T>): Promise<{ value: T; ms: number }> {
+  await proxy.set(fault)
+  try {
+    const started = performance.now()
+    const value = await fn()
+    return { value, ms: performance.now() - started }
+  } finally {
+    await proxy.set('pass')
+  }
+}

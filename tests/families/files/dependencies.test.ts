@@ -1,3 +1,4 @@
+import { underFault } from '../../support/fault-proxy'
 import { describe, expect, it } from 'vitest'
 import { setPlan } from '../../auth/helpers'
 import type { SeededUser } from '../../support/harness'
@@ -34,16 +35,7 @@ describe('files on S3 while storage is down', () => {
   }
 
   /** Runs `fn` with storage under `fault`, timing it; storage passes again afterwards. */
-  async function whileDown<T>(fault: 'refuse' | 'blackhole', fn: () => T | Promise<T>): Promise<{ value: T; ms: number }> {
-    await h.proxy!.set(fault)
-    try {
-      const started = performance.now()
-      const value = await fn()
-      return { value, ms: performance.now() - started }
-    } finally {
-      await h.proxy!.set('pass')
-    }
-  }
+  const whileDown = <T>(fault: 'refuse' | 'blackhole', fn: () => T | Promise<T>) => underFault(h.proxy!, fault, fn)
 
   it.each(['refuse', 'blackhole'] as const)('upload while storage is %sd → 502 in time; nothing kept or counted; the same upload then succeeds', async (fault) => {
     const { user, agent } = await fresh()

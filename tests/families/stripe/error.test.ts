@@ -1,3 +1,4 @@
+import { underFault } from '../../support/fault-proxy'
 import { eq } from 'drizzle-orm'
 import { describe, expect, it } from 'vitest'
 import { signDelivery } from '../../../lib/queue/sign'
@@ -99,16 +100,7 @@ describe('stripe: Stripe slow or never answering (the fake behind the fault prox
   const slow = useFixture(() => stripeHarness({ faultProxy: true, env: { STRIPE_TIMEOUT_MS: String(TIMEOUT_MS) } }))
 
   /** `fn` timed while Stripe is under `fault`; Stripe passes again afterwards. */
-  async function whileDown<T>(fault: 'blackhole' | { kind: 'delay'; ms: number }, fn: () => T | Promise<T>) {
-    await slow.proxy!.set(fault)
-    try {
-      const started = performance.now()
-      const value = await fn()
-      return { value, ms: performance.now() - started }
-    } finally {
-      await slow.proxy!.set('pass')
-    }
-  }
+  const whileDown = <T>(fault: 'blackhole' | { kind: 'delay'; ms: number }, fn: () => T | Promise<T>) => underFault(slow.proxy!, fault, fn)
 
   it.each([['blackholed', 'blackhole' as const], ['slower than the timeout', { kind: 'delay' as const, ms: 5 * TIMEOUT_MS }]])(
     'checkout while Stripe is %s → /pricing?error=checkout_failed in time, no session, nothing stored; then it checks out',
