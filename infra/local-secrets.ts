@@ -20,7 +20,11 @@ export interface LocalSecret {
   configuredBy: readonly string[]
   /** Whether this configuration needs it at all. */
   needed(env: Record<string, string | undefined>): boolean
+  /** A new value; by default 32 random bytes in base64url. */
+  generate?: () => string
 }
+
+const randomSecret = () => randomBytes(32).toString('base64url')
 
 export const LOCAL_SECRETS: readonly LocalSecret[] = [
   // CSRF tokens, OAuth state, DJ access tokens, and the key that seals secrets at rest (unless ENCRYPTION_KEYS).
@@ -29,7 +33,21 @@ export const LOCAL_SECRETS: readonly LocalSecret[] = [
   { name: 'FARCASTER_SESSION_SECRET', configuredBy: ['FARCASTER_SESSION_SECRET', 'NEXTAUTH_SECRET'], needed: () => true },
   // The in-process queue signs its deliveries as QStash does; with QStash configured its own keys are used.
   { name: 'QSTASH_CURRENT_SIGNING_KEY', configuredBy: ['QSTASH_CURRENT_SIGNING_KEY'], needed: (env) => !env.QSTASH_TOKEN },
+  // The key that seals secrets at rest (lib/secret-box.ts: `id:base64` of 32 bytes, the first seals). Values sealed
+  // before it existed, under the key derived from SESSION_SECRET (id `session`), still open: that key stays in the ring.
+  { name: 'ENCRYPTION_KEYS', configuredBy: ['ENCRYPTION_KEYS'], needed: () => true, generate: () => `local:${randomBytes(32).toString('base64')}` },
+  // The shared key of internal callers (the agents' tool-call hook, /api/hooks/*, 503 without it; the backend's
+  // internal routes) and, with HMAC_SECRET, what signs identity headers. Neither is generated when the developer chose
+  // unsigned identity headers (ALLOW_UNSIGNED_IDENTITY), which either secret would switch off.
+  { name: 'INTERNAL_API_KEY', configuredBy: ['INTERNAL_API_KEY'], needed: (env) => !unsignedIdentity(env), generate: () => `ik_${randomSecret()}` },
+  { name: 'HMAC_SECRET', configuredBy: ['HMAC_SECRET'], needed: (env) => !unsignedIdentity(env) },
 ]
+
+/** As lib/config.ts reads the flag. */
+function unsignedIdentity(env: Record<string, string | undefined>) {
+  const v = env.ALLOW_UNSIGNED_IDENTITY?.toLowerCase()
+  return v === '1' || v === 'true' || v === 'yes'
+}
 
 export type SecretSource = 'environment' | 'loaded' | 'generated'
 
@@ -63,7 +81,7 @@ export function loadLocalSecrets(env: Record<string, string | undefined>, dataDi
     if (tighten(dir, 0o700)) report.tightened.push(dir)
     const path = join(dir, secret.name)
     let source: SecretSource = 'loaded'
-    if (!exists(path)) source = createExclusive(path, randomBytes(32).toString('base64url')) ? 'generated' : 'loaded'
+    if (!exists(path)) source = createExclusive(path, (secret.generate ?? randomSecret)()) ? 'generated' : 'loaded'
     if (tighten(path, 0o600)) report.tightened.push(path)
     const value = readFileSync(path, 'utf8').trim()
     if (!value) {

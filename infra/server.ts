@@ -1,6 +1,6 @@
 // `npm start`: every family on one Node process, the web API and the backend API on their own ports.
 import { serve } from '@hono/node-server'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { createBackendApp } from '../functions/backend/app'
 import { createWebApp } from '../functions/web'
 import { parseConfig } from '../lib/config'
@@ -10,6 +10,7 @@ import { registerSchedules } from './schedules'
 import { createNodeServices } from './services'
 import { reconcileLocalAgents } from './local-restart'
 import { describeLocalSecrets, loadLocalSecrets } from './local-secrets'
+import { INBOX_PATH, serveLocalPages } from './local-pages'
 import { serveDocsScripts } from './static-assets'
 import { serveWithSockets } from './websocket'
 
@@ -23,6 +24,8 @@ export async function startServer(env = process.env) {
   // Secrets not set in the environment: generated once under DATA_DIR and read back on every later start, so a
   // restart keeps sessions and every value sealed at rest (infra/local-secrets.ts). Workers configure theirs.
   const secrets = loadLocalSecrets(env, env.DATA_DIR ?? '.data')
+  const host = env.HOST ?? '127.0.0.1'
+  const ownOrigins = trustOwnOrigins(env, webPort)
   // Locally an agent is a process on this machine (infra/local-runtime-provider.ts): provisioning is on unless set.
   env.PROVISIONING_ENABLED ??= '1'
   gatewayPlugins(parseConfig(env)) // a bad GATEWAY_PLUGINS stops the start, saying what is wrong
@@ -35,9 +38,10 @@ export async function startServer(env = process.env) {
 
   const backendApp = createBackendApp(services.provider)
   serveDocsScripts({ docs: web, backend: backendApp })
+  const config = services.services.config
+  const inbox = serveLocalPages(web, { db: () => services.services.db, config })
   await registerSchedules(services.services.queue, services.services.config) // the crons configured here; QStash in production: README "Crons"
 
-  const host = env.HOST ?? '127.0.0.1'
   // The web listener takes WebSocket upgrades too (the permission socket); the backend has none.
   const webListener = serveWithSockets({ fetch: web.fetch, port: webPort, hostname: host }, services.services)
   const servers = [webListener.server, serve({ fetch: backendApp.fetch, port: backendPort, hostname: host })]
@@ -46,6 +50,16 @@ export async function startServer(env = process.env) {
   console.log(`backend API  http://${host}:${backendPort}  (docs at /docs)`)
   console.log(`stores       db=${a.db} kv=${a.kv} queue=${a.queue} storage=${a.storage} runtimes=${a.runtimes}`)
   console.log(`secrets      ${describeLocalSecrets(secrets)}`)
+  // The internal key is printed only when this server generated or keeps it: one set in the environment is the operator's.
+  if (secrets.sources.INTERNAL_API_KEY && secrets.sources.INTERNAL_API_KEY !== 'environment') {
+    console.log(`internal key ${env.INTERNAL_API_KEY}  (INTERNAL_API_KEY: the agents' tool-call hook and internal callers)`)
+  }
+  if (!config.ADMIN_EMAILS.length) console.log('admin        none: start with ADMIN_EMAILS=you@example.com, then verify that address')
+  if (inbox) console.log(`mail         no provider: read it at http://${displayHost(host)}:${webPort}${INBOX_PATH} (links in it lead to this server)`)
+  if (a.runtimes === 'local-processes') {
+    console.log(`runtimes     local processes whose chat answers by echoing ("Echo: <message>"); set RAILWAY_* for real runtimes (README "Local runtimes")`)
+  }
+  if (ownOrigins) console.log(`origins      trusted ${config.APP_ORIGIN.join(', ')}; mail links start ${config.baseUrl}`)
   for (const path of secrets.tightened) console.warn(`secrets      ${path} was readable by others: now owner-only`)
   if (env.NODE_ENV === 'production' && Object.values(secrets.sources).some((s) => s !== 'environment')) {
     console.warn('secrets      NODE_ENV=production with secrets kept under DATA_DIR: configure them in the environment (README "Local secrets")')
@@ -71,6 +85,23 @@ export async function startServer(env = process.env) {
       await services.close()
     },
   }
+}
+
+/** A wildcard listen address is reached on the loopback from this machine. */
+const displayHost = (host: string) => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host)
+
+/**
+ * Outside production the local server trusts its own web origins (its docs page's "try it" and the local mail
+ * pages send cookies from there). Without APP_ORIGIN, links in mail lead to this server's pages too (no dashboard
+ * runs locally), and a dashboard on localhost:3000 stays trusted. Answers whether it changed anything.
+ */
+function trustOwnOrigins(env: Record<string, string | undefined>, webPort: number): boolean {
+  if (env.NODE_ENV === 'production') return false
+  const own = [`http://localhost:${webPort}`, `http://127.0.0.1:${webPort}`]
+  const configured = (env.APP_ORIGIN ?? '').split(',').map((s) => s.trim().replace(/\/+$/, '')).filter(Boolean)
+  const origins = configured.length ? [...configured, ...own] : [...own, 'http://localhost:3000']
+  env.APP_ORIGIN = [...new Set(origins)].join(',')
+  return true
 }
 
 const SHUTDOWN_GRACE_MS = 5000
@@ -101,4 +132,11 @@ function exitOnSignals(server: { close(): Promise<void> }) {
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, stop)
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) exitOnSignals(await startServer())
+if (import.meta.url === `file://${process.argv[1]}`) {
+  // A .env in the working directory fills what the environment leaves unset (.env.example lists every setting).
+  if (existsSync('.env')) {
+    process.loadEnvFile('.env')
+    console.log('env          read .env (the environment wins over it)')
+  }
+  exitOnSignals(await startServer())
+}

@@ -148,6 +148,7 @@ export const CROSS_USER_PURPOSES = {
   invites: 'Verify and redeem invite codes; admin invite lists and admin-made invites',
   riscEvents: "Google RISC events: record them, and end the affected users' sessions and links",
   mailOutbox: 'Write the dev outbox, whoever the mail is for',
+  localInbox: "The local server's mail inbox page (infra/local-pages.ts, local development without a mail provider only): read the dev outbox, newest first",
   farcasterRefresh: 'Refresh a Farcaster session token: check that the user it names still exists (no session yet)',
   identityLookup: 'The backend resolves a user named by verified identity headers or the shared key',
   stripeWebhook:

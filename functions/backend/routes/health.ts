@@ -15,7 +15,9 @@ export const route = createRoute({
   summary: 'Backend health',
   description:
     '`docker` is `available` when a runtime provider is configured (`RUNTIME_PROVIDER_TOKEN`); `provisioning` is ' +
-    '`enabled` when `PROVISIONING_ENABLED` is set and `PROVISIONING_KILL_SWITCH` is not. Always 200.',
+    '`enabled` when `PROVISIONING_ENABLED` is set and `PROVISIONING_KILL_SWITCH` is not. `provider` is the spec\'s fixed ' +
+    'legacy string; `runtimes` says where agents run, as the local server\'s start names it: `local-processes` (a ' +
+    'process per agent on this machine, whose chat answers by echoing) or `railway`. Always 200.',
   responses: {
     200: ok(
       z
@@ -25,6 +27,7 @@ export const route = createRoute({
           docker: z.enum(['available', 'unavailable']),
           provisioning: z.enum(['enabled', 'disabled']),
           provider: z.string().max(1024),
+          runtimes: z.enum(['local-processes', 'railway']),
         })
         .openapi('BackendHealth'),
     ),
@@ -40,6 +43,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = (c) => {
       docker: config.RUNTIME_PROVIDER_TOKEN ? ('available' as const) : ('unavailable' as const),
       provisioning: config.PROVISIONING_ENABLED && !config.PROVISIONING_KILL_SWITCH ? ('enabled' as const) : ('disabled' as const),
       provider: LEGACY_PROVIDER,
+      runtimes: c.var.services.runtimes.kind === 'local' ? ('local-processes' as const) : ('railway' as const),
     },
     200,
   )

@@ -31,11 +31,12 @@ describe('health: happy paths', () => {
     expect(body.adapters.db).toMatch(/pglite|postgres/)
   })
 
-  it('backend GET /health reports docker, provisioning and the legacy provider', async () => {
+  it('backend GET /health reports docker, provisioning, the legacy provider and where agents run', async () => {
     const res = await h.backend.request('/health')
     expect(res.status).toBe(200)
     const body = await res.json()
     expect(body).toMatchObject({ status: 'ok', docker: 'unavailable', provisioning: 'disabled', provider: 'docker' })
+    expect(body.runtimes).toBe(h.services.runtimes.kind === 'local' ? 'local-processes' : 'railway')
     expect(typeof body.timestamp).toBe('string')
   })
 
