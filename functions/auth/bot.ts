@@ -8,11 +8,14 @@ import { ApiError } from '../../lib/http/errors'
 const SCRIPTED_AGENT =
   /^(curl|wget|python-requests|python-urllib|python-httpx|aiohttp|go-http-client|java|okhttp|axios|node-fetch|undici|got|httpie|libwww-perl|lwp|php|ruby|scrapy|postmanruntime|insomnia|powershell|http\.rb)\b|bot\b|crawler|spider|headlesschrome/i
 
+const SCRIPTED_HINT =
+  'Sign-up expects a browser: send a browser’s User-Agent header (e.g. `User-Agent: Mozilla/5.0 …`); scripted clients (curl, wget, python-requests, …) are refused by name'
+
 export const isScriptedUserAgent = (ua: string | undefined) => !ua?.trim() || SCRIPTED_AGENT.test(ua.trim())
 
 /** Bot detection, first part: an empty or scripted user agent is refused before the body is read. */
 export const rejectScriptedAgents = createMiddleware<AppEnv>(async (c, next) => {
-  if (isScriptedUserAgent(c.req.header('user-agent'))) throw new ApiError('BOT_DETECTED')
+  if (isScriptedUserAgent(c.req.header('user-agent'))) throw new ApiError('BOT_DETECTED', { extra: { hint: SCRIPTED_HINT } })
   await next()
 })
 
@@ -24,7 +27,7 @@ export async function verifyTurnstile(c: Context<AppEnv>, bodyToken: string | un
   const { config, clientIp } = c.var.services
   if (!config.TURNSTILE_SECRET_KEY) return
   const token = bodyToken ?? c.req.header('cf-turnstile-response')
-  if (!token) throw new ApiError('BOT_DETECTED', 'Bot verification required')
+  if (!token) throw new ApiError('BOT_DETECTED', { message: 'Bot verification required', extra: { hint: 'Send the Turnstile widget’s token as `cf-turnstile-response` (body field or header)' } })
   const form = new URLSearchParams({ secret: config.TURNSTILE_SECRET_KEY, response: token, remoteip: clientIp(c) })
   const bound = deadline(5000)
   let outcome: { success?: boolean } | null

@@ -131,14 +131,23 @@ export function isTrustedOrigin(c: AppContext) {
  */
 export function assertTrustedOrigin(c: AppContext, always = false) {
   if ((always || UNSAFE_METHODS.has(c.req.method)) && !isTrustedOrigin(c)) {
-    throw new ApiError('ORIGIN_NOT_ALLOWED')
+    throw new ApiError('ORIGIN_NOT_ALLOWED', {
+      extra: { hint: 'This request’s Origin is not a trusted origin: the server trusts the origins listed in its APP_ORIGIN setting (comma-separated)' },
+    })
   }
 }
+
+const SESSION_ONLY_HINT =
+  'This route takes a session (the service-session cookie from POST /api/auth/login or another sign-in), not an API key; API keys work on the backend API and on the routes that document the apiKey scheme'
 
 /** The session's user, or 401 `Unauthorized`; a cookie-authenticated write must also come from a trusted Origin. */
 async function signedIn(c: Context<AppEnv>) {
   const user = await readSession(c)
-  if (!user) throw new ApiError('UNAUTHORIZED')
+  if (!user) {
+    // An API key sent here is not refused as wrong: the route takes no key at all, which is what the caller needs to know.
+    const bearer = /^Bearer\s+sk_/i.test(c.req.header('authorization') ?? '')
+    throw new ApiError('UNAUTHORIZED', bearer ? { extra: { hint: SESSION_ONLY_HINT } } : undefined)
+  }
   assertTrustedOrigin(c)
   return user
 }

@@ -3,7 +3,7 @@ import type { z } from 'zod'
 import { ApiError } from './errors'
 
 type HookResult = { success: true; data?: unknown; target?: string } | { success: false; error: z.ZodError; target?: string }
-type Issue = { path: string; message: string }
+type Issue = { path: string; message: string; allowed?: string[] }
 
 const INVALID_TEXT = 'Text must not contain NUL or unpaired surrogate characters'
 // Postgres refuses 0x00 in text; a lone surrogate is not Unicode and cannot be stored or sent faithfully.
@@ -33,7 +33,9 @@ const HOSTILE_ALL = new RegExp(HOSTILE.source, 'g')
 const refuse = (all: Issue[]) => {
   // A path made of request keys is echoed: never echo the offending characters themselves.
   const issues = all.map((i) => ({ ...i, path: i.path.replace(HOSTILE_ALL, '\uFFFD') }))
-  return new ApiError('VALIDATION', { message: issues[0]?.message ?? 'Invalid request', extra: { issues } })
+  const allowed = issues[0]?.allowed
+  const hint = allowed ? `${issues[0].path || 'The value'} takes one of: ${allowed.join(', ')}` : undefined
+  return new ApiError('VALIDATION', { message: issues[0]?.message ?? 'Invalid request', extra: { issues, ...(hint && { hint }) } })
 }
 
 /**
@@ -43,7 +45,16 @@ const refuse = (all: Issue[]) => {
  * handler (or Postgres) with a NUL or an unpaired surrogate, whatever its schema says.
  */
 export const validationHook = (result: HookResult) => {
-  if (!result.success) throw refuse(result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })))
+  if (!result.success) {
+    throw refuse(
+      result.error.issues.map((i) => ({
+        path: i.path.join('.'),
+        message: i.message,
+        // A field with a fixed set of values says which (an unknown debug command lists the ten allowed).
+        ...(i.code === 'invalid_value' && i.values.every((v) => typeof v === 'string') && { allowed: i.values as string[] }),
+      })),
+    )
+  }
   const at = findHostileText(result.data)
   if (at !== undefined) throw refuse([{ path: at, message: INVALID_TEXT }])
 }

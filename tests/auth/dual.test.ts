@@ -7,6 +7,7 @@ import { SESSION_COOKIE } from '../../lib/auth/session'
 import { apiKeys } from '../../schema'
 import { BROWSER, useHarness } from '../support/harness'
 import { insertApiKey } from './helpers'
+import { FORBIDDEN_ORIGIN } from '../support/requests'
 
 let app: ReturnType<typeof createPlatformApp>
 let aliceKey: { key: string; id: string }
@@ -90,7 +91,7 @@ describe('dual authentication: session cookie or user API key', () => {
     const { alice } = h.users
     const foreign = await dual({ cookie: alice.cookie, origin: 'https://evil.example' }, 'POST')
     expect(foreign.status).toBe(403)
-    expect(await foreign.json()).toEqual({ error: 'Forbidden origin', code: 'ORIGIN_NOT_ALLOWED' })
+    expect(await foreign.json()).toEqual(FORBIDDEN_ORIGIN)
     expect((await dual({ cookie: alice.cookie, origin: BROWSER.origin }, 'POST')).status).toBe(200)
     expect((await dual({ authorization: `Bearer ${aliceKey.key}`, origin: 'https://evil.example' }, 'POST')).status).toBe(200)
   })

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs'
+import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -103,6 +104,29 @@ describe('local mail inbox and link pages (no mail provider, not production)', (
     expect((await createKey(`http://localhost:${s.port}`)).status).toBe(201)
     expect((await createKey('http://localhost:3000')).status).toBe(201) // a local dashboard stays trusted
     expect((await createKey('http://evil.example')).status).toBe(403)
+  })
+
+  it('a refused WebSocket upgrade answers its status with the JSON error body, as any request', async () => {
+    const upgrade = (headers: Record<string, string> = {}) =>
+      new Promise<{ status: number; type: string | undefined; body: string }>((resolve, reject) => {
+        const req = request(`${s.base}/api/permissions/socket`, {
+          headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', ...headers },
+        })
+        req.on('response', (res) => {
+          let body = ''
+          res.on('data', (d) => (body += d))
+          res.on('end', () => resolve({ status: res.statusCode!, type: res.headers['content-type'], body }))
+        })
+        req.on('upgrade', () => reject(new Error('upgraded')))
+        req.on('error', reject)
+        req.end()
+      })
+    const signedOut = await upgrade()
+    expect(signedOut.status).toBe(401)
+    expect(signedOut.type).toBe('application/json')
+    expect(JSON.parse(signedOut.body)).toEqual({ error: 'Unauthorized', code: 'UNAUTHORIZED' })
+    const unknown = await upgrade({ origin: 'http://evil.example' })
+    expect(unknown.status).toBe(401) // no session: the origin is not even weighed
   })
 
   it('mail content is escaped on the page', async () => {

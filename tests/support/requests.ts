@@ -1,3 +1,4 @@
+import { expect } from 'vitest'
 import { BROWSER, type Harness, type SeededUser } from './harness'
 
 /** A JSON body as sent: a string as is (malformed JSON for the error tests), anything else serialised. */
@@ -41,3 +42,6 @@ export async function withinOneWindow(windowSec: number, needMs = 10_000) {
   const left = windowMs - (Date.now() % windowMs)
   if (left < needMs) await new Promise((r) => setTimeout(r, left + 50))
 }
+
+/** The answer to a cookie-authenticated write from an Origin outside APP_ORIGIN (lib/auth/session.ts), with its hint. */
+export const FORBIDDEN_ORIGIN = { error: 'Forbidden origin', code: 'ORIGIN_NOT_ALLOWED', hint: expect.stringContaining('APP_ORIGIN') }

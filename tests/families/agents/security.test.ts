@@ -3,7 +3,7 @@ import type { AgentJson } from '../../../lib/agents/lifecycle'
 import { signedIdentityHeaders } from '../../../lib/auth/identity'
 import { setPlan } from '../../auth/helpers'
 import { useHarness } from '../../support/harness'
-import { backendCall, call, freshIp, withinOneWindow } from '../../support/requests'
+import { backendCall, call, freshIp, withinOneWindow, FORBIDDEN_ORIGIN } from '../../support/requests'
 import { AGENTS_ENV, INTERNAL_KEY, provision, storedAgent } from './helpers'
 
 let aliceAgent: AgentJson
@@ -22,7 +22,7 @@ describe('agents: authentication', () => {
     for (const [method, path, body] of [['POST', '/api/provision', {}], ['DELETE', `/api/agents/${aliceAgent.id}`, undefined], ['POST', `/api/agents/${aliceAgent.id}/stop`, undefined]] as const) {
       const res = await call(h, method, path, { user: h.users.alice, body, headers: evil })
       expect(res.status, `${method} ${path}`).toBe(403)
-      expect(await res.json()).toEqual({ error: 'Forbidden origin', code: 'ORIGIN_NOT_ALLOWED' })
+      expect(await res.json()).toEqual(FORBIDDEN_ORIGIN)
     }
     expect((await storedAgent(h, aliceAgent.id)).status).not.toBe('stopped')
   })

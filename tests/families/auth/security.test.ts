@@ -102,7 +102,7 @@ describe('register: bot detection and secrets', () => {
         body: JSON.stringify({ email: 'bot@example.com' }),
       })
       expect(res.status, ua).toBe(403)
-      expect(await res.json()).toEqual({ error: 'Bot detected', code: 'BOT_DETECTED' })
+      expect(await res.json()).toEqual({ error: 'Bot detected', code: 'BOT_DETECTED', hint: expect.stringContaining('User-Agent') })
     }
   })
 

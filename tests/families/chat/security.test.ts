@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { signDelivery } from '../../../lib/queue/sign'
 import { insertApiKey } from '../../auth/helpers'
 import type { Harness } from '../../support/harness'
-import { call, freshIp } from '../../support/requests'
+import { call, freshIp, FORBIDDEN_ORIGIN } from '../../support/requests'
 import { CHAT_URL, chat, chatHarness, chatUser, claimed, closeRuntimes, complete, deliver, failJob, jobRow, seedJob } from './helpers'
 import { useFixture } from '../../support/harness'
 
@@ -34,7 +34,7 @@ describe('no session', () => {
     const evil = { origin: 'https://evil.example' }
     const sent = await chat(h, user, { message: 'hi' }, evil)
     expect(sent.status).toBe(403)
-    expect(await sent.json()).toEqual({ error: 'Forbidden origin', code: 'ORIGIN_NOT_ALLOWED' })
+    expect(await sent.json()).toEqual(FORBIDDEN_ORIGIN)
     const claim = await call(h, 'POST', `/api/jobs/${job.id}/claim`, { user, body: { claimerAgentId: agent.id }, headers: evil })
     expect(claim.status).toBe(403)
     expect((await jobRow(h, job.id)).claimedByAgentId).toBeNull()

@@ -4,7 +4,7 @@ import { withUser } from '../../../lib/db/rls'
 import { devices } from '../../../schema'
 import { useHarness } from '../../support/harness'
 import { expectOwnRowsOnly } from '../../support/rls'
-import { call } from '../../support/requests'
+import { call, FORBIDDEN_ORIGIN } from '../../support/requests'
 import { act, deviceIn, lists, register, row } from './helpers'
 
 let alicePending: string
@@ -52,7 +52,7 @@ describe('devices: authentication', () => {
     for (const [method, path, body] of routes().filter(([m]) => m !== 'GET')) {
       const res = await call(h, method, path, { user: h.users.alice, body, headers: evil })
       expect(res.status, `${method} ${path}`).toBe(403)
-      expect(await res.json()).toEqual({ error: 'Forbidden origin', code: 'ORIGIN_NOT_ALLOWED' })
+      expect(await res.json()).toEqual(FORBIDDEN_ORIGIN)
     }
     expect(await h.db.select().from(devices)).toEqual(before)
   })

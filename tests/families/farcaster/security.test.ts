@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { users } from '../../../schema'
 import { useFixture, useHarness } from '../../support/harness'
 import { call, DOMAIN, farcasterWith, HOLDER, idToken, openSessionToken, SERVICE_DOMAIN, signSessionToken, startPeers } from './support/peers'
+import { FORBIDDEN_ORIGIN } from '../../support/requests'
 
 const peers = useFixture(() => startPeers())
 const h = useHarness(() => ({ env: peers.env }))
@@ -109,7 +110,7 @@ describe('farcaster verify: only genuine ID tokens sign in', () => {
   it('a foreign Origin cannot sign the browser in → 403 ORIGIN_NOT_ALLOWED, nothing created', async () => {
     const res = await call(h.web, 'POST', VERIFY, { token: await idToken(peers, 7004) }, { origin: 'http://evil.example' })
     expect(res.status).toBe(403)
-    expect(await res.json()).toEqual({ error: 'Forbidden origin', code: 'ORIGIN_NOT_ALLOWED' })
+    expect(await res.json()).toEqual(FORBIDDEN_ORIGIN)
     expect(await h.db.select().from(users).where(eq(users.email, `7004@farcaster.${SERVICE_DOMAIN}`))).toHaveLength(0)
   })
 })

@@ -7,6 +7,7 @@ import { expectOwnRowsOnly } from '../../support/rls'
 import { seedAgent } from '../instance/helpers'
 import { signDelivery } from '../../../lib/queue/sign'
 import { deliverPurge, download, type FilesHarness, filesHarness, list, multipart, objectsOf, PURGE_URL, recordsOf, remove, send, STORES, upload, usageOf } from './helpers'
+import { FORBIDDEN_ORIGIN } from '../../support/requests'
 
 describe.each(STORES)('files on the %s store: security', (kind) => {
   let alice: SeededUser
@@ -59,7 +60,7 @@ describe.each(STORES)('files on the %s store: security', (kind) => {
       const before = (await recordsOf(h, alice.id)).length
       const post = await upload(h, alice, aliceAgent, { filename: 'csrf.txt', data: 'x' }, { headers: { origin: 'http://evil.example' } })
       expect(post.status).toBe(403)
-      expect(await post.json()).toEqual({ error: 'Forbidden origin', code: 'ORIGIN_NOT_ALLOWED' })
+      expect(await post.json()).toEqual(FORBIDDEN_ORIGIN)
       const del = await h.web.request('/api/files', {
         method: 'DELETE',
         headers: { ...BROWSER, origin: 'http://evil.example', cookie: alice.cookie, 'content-type': 'application/json' },

@@ -5,7 +5,7 @@ import { withUser } from '../../../lib/db/rls'
 import { apiKeys } from '../../../schema'
 import { useHarness } from '../../support/harness'
 import { expectOwnRowsOnly } from '../../support/rls'
-import { call } from '../../support/requests'
+import { call, FORBIDDEN_ORIGIN } from '../../support/requests'
 import { type CreatedKey, createKey, listKeys, validate } from './helpers'
 
 let aliceKey: CreatedKey
@@ -26,7 +26,7 @@ describe('keys: authentication', () => {
     const before = (await listKeys(h, h.users.alice)).length
     const post = await call(h, 'POST', '/api/keys', { user: h.users.alice, body: { name: 'csrf' }, headers: evil })
     expect(post.status).toBe(403)
-    expect(await post.json()).toEqual({ error: 'Forbidden origin', code: 'ORIGIN_NOT_ALLOWED' })
+    expect(await post.json()).toEqual(FORBIDDEN_ORIGIN)
     const del = await call(h, 'DELETE', `/api/keys/${aliceKey.id}`, { user: h.users.alice, headers: evil })
     expect(del.status).toBe(403)
     expect((await listKeys(h, h.users.alice)).length).toBe(before)

@@ -6,6 +6,7 @@ import { useHarness } from '../../support/harness'
 import { expectOwnRowsOnly } from '../../support/rls'
 import { SoftAuthenticator } from './authenticator'
 import { authOptions, authVerify, call, enrol, RP, registerOptions, registerVerify, sessionCookie, sessionUser, signIn } from './helpers'
+import { FORBIDDEN_ORIGIN } from '../../support/requests'
 
 let aliceKey: SoftAuthenticator
 let bobKey: SoftAuthenticator
@@ -105,7 +106,7 @@ describe('passkeys: requests from elsewhere', () => {
     for (const path of ['/api/passkey/register/options', '/api/passkey/register/verify']) {
       const res = await call(h, path, { user: h.users.alice, body: {}, headers: evil })
       expect(res.status, path).toBe(403)
-      expect(await res.json()).toEqual({ error: 'Forbidden origin', code: 'ORIGIN_NOT_ALLOWED' })
+      expect(await res.json()).toEqual(FORBIDDEN_ORIGIN)
     }
   })
 

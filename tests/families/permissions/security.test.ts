@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createWebApp } from '../../../functions/web'
 import type { Harness } from '../../support/harness'
-import { call } from '../../support/requests'
+import { call, FORBIDDEN_ORIGIN } from '../../support/requests'
 import { seedAgent } from '../instance/helpers'
 import { dangerousCall, hook, INTERNAL_KEY, permissionsHarness, poll, storedRequest } from './helpers'
 import { useFixture } from '../../support/harness'
@@ -114,7 +114,7 @@ describe('permissions: the session routes', () => {
     const foreign = { origin: 'https://evil.example' }
     const decided = await call(h, 'POST', `/api/permissions/${requestId}`, { user: alice, headers: foreign, body: { decision: 'approve' } })
     expect(decided.status).toBe(403)
-    expect(await decided.json()).toEqual({ error: 'Forbidden origin', code: 'ORIGIN_NOT_ALLOWED' })
+    expect(await decided.json()).toEqual(FORBIDDEN_ORIGIN)
     const socket = await call(h, 'GET', '/api/permissions/socket', { user: alice, headers: { ...foreign, upgrade: 'websocket' } })
     expect(socket.status).toBe(403)
     expect((await storedRequest(h, requestId)).status).toBe('pending')

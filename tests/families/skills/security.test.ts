@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { SESSION_COOKIE } from '../../../lib/auth/session'
 import { skillInstallations, skillRatings, skills } from '../../../schema'
 import { BROWSER, PAYING, useHarness } from '../../support/harness'
-import { call } from '../../support/requests'
+import { call, FORBIDDEN_ORIGIN } from '../../support/requests'
 import { seedAgent } from '../instance/helpers'
 import { CLEAN_CODE, createSkill, freshUser, insertSkill, install, json, liveAgent, stopRuntimes, uninstall, uniqueName } from './helpers'
 
@@ -43,7 +43,7 @@ describe('skills: authentication', () => {
     const agent = await seedAgent(h, u)
     for (const r of sessionRoutes(skill.id, agent.id).filter((r) => r.method === 'POST')) {
       const res = await call(h, r.method, r.path, { user: u, body: r.body, headers: { origin: 'https://evil.example' } })
-      expect(await json(res, 403), r.path).toEqual({ error: 'Forbidden origin', code: 'ORIGIN_NOT_ALLOWED' })
+      expect(await json(res, 403), r.path).toEqual(FORBIDDEN_ORIGIN)
     }
   })
 
@@ -75,7 +75,7 @@ describe('skills: only an admin’s review makes a skill verified', () => {
   it('an admin’s review from a foreign Origin → 403 ORIGIN_NOT_ALLOWED; nothing changes', async () => {
     const { skill } = await createSkill(h, await freshUser(h))
     const res = await call(h, 'POST', '/api/skills/verify', { user: h.users.admin, body: { skillId: skill.id }, headers: { origin: 'https://evil.example' } })
-    expect(await json(res, 403)).toEqual({ error: 'Forbidden origin', code: 'ORIGIN_NOT_ALLOWED' })
+    expect(await json(res, 403)).toEqual(FORBIDDEN_ORIGIN)
     const [row] = await h.db.select().from(skills).where(eq(skills.id, skill.id))
     expect(row.scan.trustTier).toBe('review')
   })

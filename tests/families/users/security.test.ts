@@ -7,6 +7,7 @@ import { withUser } from '../../../lib/db/rls'
 import { mailOutbox, passwordResets, sessions, users } from '../../../schema'
 import { BROWSER, PASSWORD, useHarness } from '../../support/harness'
 import { extraSession, forgot, freshIp, freshUser, freshWindow, getUser, lastResetMail, queueIdle, requestReset, reset, send, sessionsOf } from './helpers'
+import { FORBIDDEN_ORIGIN } from '../../support/requests'
 
 const h = useHarness()
 beforeAll(async () => {
@@ -52,7 +53,7 @@ describe('users security: cross-site requests', () => {
   it.each(['POST', 'PATCH'])('%s /api/user from a foreign Origin: 403 ORIGIN_NOT_ALLOWED, name unchanged', async (method) => {
     const res = await send(h, method, '/api/user', { name: 'Pwned' }, { cookie: h.users.alice.cookie, headers: FOREIGN })
     expect(res.status).toBe(403)
-    expect(await res.json()).toEqual({ error: 'Forbidden origin', code: 'ORIGIN_NOT_ALLOWED' })
+    expect(await res.json()).toEqual(FORBIDDEN_ORIGIN)
     const [row] = await h.db.select().from(users).where(eq(users.id, h.users.alice.id))
     expect(row.name).toBe('Alice')
   })

@@ -16,6 +16,7 @@ import {
   walletUserCount,
 } from './flow'
 import { smartAccounts } from './smart-accounts'
+import { FORBIDDEN_ORIGIN } from '../../support/requests'
 
 let smart: Awaited<ReturnType<typeof smartAccounts>>
 const anvil = useFixture(() => startAnvil({ chainId: 8453 }))
@@ -137,7 +138,7 @@ describe('origin and rate limits', () => {
     const body = { address: wallet.address, message, signature: await wallet.signMessage({ message }) }
     const res = await postWalletAuth(h, body, { origin: 'https://evil.example' })
     expect(res.status).toBe(403)
-    expect(await res.json()).toEqual({ error: 'Forbidden origin', code: 'ORIGIN_NOT_ALLOWED' })
+    expect(await res.json()).toEqual(FORBIDDEN_ORIGIN)
     expect(res.headers.get('set-cookie')).toBeNull()
     expect((await postWalletAuth(h, body)).status).toBe(200)
   })
