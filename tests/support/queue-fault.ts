@@ -38,7 +38,7 @@ export async function startQueueFault(deliver: (req: Request) => Response | Prom
  * Runs `fn` with `services.queue` publishing through `queue` instead (the harness's services object is shared by
  * every app it built, so the routes under test use it at once), and puts the harness's own back afterwards.
  */
-export async function publishingThrough<T>(services: { queue: Queue }, queue: Queue, fn: () => Promise<T>): Promise<T> {
+export async function publishingThrough<T>(services: { queue: Queue }, queue: Queue, fn: () => T | Promise<T>): Promise<T> {
   const own = services.queue.publish
   services.queue.publish = (path, body, opts) => queue.publish(path, body, opts)
   try {
