@@ -158,6 +158,8 @@ export const CROSS_USER_PURPOSES = {
   agentsForUser: "List a user's agents for the internal shared-key route `GET /api/agents/user/:userId` (never the gateway token)",
   agentLifecycle: "The backend's shared-key lifecycle routes (`POST /api/agents/:id/start|stop|restart|repair`): find the agent by id, whoever owns it",
   subscriptionDeploy: "The backend records a paid subscription's runtime tier for the Stripe customer's user (shared key)",
+  subscriptionDeploySweep:
+    "The subscription-deploy sweep's cron (functions/stripe/deploy-outbox.ts): read the deploys of every user's paid checkouts still in subscription_deploy_outbox past the bound, publish each again, and record its failed attempt or remove it once the queue took it (no other table)",
   watchdog:
     "The watchdog's sweep over every user's running agents: find the agents due a check, lease them, record each probe's outcome and transition (agent_watchdog, agent_events, the agent's last-seen time, starting → running, and starting again after a repair), and read the owner's email for the crash-loop notice",
   heartbeatSync:
