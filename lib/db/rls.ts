@@ -27,10 +27,23 @@ export interface DatabaseTimeouts {
   queryTimeoutMs?: number
 }
 
-/** What `dropOnReadTimeout` needs of a node-postgres (or Neon driver) client. */
+/** What `dropOnReadTimeout` and `watchConnection` need of a node-postgres (or Neon driver) client. */
 interface PgLikeClient {
   query(...args: unknown[]): unknown
   end(): Promise<void>
+  on(event: 'error', listener: (e: Error) => void): unknown
+}
+
+/**
+ * Every new pooled connection: `dropOnReadTimeout`, and a listener for its socket's errors for its whole life. The
+ * pool listens only while a connection is idle; one checked out (a request's transaction, a read's COMMIT in flight)
+ * whose socket is reset or fails a write emits `error` with nobody listening, which Node throws out of the process
+ * (the local server would exit). Its queries get the error all the same (503 `DATABASE_UNAVAILABLE`), and the
+ * connection, no longer queryable, is dropped on release. Register on the pool: `pool.on('connect', watchConnection)`.
+ */
+export function watchConnection(client: PgLikeClient) {
+  dropOnReadTimeout(client)
+  client.on('error', () => {}) // the queries and the pool's idle listener report it; this one only keeps it in
 }
 
 /**
