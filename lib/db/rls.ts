@@ -27,40 +27,58 @@ export interface DatabaseTimeouts {
   queryTimeoutMs?: number
 }
 
-/** What `dropOnReadTimeout` and `watchConnection` need of a node-postgres (or Neon driver) client. */
+/** What `watchConnection` needs of a node-postgres (or Neon driver) pooled client. */
 interface PgLikeClient {
   query(...args: unknown[]): unknown
   end(): Promise<void>
   on(event: 'error', listener: (e: Error) => void): unknown
+  /** Set by the pool at each checkout (pg-pool); undefined before the first. */
+  release?: (err?: Error | boolean) => void
+}
+
+/** node-postgres's own state of a client (not typed): ended or broken, it answers no query any more. */
+const isDead = (client: PgLikeClient) => {
+  const state = client as unknown as { _ending?: boolean; _queryable?: boolean }
+  return state._ending === true || state._queryable === false
 }
 
 /**
- * Every new pooled connection: `dropOnReadTimeout`, and a listener for its socket's errors for its whole life. The
- * pool listens only while a connection is idle; one checked out (a request's transaction, a read's COMMIT in flight)
- * whose socket is reset or fails a write emits `error` with nobody listening, which Node throws out of the process
- * (the local server would exit). Its queries get the error all the same (503 `DATABASE_UNAVAILABLE`), and the
- * connection, no longer queryable, is dropped on release. Register on the pool: `pool.on('connect', watchConnection)`.
+ * Every new pooled connection (node-postgres, and the Neon driver's pool, a fork of it); register on the pool:
+ * `pool.on('connect', watchConnection)`.
+ * - A statement without an answer within the query timeout closes the connection: node-postgres would leave it
+ *   waiting for that answer for ever, and hand it out again.
+ * - A connection that is closed or broken while checked out goes back to the pool at once, with its error (the pool
+ *   drops it), and the holder's own release later does nothing. drizzle's `transaction()` sends BEGIN before its
+ *   try/finally: a BEGIN that fails (no answer, a reset) would otherwise leave the connection checked out for ever,
+ *   until the pool is exhausted and `pool.end()` never resolves.
+ * - Its socket's errors are listened to for its whole life. The pool listens only while it is idle; one checked out
+ *   whose socket is reset emits `error` with nobody listening, which Node throws out of the process (the local
+ *   server would exit). Its queries get the error all the same (503 `DATABASE_UNAVAILABLE`).
  */
 export function watchConnection(client: PgLikeClient) {
-  dropOnReadTimeout(client)
   client.on('error', () => {}) // the queries and the pool's idle listener report it; this one only keeps it in
-}
-
-/**
- * Closes a pooled connection whose statement got no answer within the query timeout (node-postgres leaves it in use,
- * waiting for that answer for ever): its ROLLBACK then fails at once and the pool drops it instead of handing it out
- * again. Register on the pool: `pool.on('connect', dropOnReadTimeout)`.
- */
-export function dropOnReadTimeout(client: PgLikeClient) {
   const query = client.query.bind(client)
   client.query = (...args: unknown[]) => {
     const answer = query(...args)
     if (answer instanceof Promise) {
       answer.catch((e: unknown) => {
         if (e instanceof Error && e.message === 'Query read timeout') client.end().catch(() => {})
+        if (isDead(client)) giveBack(client, e)
       })
     }
     return answer
+  }
+}
+
+/** Releases a dead client to its pool now (dropped there for `err`), once: later releases do nothing. */
+function giveBack(client: PgLikeClient, err: unknown) {
+  const release = client.release
+  if (!release) return
+  client.release = () => {}
+  try {
+    release(err instanceof Error ? err : new Error(String(err)))
+  } catch {
+    // already released by its holder: nothing to give back
   }
 }
 

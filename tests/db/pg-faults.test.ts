@@ -1,12 +1,15 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { sql } from 'drizzle-orm'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createWebApp } from '../../functions/web'
 import { APP_LOGIN_ROLE, migratePostgres } from '../../infra/database'
 import { createNodeServices, type NodeServices } from '../../infra/services'
 import { hashSessionToken, newSessionToken, SESSION_COOKIE, SESSION_TTL_MS } from '../../lib/auth/session'
+import { withUser } from '../../lib/db/rls'
+import { unavailableDependency } from '../../lib/http/dependency'
 import { cfClientIp } from '../../lib/http/client-ip'
 import { sessions, users } from '../../schema'
 import { startFaultProxy, underFault, type FaultProxy } from '../support/fault-proxy'
@@ -39,6 +42,7 @@ if (!url) {
     let node: NodeServices
     let web: ReturnType<typeof createWebApp>
     let cookie = ''
+    let userId = ''
     let warned: string[] = []
 
     beforeAll(async () => {
@@ -71,6 +75,7 @@ if (!url) {
       const [user] = await node.services.reader.asService('signIn', (db) => db.insert(users).values({ email: `pg-${name}@example.com`, name: 'Pg', emailVerifiedAt: new Date() }).returning())
       await node.services.reader.asService('sessionLifecycle', (db) => db.insert(sessions).values({ tokenHash, userId: user.id, expiresAt: new Date(Date.now() + SESSION_TTL_MS) }))
       cookie = `${SESSION_COOKIE}=${token}`
+      userId = user.id
     }, 60_000)
     afterAll(async () => {
       await proxy?.set('pass')
@@ -140,6 +145,21 @@ if (!url) {
       const names = ((await res.json()) as { keys: Array<{ name: string }> }).keys.map((k) => k.name)
       expect(names).toContain(`after-${fault}`)
       expect(names).not.toContain(`during-${fault}`)
+    }, 30_000)
+
+    it('transactions whose BEGIN gets no answer give their connections back: more of them than the pool holds, then Postgres is back and the next one is served', async () => {
+      const attempts = 14 // the pool holds 10
+      // Ten open connections in the pool first, so the failing transactions check them out and send BEGIN on them.
+      await Promise.all(Array.from({ length: 10 }, () => withUser(node.services.db, userId, (tx) => tx.execute(sql`select pg_sleep(0.05)`))))
+      quiet()
+      const failed = await underFault(proxy, 'blackhole', () =>
+        Promise.allSettled(Array.from({ length: attempts }, () => withUser(node.services.db, userId, (tx) => tx.select().from(users)))),
+      )
+      expect(failed.value.every((r) => r.status === 'rejected' && unavailableDependency(r.reason) === 'database')).toBe(true)
+      expect(failed.ms).toBeLessThan(2 * (CONNECT_MS + QUERY_MS) + 1500)
+      // Back: a connection is free (none left checked out by the failed BEGINs) and the transaction is served.
+      const rows = await withUser(node.services.db, userId, (tx) => tx.select({ id: users.id }).from(users))
+      expect(rows).toEqual([{ id: userId }])
     }, 30_000)
   })
 }
