@@ -12,7 +12,7 @@ import {
   APP_ROLE,
   CONNECT_TIMEOUT_MS,
   type DatabaseTimeouts,
-  dropOnReadTimeout,
+  watchConnection,
   QUERY_TIMEOUT_MS,
   type Reader,
   runInOrder,
@@ -89,7 +89,7 @@ export async function openPostgres(url: string, opts: { migrate?: boolean; migra
     statement_timeout: STATEMENT_TIMEOUT_MS,
     query_timeout: opts.queryTimeoutMs ?? QUERY_TIMEOUT_MS,
   })
-  pool.on('connect', dropOnReadTimeout)
+  pool.on('connect', watchConnection)
   // An idle connection the server ends (restart, failover, a dropped database) is reported here; without a
   // listener node-postgres would throw it out of the process. The pool replaces it on the next checkout.
   pool.on('error', (e) => log.warn('db.idle_connection_lost', errorFields(e)))

@@ -89,7 +89,11 @@ export async function createNodeServices(opts: NodeServicesOptions = {}): Promis
   const database =
     opts.database ??
     (config.DATABASE_URL
-      ? await openPostgres(config.DATABASE_URL, { migrationUrl: env.MIGRATION_DATABASE_URL })
+      ? await openPostgres(config.DATABASE_URL, {
+          migrationUrl: env.MIGRATION_DATABASE_URL,
+          connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+          queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+        })
       : await openPglite(join(dataDir, 'pglite')))
 
   const kv: Kv & RateLimiter = opts.kv ?? (config.UPSTASH_REDIS_REST_URL ? upstashStore(config) : new MemoryKv())

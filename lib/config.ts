@@ -22,6 +22,9 @@ export const configSchema = z.object({
   PUBLIC_URL: z.string().optional(),
   // stores
   DATABASE_URL: z.string().optional(),
+  // opening a Postgres connection, and waiting for one statement's answer (node-postgres, the Neon driver)
+  DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(5_000),
+  DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(12_000),
   UPSTASH_REDIS_REST_URL: z.string().optional(),
   UPSTASH_REDIS_REST_TOKEN: z.string().optional(),
   QSTASH_URL: z.string().optional(),

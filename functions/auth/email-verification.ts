@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, sql } from 'drizzle-orm'
+import { and, eq, gt, isNull, ne, sql } from 'drizzle-orm'
 import { emailVerifications, users } from '../../schema'
 import type { Db } from '../../lib/db/rls'
 import { asService } from '../../lib/db/rls'
@@ -14,8 +14,17 @@ export const VERIFY_TTL_HOURS = 24
  * Older unused tokens are voided: only the newest link works. Returns the raw token for the mail.
  */
 export async function createVerificationToken(tx: Db, user: { id: string; email: string }) {
+  const { token, tokenHash } = await addVerificationToken(tx, user)
+  await retireEarlierTokens(tx, user.id, tokenHash)
+  return token
+}
+
+/**
+ * A new verification token for `user`, earlier ones left as they are: for a link that is mailed before they are
+ * retired (`retireEarlierTokens`), so a mail that fails leaves the user's earlier link working.
+ */
+export async function addVerificationToken(tx: Db, user: { id: string; email: string }) {
   const { token, tokenHash } = await newMailToken()
-  await tx.delete(emailVerifications).where(and(eq(emailVerifications.userId, user.id), isNull(emailVerifications.usedAt)))
   await tx.insert(emailVerifications).values({
     tokenHash,
     userId: user.id,
@@ -23,8 +32,16 @@ export async function createVerificationToken(tx: Db, user: { id: string; email:
     // The database clock, the one redemption compares against.
     expiresAt: sql`now() + make_interval(hours => ${VERIFY_TTL_HOURS})`,
   })
-  return token
+  return { token, tokenHash }
 }
+
+/** Deletes `userId`'s unused verification tokens but `keepHash`'s: earlier links stop working. */
+export const retireEarlierTokens = (tx: Db, userId: string, keepHash: string) =>
+  tx.delete(emailVerifications).where(and(eq(emailVerifications.userId, userId), isNull(emailVerifications.usedAt), ne(emailVerifications.tokenHash, keepHash)))
+
+/** Deletes one unused token (a link that was never mailed). */
+export const dropVerificationToken = (tx: Db, tokenHash: string) =>
+  tx.delete(emailVerifications).where(and(eq(emailVerifications.tokenHash, tokenHash), isNull(emailVerifications.usedAt)))
 
 /** The mail carrying the link `{base_url}/verify-email?token=<token>`. */
 export const verificationMail = (to: string, token: string, baseUrl: string): MailMessage => ({

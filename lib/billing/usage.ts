@@ -3,6 +3,7 @@ import type { Reader } from '../db/rls'
 import type { Kv } from '../kv/types'
 import { defineScript } from '../kv/script'
 import { ApiError } from '../http/errors'
+import { errorFields, log } from '../log'
 import { users } from '../../schema'
 import { PLANS, type PlanName } from './plans'
 
@@ -147,7 +148,9 @@ export async function spendUnits(stores: UsageStores, userId: string, plan: Plan
     try {
       balance = await moveCredits(stores.reader, userId, rest)
     } catch (e) {
-      if (taken > 0) await stores.kv.incr(key, -taken, ttlMs)
+      // The credits' failure is the answer (503 DATABASE_UNAVAILABLE): a give-back that fails too (the kv store down as
+      // well) only costs the user those allowance units today, and is logged rather than answered in its place.
+      if (taken > 0) await stores.kv.incr(key, -taken, ttlMs).catch((e2: unknown) => log.error('usage.allowance_not_given_back', { userId, units: taken, ...errorFields(e2) }))
       throw e
     }
     if (!balance) {

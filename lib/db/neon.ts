@@ -5,7 +5,7 @@ import { drizzle } from 'drizzle-orm/neon-serverless'
 import { deadline } from '../deadline'
 import { errorFields, log } from '../log'
 import type { Db } from './rls'
-import { CONNECT_TIMEOUT_MS, type DatabaseTimeouts, dropOnReadTimeout, QUERY_TIMEOUT_MS, type Reader, serviceSettings, type Statements, statementList, userSettings } from './rls'
+import { CONNECT_TIMEOUT_MS, type DatabaseTimeouts, watchConnection, QUERY_TIMEOUT_MS, type Reader, serviceSettings, type Statements, statementList, userSettings } from './rls'
 
 /**
  * A Neon pool for one request: interactive transactions (needed for row isolation) go over its WebSocket. Handles
@@ -19,7 +19,7 @@ export function neonDb(connectionString: string, timeouts: DatabaseTimeouts = {}
     connectionTimeoutMillis: timeouts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
     query_timeout: timeouts.queryTimeoutMs ?? QUERY_TIMEOUT_MS,
   })
-  pool.on('connect', dropOnReadTimeout)
+  pool.on('connect', watchConnection)
   // An idle connection lost (the server restarted, the network dropped it) is reported here, not thrown out of the
   // isolate; the pool opens a new one on the next checkout.
   pool.on('error', (e: Error) => log.warn('db.idle_connection_lost', errorFields(e)))

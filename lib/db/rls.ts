@@ -27,27 +27,58 @@ export interface DatabaseTimeouts {
   queryTimeoutMs?: number
 }
 
-/** What `dropOnReadTimeout` needs of a node-postgres (or Neon driver) client. */
+/** What `watchConnection` needs of a node-postgres (or Neon driver) pooled client. */
 interface PgLikeClient {
   query(...args: unknown[]): unknown
   end(): Promise<void>
+  on(event: 'error', listener: (e: Error) => void): unknown
+  /** Set by the pool at each checkout (pg-pool); undefined before the first. */
+  release?: (err?: Error | boolean) => void
+}
+
+/** node-postgres's own state of a client (not typed): ended or broken, it answers no query any more. */
+const isDead = (client: PgLikeClient) => {
+  const state = client as unknown as { _ending?: boolean; _queryable?: boolean }
+  return state._ending === true || state._queryable === false
 }
 
 /**
- * Closes a pooled connection whose statement got no answer within the query timeout (node-postgres leaves it in use,
- * waiting for that answer for ever): its ROLLBACK then fails at once and the pool drops it instead of handing it out
- * again. Register on the pool: `pool.on('connect', dropOnReadTimeout)`.
+ * Every new pooled connection (node-postgres, and the Neon driver's pool, a fork of it); register on the pool:
+ * `pool.on('connect', watchConnection)`.
+ * - A statement without an answer within the query timeout closes the connection: node-postgres would leave it
+ *   waiting for that answer for ever, and hand it out again.
+ * - A connection that is closed or broken while checked out goes back to the pool at once, with its error (the pool
+ *   drops it), and the holder's own release later does nothing. drizzle's `transaction()` sends BEGIN before its
+ *   try/finally: a BEGIN that fails (no answer, a reset) would otherwise leave the connection checked out for ever,
+ *   until the pool is exhausted and `pool.end()` never resolves.
+ * - Its socket's errors are listened to for its whole life. The pool listens only while it is idle; one checked out
+ *   whose socket is reset emits `error` with nobody listening, which Node throws out of the process (the local
+ *   server would exit). Its queries get the error all the same (503 `DATABASE_UNAVAILABLE`).
  */
-export function dropOnReadTimeout(client: PgLikeClient) {
+export function watchConnection(client: PgLikeClient) {
+  client.on('error', () => {}) // the queries and the pool's idle listener report it; this one only keeps it in
   const query = client.query.bind(client)
   client.query = (...args: unknown[]) => {
     const answer = query(...args)
     if (answer instanceof Promise) {
       answer.catch((e: unknown) => {
         if (e instanceof Error && e.message === 'Query read timeout') client.end().catch(() => {})
+        if (isDead(client)) giveBack(client, e)
       })
     }
     return answer
+  }
+}
+
+/** Releases a dead client to its pool now (dropped there for `err`), once: later releases do nothing. */
+function giveBack(client: PgLikeClient, err: unknown) {
+  const release = client.release
+  if (!release) return
+  client.release = () => {}
+  try {
+    release(err instanceof Error ? err : new Error(String(err)))
+  } catch {
+    // already released by its holder: nothing to give back
   }
 }
 
@@ -159,6 +190,8 @@ export const CROSS_USER_PURPOSES = {
   agentsForUser: "List a user's agents for the internal shared-key route `GET /api/agents/user/:userId` (never the gateway token)",
   agentLifecycle: "The backend's shared-key lifecycle routes (`POST /api/agents/:id/start|stop|restart|repair`): find the agent by id, whoever owns it",
   subscriptionDeploy: "The backend records a paid subscription's runtime tier for the Stripe customer's user (shared key)",
+  subscriptionDeploySweep:
+    "The subscription-deploy sweep's cron (functions/stripe/deploy-outbox.ts): read the deploys of every user's paid checkouts still in subscription_deploy_outbox past the bound, publish each again, and record its failed attempt or remove it once the queue took it (no other table)",
   watchdog:
     "The watchdog's sweep over every user's running agents: find the agents due a check, lease them, record each probe's outcome and transition (agent_watchdog, agent_events, the agent's last-seen time, starting → running, and starting again after a repair), and read the owner's email for the crash-loop notice",
   heartbeatSync:

@@ -1,9 +1,10 @@
 /**
  * A store the request needs did not answer: the database (Postgres through node-postgres or the Neon driver,
- * PGlite) or the kv store (Upstash REST). `onError` (./errors.ts) is the one place that turns such a failure into
- * 503 `DATABASE_UNAVAILABLE` / `KV_UNAVAILABLE` with `Retry-After`; see README "When a dependency fails".
+ * PGlite), the kv store (Upstash REST) or the job queue (QStash). `onError` (./errors.ts) is the one place that turns
+ * such a failure into 503 `DATABASE_UNAVAILABLE` / `KV_UNAVAILABLE` or 502 `QUEUE_UNAVAILABLE`, with `Retry-After`;
+ * see README "When a dependency fails".
  */
-export type Dependency = 'database' | 'kv'
+export type Dependency = 'database' | 'kv' | 'queue'
 
 /** What an adapter throws when its store failed the call (not when the call itself was wrong). */
 export class DependencyUnavailableError extends Error {

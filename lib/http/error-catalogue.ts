@@ -114,7 +114,7 @@ export const errorCodes = {
   NO_PLUGIN: 'The plugin has no upstream configured, or the upstream did not answer in time (`no_plugin`).',
   GATEWAY_INTERNAL: 'The gateway failed unexpectedly, or `GATEWAY_PLUGINS` is invalid (`internal`): `message` says which.',
   WORKLOAD_LIMIT: 'Every chat slot (per user or platform-wide) is taken, or the minute\'s budget is spent: `retryAfterSeconds` says when to try again, `reason` which limit (`user_slots`, `global_slots`, `user_minute`, `global_minute`).',
-  QUEUE_UNAVAILABLE: 'The job queue did not accept the job: it was marked `failed` and its workload slots given back; send it again.',
+  QUEUE_UNAVAILABLE: 'The job queue (QStash) did not take the job: it refused, failed or did not answer within `QSTASH_TIMEOUT_MS`. Nothing the job needed was kept (a chat job is marked `failed`, its workload slots given back); send the request again after `Retry-After`.',
   NO_GATEWAY_TOKEN: 'The agent has no gateway token this server can read (`No gateway token available`); `hint` says how to repair it when its sealed token is unreadable.',
   ALREADY_CLAIMED: 'Another agent claimed the job first, and its lease has not run out.',
   LEASE_LOST: 'The claim\'s lease ran out (`Lease expired`: the job went back to the queue) or the `leaseId` is not the job\'s current lease (`Lease not held`: claimed again by someone else, or never under it): claim the job again.',

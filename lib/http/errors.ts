@@ -2,7 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { errorFields, log, sqlState } from '../log'
-import { DEPENDENCY_RETRY_AFTER_SEC, unavailableDependency } from './dependency'
+import { DEPENDENCY_RETRY_AFTER_SEC, type Dependency, unavailableDependency } from './dependency'
 import { routePattern } from './request-log'
 
 /**
@@ -227,6 +227,8 @@ const FRAMEWORK_CODES: Record<number, ErrorCode> = {
   429: 'RATE_LIMITED',
 }
 
+const UNAVAILABLE_CODE = { database: 'DATABASE_UNAVAILABLE', kv: 'KV_UNAVAILABLE', queue: 'QUEUE_UNAVAILABLE' } as const satisfies Record<Dependency, ErrorCode>
+
 export const onError: ErrorHandler = (err, c) => renderError(c, asApiError(err, c))
 
 /** An error's answer on `c` (so the headers set on it, CORS and request id, stay). */
@@ -255,7 +257,7 @@ function asApiError(err: unknown, c: Context): ApiError {
     const cause = rootCause(err)
     log.warn('dependency.unavailable', { dependency, requestId, clientRequestId, method: c.req.method, route: routePattern(c), errorName: cause.name, errorCode: cause.code })
     const headers = { 'Retry-After': String(DEPENDENCY_RETRY_AFTER_SEC) }
-    return new ApiError(dependency === 'database' ? 'DATABASE_UNAVAILABLE' : 'KV_UNAVAILABLE', { headers })
+    return new ApiError(UNAVAILABLE_CODE[dependency], { headers })
   }
   const input = inputDatabaseError(sqlState(err))
   if (input) {

@@ -3,6 +3,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { LocalQueue } from '../../infra/local-queue'
 import { QStashQueue, QStashVerifier } from '../../lib/queue/qstash'
 import { signDelivery } from '../../lib/queue/sign'
+import { DependencyUnavailableError, unavailableDependency } from '../../lib/http/dependency'
+import { startFaultProxy, underFault, type FaultProxy } from '../support/fault-proxy'
+import { waitFor } from '../support/wait'
 import { listen, type Loopback } from '../support/loopback'
 import { startQStashServer, type QStashServer } from '../support/qstash-server'
 
@@ -15,6 +18,17 @@ interface Received {
   body: string
   headers: Headers
   valid: boolean
+}
+
+/** Everything printed through the console from now on (until the test's mocks are restored), one entry a line. */
+function captureConsole(): () => string[] {
+  const lines: string[] = []
+  for (const method of ['log', 'info', 'warn', 'error', 'debug'] as const) {
+    vi.spyOn(console, method).mockImplementation((...args: unknown[]) => {
+      lines.push(...args.map(String).join(' ').split('\n'))
+    })
+  }
+  return () => [...lines]
 }
 
 /** Signs a delivery as if it had been made `agoMs` in the past (its 5-minute expiry included). */
@@ -150,7 +164,6 @@ describe('QStashQueue through a QStash-compatible server', () => {
   })
 
   it('creates schedules (same id replaces) whose deliveries verify', async () => {
-    vi.spyOn(console, 'error').mockImplementation(() => {}) // the SDK logs the 400 below
     const q = queue()
     expect(await q.schedule('cleanup', '/api/queue/cleanup', '0 * * * *', { v: 1 })).toEqual({ scheduleId: 'cleanup' })
     await q.schedule('cleanup', '/api/queue/cleanup', '*/5 * * * *', { v: 2 })
@@ -163,10 +176,64 @@ describe('QStashQueue through a QStash-compatible server', () => {
     await expect(q.schedule('bad', '/api/queue/cleanup', 'not a cron')).rejects.toThrow()
   })
 
-  it('refuses a wrong token', async () => {
-    vi.spyOn(console, 'error').mockImplementation(() => {}) // the SDK logs the 401
-    await expect(new QStashQueue('wrong', receiverUrl, qstash.url).publish('/api/queue/chat', {})).rejects.toThrow(/Unauthorized/)
+  it('refuses a wrong token: the refusal is thrown as it is (a request the queue refuses is not the queue being down)', async () => {
+    const lines = captureConsole()
+    const err = await new QStashQueue('wrong', receiverUrl, qstash.url).publish('/api/queue/chat', {}).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(Error)
+    expect((err as Error).message).toMatch(/Unauthorized/)
+    expect(unavailableDependency(err)).toBeUndefined()
     expect(received).toHaveLength(0)
+    expect(lines()).toEqual([]) // the SDK's own "failed with status 401" line is not printed
+  })
+
+  describe('QStash refusing connections, failing or never answering (behind the fault proxy)', () => {
+    let proxy: FaultProxy
+    beforeAll(async () => {
+      proxy = await startFaultProxy({ target: qstash.url, mode: 'http' })
+    })
+    afterAll(() => proxy?.close())
+    afterEach(() => proxy.set('pass'))
+    const viaProxy = (timeoutMs = 2000) => new QStashQueue(TOKEN, receiverUrl, proxy.url, { timeoutMs })
+
+    it('a refused connection is retried twice (100 ms, 300 ms), then `queue` unavailable; every line printed is one JSON event', async () => {
+      const lines = captureConsole()
+      const { value: err, ms } = await underFault(proxy, 'refuse', () => viaProxy().publish('/api/queue/chat', { n: 1 }).catch((e: unknown) => e))
+      expect(err).toBeInstanceOf(DependencyUnavailableError)
+      expect(unavailableDependency(err)).toBe('queue')
+      expect(ms).toBeGreaterThanOrEqual(390)
+      const events = lines().map((l) => JSON.parse(l))
+      expect(events.map((e) => [e.event, e.attempt, e.retryInMs, e.route])).toEqual([
+        ['queue.publish_retry', 1, 100, '/v2/publish'],
+        ['queue.publish_retry', 2, 300, '/v2/publish'],
+      ])
+      expect(JSON.stringify(events)).not.toContain(receiverUrl) // the destination is not logged
+      expect(qstash.published.some((m) => m.body === '{"n":1}')).toBe(false)
+    })
+
+    it('a publish retried after a refused connection goes through once QStash listens again, printing only JSON', async () => {
+      const lines = captureConsole()
+      await proxy.set('refuse')
+      const publishing = viaProxy().publish('/api/queue/chat', { n: 2 })
+      await waitFor(() => lines().length > 0, { what: 'the first retry', every: 10 })
+      await proxy.set('pass')
+      const { messageId } = await publishing
+      expect(qstash.published.find((m) => m.messageId === messageId)?.body).toBe('{"n":2}')
+      await vi.waitFor(() => expect(received.map((r) => r.body)).toContain('{"n":2}'))
+      const all = lines()
+      expect(all.length).toBeGreaterThan(0)
+      for (const line of all) expect(JSON.parse(line)).toMatchObject({ level: 'warn', event: 'queue.publish_retry' })
+    })
+
+    it.each([
+      ['blackholed', 'blackhole' as const],
+      ['answering 503', { kind: 'status', status: 503 } as const],
+    ])('%s: `queue` unavailable within the timeout, never retried, nothing printed', async (_name, fault) => {
+      const lines = captureConsole()
+      const { value: err, ms } = await underFault(proxy, fault, () => viaProxy(300).publish('/api/queue/chat', { n: 3 }).catch((e: unknown) => e))
+      expect(unavailableDependency(err)).toBe('queue')
+      expect(ms).toBeLessThan(1500)
+      expect(lines()).toEqual([])
+    })
   })
 })
 

@@ -28,13 +28,16 @@ export const route = createRoute({
     "Google's discovery document (`jwks_uri`, the same set its RISC configuration names), matched by `kid`, " +
     'cached 24 h (an unknown `kid` refetches at most once per 5 minutes); issuer = GOOGLE_ISSUER; audience = ' +
     'GOOGLE_CLIENT_ID or one of GOOGLE_CLIENT_IDS. 202 with an empty body, then processed through the queue; a ' +
-    'repeated `jti` is acknowledged and not acted on again.',
+    'repeated `jti` is acknowledged and not acted on again. When the job queue does not take it (down, or no answer ' +
+    'within `QSTASH_TIMEOUT_MS`) the event is not acknowledged: 502 `QUEUE_UNAVAILABLE` with `Retry-After` and nothing ' +
+    'kept (its `jti` stays free), so Google sends it again and that delivery is acted on.',
   request: {
     body: { required: true, content: { 'application/secevent+jwt': { schema: Jwt }, 'text/plain': { schema: Jwt } } },
   },
   responses: {
     202: { description: 'Accepted (empty body)' },
     400: errorResponse('Invalid security event token'),
+    502: errorResponse('`Queue unavailable` (`QUEUE_UNAVAILABLE`, `Retry-After`): not acknowledged, nothing kept; Google retries'),
     503: errorResponse("Google's keys could not be fetched (`PROVIDER_UNAVAILABLE`): retry later"),
   },
 })

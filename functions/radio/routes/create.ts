@@ -12,7 +12,7 @@ import { limitedRoute } from '../../../lib/http/rate-limit'
 import { jsonBody } from '../../../lib/http/validation'
 import { errorFields, log } from '../../../lib/log'
 import { feeTerms, holdsStationToken, requireDjProof, SESSION_FEE, stationToken, STATION_TOKEN_HOLDING, verifySessionFee } from '../access'
-import { RADIO_EXPIRE_PATH } from '../expire'
+import { RADIO_EXPIRE_PATH, RADIO_SWEEP_CRON } from '../expire'
 import { MUX_RTMP_URL, muxClient, playbackIdOf, type MuxLiveStream } from '../mux'
 import { attachStream, discardSession, MAX_SESSION_SEC, openSession, paymentUsed, sessionActive, walletStanding, type AccessPath } from '../sessions'
 import { issueDjToken } from '../token'
@@ -52,7 +52,10 @@ export const route = createRoute(
       'stream has a public playback policy, recordings with the same, and Mux\'s own 2-hour cap on a continuous ' +
       'broadcast. If Mux fails, the session and its payment record are removed (the fee can be presented again) and ' +
       `the answer is 502. The session ends by itself after ${MAX_SESSION_SEC} s (\`auto-ended\`, the stream disabled, ` +
-      'recordings kept). `stream.streamKey` and `session.accessToken` are shown only here: the key is never stored; ' +
+      'recordings kept): a job published on the queue, delayed to `expiresAt`. A queue that does not take it (down, or ' +
+      'no answer within `QSTASH_TIMEOUT_MS`) does not fail the create: the session is still `auto-ended` by the ' +
+      `expiry sweep (\`${RADIO_SWEEP_CRON}\`) within 10 minutes of \`expiresAt\`, and stops counting as this wallet's ` +
+      'current session at `expiresAt` whatever the jobs did. `stream.streamKey` and `session.accessToken` are shown only here: the key is never stored; ' +
       'the token (an HS256 JWT under `SESSION_SECRET`, audience `radio-dj-access`, naming the session and wallet, valid until `expiresAt`) ends the ' +
       'session early.',
     request: { body: jsonBody(CreateStreamBody) },

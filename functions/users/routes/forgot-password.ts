@@ -29,11 +29,14 @@ export const route = createRoute(limitedRoute(limits.passwordReset, {
     `\`{base_url}/reset-password?token=<64 hex>\`; the link works once, within ${RESET_TTL_MINUTES / 60} hour. ` +
     "Only the token's SHA-256 is stored. A malformed email is 400 `VALIDATION` (that tells nothing about " +
     'accounts). Wallet-derived addresses get no mail. Rate limited per IP: 5 per 15 minutes, shared with ' +
-    'reset-password.',
+    'reset-password. When the job queue does not take the job (down, or no answer within `QSTASH_TIMEOUT_MS`), the ' +
+    'answer is 502 `QUEUE_UNAVAILABLE` with `Retry-After`, never `{ok: true}`: nothing was stored and no mail will ' +
+    'come, so ask again (it says nothing about accounts either).',
   request: { body: jsonBody(ForgotPasswordBody) },
   responses: {
     200: ok(OkSchema, 'Accepted; a link is mailed if the account exists'),
     400: errorResponse('Missing or invalid email (`VALIDATION`)'),
+    502: errorResponse('`Queue unavailable` (`QUEUE_UNAVAILABLE`, `Retry-After`): the job was not queued, nothing will be mailed; ask again'),
   },
 }))
 

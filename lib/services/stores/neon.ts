@@ -8,5 +8,6 @@ import { notConfigured } from '../managed'
  */
 export const neonStore = (config: Config) => {
   const url = config.DATABASE_URL ?? notConfigured('Database')
-  return { ...neonDb(url), reader: neonReader(url) }
+  const timeouts = { connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS, queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS }
+  return { ...neonDb(url, timeouts), reader: neonReader(url, timeouts) }
 }

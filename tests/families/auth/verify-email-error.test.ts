@@ -2,6 +2,7 @@ import { eq, sql } from 'drizzle-orm'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { emailVerifications, users } from '../../../schema'
 import { useHarness } from '../../support/harness'
+import { MailProviderError } from '../../../lib/mail/resend'
 import { lastVerificationToken, login, register, resendVerification, sessionCookie, verifyEmail } from './flow'
 
 const h = useHarness()
@@ -58,6 +59,25 @@ describe('email verification: refusals', () => {
     expect(res.status).toBe(409)
     expect(await res.json()).toEqual({ error: 'Email already verified', code: 'EMAIL_ALREADY_VERIFIED' })
     expect(await h.db.select().from(emailVerifications).where(eq(emailVerifications.userId, h.users.alice.id))).toEqual([])
+  })
+
+  it('resend while the mail provider fails: 503 `MAIL_UNAVAILABLE`, no new link kept, the earlier link still works', async () => {
+    const u = await signUp()
+    const cookie = sessionCookie(await login(h, u.email, 'password123', '203.0.113.72'))
+    const tokensOf = () => h.db.select().from(emailVerifications).where(eq(emailVerifications.userId, u.id))
+    expect(await tokensOf()).toHaveLength(1)
+    vi.spyOn(console, 'error').mockImplementation(() => {})
+    const send = vi.spyOn(h.services.mail, 'send').mockRejectedValueOnce(new MailProviderError(503, 'Resend refused email-verification mail (503)'))
+    try {
+      const res = await resendVerification(h, cookie, { 'cf-connecting-ip': '203.0.114.120' })
+      expect(res.status).toBe(503)
+      expect(await res.json()).toEqual({ error: 'Verification email could not be sent', code: 'MAIL_UNAVAILABLE' })
+    } finally {
+      send.mockRestore()
+    }
+    expect(await tokensOf()).toHaveLength(1) // the unsent one removed, the earlier one kept
+    expect((await verifyEmail(h, u.token)).status).toBe(200)
+    expect(await verifiedAt(u.id)).toBeInstanceOf(Date)
   })
 
   it('resend is limited to 3 per hour per user: the 4th is 429 with Retry-After, whatever the IP', async () => {

@@ -1,4 +1,6 @@
-import { inArray } from 'drizzle-orm'
+import { inArray, sql } from 'drizzle-orm'
+import { withUser } from '../../../lib/db/rls'
+import { unavailableDependency } from '../../../lib/http/dependency'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { apiKeys, users } from '../../../schema'
 import { csrfHeader, json } from '../auth/flow'
@@ -173,6 +175,20 @@ describe('the database goes away', () => {
     expect(kept).toHaveLength(4)
     const rows = await h.db.select({ id: apiKeys.id }).from(apiKeys).where(inArray(apiKeys.id, kept))
     expect(rows.map((r) => r.id).sort()).toEqual([...kept].sort())
+  })
+
+  it.runIf(realStores)('transactions whose BEGIN gets no answer give their pooled connections back (more of them than the pool holds); once back, the next is served', async () => {
+    const db = faults().database!
+    const user = await h.seedUser('Begin', `begin-${crypto.randomUUID()}@example.com`)
+    const transaction = () => withUser(h.services.db, user.id, (tx) => tx.select({ id: users.id }).from(users))
+    // Ten open connections in the app's pool first (it holds 10), so the failing transactions send BEGIN on them.
+    await Promise.all(Array.from({ length: 10 }, () => withUser(h.services.db, user.id, (tx) => tx.execute(sql`select pg_sleep(0.05)`))))
+    await db.set('blackhole')
+    const failed = await Promise.allSettled(Array.from({ length: 14 }, transaction))
+    await db.set('pass')
+    expect(failed.map((r) => r.status === 'rejected' && unavailableDependency(r.reason))).toEqual(Array(14).fill('database'))
+    // None left checked out: the pool is not exhausted, the transaction is served (and the harness's pool.end() resolves).
+    expect(await transaction()).toEqual([{ id: user.id }])
   })
 
   it.runIf(!realStores)('the embedded database closed: signed-in reads and writes, sign-up and sign-in answer 503 DATABASE_UNAVAILABLE; the dashboard check says `error`', async () => {

@@ -1,8 +1,10 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { Reader } from '../../../lib/db/rls'
 import { anvilAvailable } from '../../support/anvil'
 import { HOLDING, ONE_TOKEN, radioWorld } from './helpers'
 import { useFixture } from '../../support/harness'
+import { underFault } from '../../support/fault-proxy'
+import { publishingThrough, startQueueFault } from '../../support/queue-fault'
 
 // anvil, contract deployments and the stores: slow to start when other suites share the machine
 const w = useFixture(() => radioWorld(), { timeout: 180_000 })
@@ -165,6 +167,27 @@ describe.skipIf(!anvilAvailable)('radio: create refusals', () => {
     const s = await w.started()
     expect((await w.session(s.session.id)).status).toBe('active')
   })
+
+  it('QStash refusing, blackholed or answering 503 when the expiry is published: the session starts in time, and the sweep ends it at its expiry', async () => {
+    const KEY = 'radio-queue-fault-key'
+    const q = await startQueueFault((req) => w.h.web.fetch(req), KEY)
+    const warned = vi.spyOn(console, 'warn').mockImplementation(() => {})
+    try {
+      for (const fault of ['refuse', 'blackhole', { kind: 'status', status: 503 }] as const) {
+        const { value: s, ms } = await underFault(q.proxy, fault, () => publishingThrough(w.h.services, q.queue(400), () => w.started()))
+        expect(ms, JSON.stringify(fault)).toBeLessThan(400 + 4000) // the publish's deadline, and the chain and Mux calls
+        expect((await w.session(s.session.id)).status).toBe('active')
+        expect(q.qstash.published.some((m) => m.body.includes(s.session.id))).toBe(false)
+        await w.expireNow(s.session.id)
+        expect((await json(await w.expire({}))).body.ended).toBeGreaterThanOrEqual(1)
+        expect((await w.session(s.session.id)).status).toBe('auto-ended')
+      }
+      expect(warned.mock.calls.filter(([l]) => JSON.parse(String(l)).event === 'radio.expiry_not_scheduled')).toHaveLength(3)
+    } finally {
+      warned.mockRestore()
+      await q.close()
+    }
+  }, 60_000)
 
   it('no wallet proof: 401 `SIGNATURE_REQUIRED` before any chain call or database read (even with the chain down); half a proof likewise', async () => {
     const wallet = await w.smartWallet()
