@@ -132,6 +132,8 @@ export const configSchema = z.object({
   CDP_PROJECT_ID: z.string().optional(),
   CDP_API_URL: z.string().default('https://api.cdp.coinbase.com'),
   CDP_IMPORT_PUBLIC_KEY: z.string().optional(),
+  // every CDP call, its answer's body included, gives up after this long (503 WALLET_PROVIDER_UNAVAILABLE)
+  CDP_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(8000),
   // Social post limiter (spec 2 "Limits"): its own Upstash REST database when set, else UPSTASH_REDIS_REST_*
   KV_REST_API_URL: z.string().optional(),
   KV_REST_API_TOKEN: z.string().optional(),
@@ -163,6 +165,8 @@ export const configSchema = z.object({
   GOOGLE_DISCOVERY_URL: z.string().optional(),
   // further client ids (comma-separated) a RISC token's audience may name
   GOOGLE_CLIENT_IDS: list,
+  // every call to Google (discovery, the token endpoint, the Calendar API), its answer's body included, gives up after this long
+  GOOGLE_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(10_000),
   // Farcaster sign-in: ID tokens from this issuer, for this domain
   FARCASTER_ISSUER: z.string().default('https://auth.farcaster.xyz'),
   FARCASTER_JWKS_URL: z.string().optional(),

@@ -18,7 +18,7 @@ const FAULTS = ['refuse', 'blackhole'] as const
  * `Retry-After` within `MUX_TIMEOUT_MS`, nothing half-done kept, one log line naming Mux; the live view answers 200
  * `degraded` from the session records (the spec's answer); the same requests succeed once Mux is back.
  */
-const w = useFixture(() => radioWorld({ env: { MUX_TIMEOUT_MS: String(MUX_TIMEOUT_MS) } }), { timeout: 180_000 })
+const w = useFixture(() => radioWorld(), { timeout: 180_000 })
 const logs = useLogLines()
 let proxy: FaultProxy
 
@@ -31,7 +31,8 @@ describe.skipIf(!anvilAvailable)('radio while Mux is down', () => {
     await proxy?.close()
   })
 
-  const whileDown = <T>(fault: (typeof FAULTS)[number], fn: () => T | Promise<T>) => underFault(proxy, fault, fn)
+  /** Runs `fn` with Mux under `fault` and the short deadline (the calls that succeed keep the world's generous one). */
+  const whileDown = <T>(fault: (typeof FAULTS)[number], fn: () => Promise<T>) => underFault(proxy, fault, () => w.withConfig({ MUX_TIMEOUT_MS }, fn))
 
   async function expectUnavailable(res: Response, ms: number, event: string) {
     expect(res.status).toBe(503)
