@@ -54,6 +54,10 @@ export const configSchema = z.object({
   RAILWAY_PROJECT_ID: z.string().optional(),
   RAILWAY_ENVIRONMENT_ID: z.string().optional(),
   RAILWAY_API_URL: z.string().optional(),
+  // every Railway GraphQL call, its answer's body included, gives up after this long (502 RUNTIME_UNAVAILABLE)
+  RAILWAY_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(15_000),
+  // every call to an agent's runtime gateway (sessions, cron, sync, memory reset; not chat or diagnostics) gives up after this long
+  RUNTIME_GATEWAY_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(10_000),
   // the watchdog (lib/watchdog, spec "Watchdog lifecycle"): intervals and windows in seconds
   WATCHDOG_CHECK_INTERVAL: z.coerce.number().int().positive().default(120),
   WATCHDOG_DEGRADED_CHECK_INTERVAL: z.coerce.number().int().positive().default(5),
