@@ -210,7 +210,7 @@ export class LocalRuntimeProvider implements RuntimeProvider {
     if (!url) throw new RuntimeProviderError('Runtime not found', 404, 'local')
     const token = target.gatewayToken ?? entry?.token
     if (!token) throw new RuntimeProviderError('No gateway token available', 503, 'local')
-    return httpGateway(url, token)
+    return httpGateway(url, token, fetch, target.gatewayTimeoutMs)
   }
 
   /** The runtime's process id while it runs (diagnostics, tests), else null. */

@@ -57,6 +57,10 @@ export const configSchema = z.object({
   RAILWAY_PROJECT_ID: z.string().optional(),
   RAILWAY_ENVIRONMENT_ID: z.string().optional(),
   RAILWAY_API_URL: z.string().optional(),
+  // every Railway GraphQL call, its answer's body included, gives up after this long (502 RUNTIME_UNAVAILABLE)
+  RAILWAY_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(15_000),
+  // every call to an agent's runtime gateway (sessions, cron, sync, memory reset; not chat or diagnostics) gives up after this long
+  RUNTIME_GATEWAY_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(10_000),
   // the watchdog (lib/watchdog, spec "Watchdog lifecycle"): intervals and windows in seconds
   WATCHDOG_CHECK_INTERVAL: z.coerce.number().int().positive().default(120),
   WATCHDOG_DEGRADED_CHECK_INTERVAL: z.coerce.number().int().positive().default(5),
@@ -135,6 +139,8 @@ export const configSchema = z.object({
   CDP_PROJECT_ID: z.string().optional(),
   CDP_API_URL: z.string().default('https://api.cdp.coinbase.com'),
   CDP_IMPORT_PUBLIC_KEY: z.string().optional(),
+  // every CDP call, its answer's body included, gives up after this long (503 WALLET_PROVIDER_UNAVAILABLE)
+  CDP_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(8000),
   // Social post limiter (spec 2 "Limits"): its own Upstash REST database when set, else UPSTASH_REDIS_REST_*
   KV_REST_API_URL: z.string().optional(),
   KV_REST_API_TOKEN: z.string().optional(),
@@ -166,6 +172,8 @@ export const configSchema = z.object({
   GOOGLE_DISCOVERY_URL: z.string().optional(),
   // further client ids (comma-separated) a RISC token's audience may name
   GOOGLE_CLIENT_IDS: list,
+  // every call to Google (discovery, the token endpoint, the Calendar API), its answer's body included, gives up after this long
+  GOOGLE_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(10_000),
   // Farcaster sign-in: ID tokens from this issuer, for this domain
   FARCASTER_ISSUER: z.string().default('https://auth.farcaster.xyz'),
   FARCASTER_JWKS_URL: z.string().optional(),

@@ -138,17 +138,17 @@ class CalendarSession {
       }
       if (answer.ok) return answer.body
       if ((answer.status === 404 || answer.status === 410) && opts.notFound) throw opts.notFound()
-      log.warn('calendar.provider_refused', { method: req.method, status: answer.status })
+      log.warn('calendar.provider_refused', { dependency: 'google', method: req.method, status: answer.status })
       throw calendarUnavailable()
     } catch (e) {
       if (e instanceof ApiError) throw e
-      log.warn('calendar.provider_failed', { method: req.method, ...errorFields(e) })
+      log.warn('calendar.provider_failed', { dependency: 'google', method: req.method, ...errorFields(e) })
       throw calendarUnavailable()
     }
   }
 
   private send(req: CalendarRequest) {
-    return calendarFetch(this.c.var.services.config.GOOGLE_CALENDAR_API_URL, this.conn.tokens.accessToken, req)
+    return calendarFetch(this.c.var.services.config.GOOGLE_CALENDAR_API_URL, this.conn.tokens.accessToken, req, this.c.var.services.config.GOOGLE_TIMEOUT_MS)
   }
 
   /** Once per request: a new access token, stored sealed before it is used. */

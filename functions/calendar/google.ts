@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { deadline } from '../../lib/deadline'
-import { ApiError } from '../../lib/http/errors'
+import { ApiError, peerUnavailable } from '../../lib/http/errors'
 import { errorFields, log } from '../../lib/log'
 import type { GoogleClient } from '../../lib/oidc/google'
 import type { Interval } from './slots'
@@ -15,10 +15,9 @@ import type { Interval } from './slots'
 export const CALENDAR_SCOPES = ['https://www.googleapis.com/auth/calendar.events', 'https://www.googleapis.com/auth/calendar.readonly']
 /** One page of events.list (Google's own maximum is 2500). */
 export const MAX_EVENTS = 250
-const TIMEOUT_MS = 10_000
 
 export const calendarNotConnected = () => new ApiError('NOT_CONNECTED')
-export const calendarUnavailable = () => new ApiError('PROVIDER_UNAVAILABLE', 'Calendar provider unavailable')
+export const calendarUnavailable = () => peerUnavailable('PROVIDER_UNAVAILABLE', 'Calendar provider unavailable')
 export const calendarNotConfigured = () => new ApiError('NOT_CONFIGURED', 'Calendar not configured')
 export const eventNotFound = () => new ApiError('NOT_FOUND', 'Event not found')
 
@@ -39,17 +38,17 @@ export interface GoogleAnswer {
 }
 
 /**
- * One request to Google, its answer read whole, within TIMEOUT_MS. A network failure, a timeout, or a success whose
+ * One request to Google, its answer read whole, within `timeoutMs` (`GOOGLE_TIMEOUT_MS`). A network failure, a timeout, or a success whose
  * body is not JSON is `ProviderFailure`.
  */
-async function request(url: string | URL, init: RequestInit, what: string): Promise<GoogleAnswer> {
-  const bound = deadline(TIMEOUT_MS)
+async function request(url: string | URL, init: RequestInit, what: string, timeoutMs: number): Promise<GoogleAnswer> {
+  const bound = deadline(timeoutMs)
   try {
     let res: Response
     try {
       res = await fetch(url, { ...init, signal: bound.signal })
     } catch (e) {
-      throw new ProviderFailure(`${what} unreachable`, { cause: e })
+      throw new ProviderFailure(bound.timedOut ? `${what}: no answer within ${timeoutMs} ms` : `${what} unreachable`, { cause: e })
     }
     if (res.status === 204) return { status: 204, ok: true, body: null }
     if (!res.ok) return { status: res.status, ok: false, body: await res.json().catch(() => null) }
@@ -81,11 +80,12 @@ export interface Tokens {
   scope?: string
 }
 
-const tokenRequest = (endpoint: string, params: Record<string, string>) =>
+const tokenRequest = (endpoint: string, params: Record<string, string>, timeoutMs: number) =>
   request(
     endpoint,
     { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: new URLSearchParams(params) },
     'token endpoint',
+    timeoutMs,
   )
 
 function readTokens(answer: GoogleAnswer, what: string): Tokens {
@@ -109,7 +109,7 @@ export async function exchangeCode(endpoint: string, client: GoogleClient, code:
     client_id: client.id,
     client_secret: client.secret,
     code_verifier: verifier,
-  })
+  }, client.timeoutMs)
   if (!answer.ok) throw new ProviderFailure(`code exchange answered ${answer.status}`)
   return readTokens(answer, 'code exchange')
 }
@@ -121,7 +121,7 @@ export async function refreshAccessToken(endpoint: string, client: GoogleClient,
     refresh_token: refreshToken,
     client_id: client.id,
     client_secret: client.secret,
-  })
+  }, client.timeoutMs)
   if (!answer.ok) {
     const body = answer.body as { error?: unknown } | null
     if ((answer.status === 400 || answer.status === 401) && body?.error === 'invalid_grant') throw new GrantRevoked('refresh token revoked')
@@ -140,12 +140,12 @@ export interface CalendarRequest {
 }
 
 /** One Calendar API request with a bearer token (see `request`). */
-export function calendarFetch(apiUrl: string, accessToken: string, req: CalendarRequest) {
+export function calendarFetch(apiUrl: string, accessToken: string, req: CalendarRequest, timeoutMs: number) {
   const url = new URL(`${apiUrl.replace(/\/+$/, '')}${req.path}`)
   for (const [k, v] of Object.entries(req.query ?? {})) url.searchParams.set(k, v)
   const headers: Record<string, string> = { authorization: `Bearer ${accessToken}`, accept: 'application/json' }
   if (req.body !== undefined) headers['content-type'] = 'application/json'
-  return request(url, { method: req.method, headers, body: req.body === undefined ? undefined : JSON.stringify(req.body) }, `calendar ${req.method}`)
+  return request(url, { method: req.method, headers, body: req.body === undefined ? undefined : JSON.stringify(req.body) }, `calendar ${req.method}`, timeoutMs)
 }
 
 /** Sends a Calendar API request with a live token (refreshing as needed) and answers its JSON, null for 204. */

@@ -41,7 +41,7 @@ export async function authorizationUrl(c: AppContext, userId: string) {
   try {
     endpoint = (await getGoogleDiscovery(kv, config)).authorization_endpoint
   } catch (e) {
-    log.warn('calendar.discovery_failed', errorFields(e))
+    log.warn('calendar.discovery_failed', { dependency: 'google', ...errorFields(e) })
     throw calendarUnavailable()
   }
   const { state, nonce } = await issueState(client.sessionSecret, userId)
@@ -97,7 +97,7 @@ export async function completeConnection(c: Context<AppEnv>, query: CallbackQuer
     const discovery = await getGoogleDiscovery(kv, config)
     tokens = await exchangeCode(discovery.token_endpoint, client, query.code, calendarCallbackUrl(c), await pkceVerifier(client.sessionSecret, state.nonce))
   } catch (e) {
-    log.warn('calendar.token_exchange_failed', errorFields(e))
+    log.warn('calendar.token_exchange_failed', { dependency: 'google', ...errorFields(e) })
     throw new ConnectFailure('token_failed')
   }
   // Consent given without the calendar scopes (granular consent): as if access had been denied.
@@ -105,7 +105,7 @@ export async function completeConnection(c: Context<AppEnv>, query: CallbackQuer
 
   // The fresh token needs no refresh: calls go straight to Google, any failure is `unknown`.
   const call: CalendarCall = async (req: CalendarRequest) => {
-    const answer = await calendarFetch(config.GOOGLE_CALENDAR_API_URL, tokens.accessToken, req)
+    const answer = await calendarFetch(config.GOOGLE_CALENDAR_API_URL, tokens.accessToken, req, config.GOOGLE_TIMEOUT_MS)
     if (!answer.ok) throw new Error(`calendars.get answered ${answer.status}`)
     return answer.body
   }

@@ -1,7 +1,7 @@
 import { createLocalJWKSet, decodeProtectedHeader, errors, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyOptions } from 'jose'
 import type { Config } from '../../lib/config'
 import { deadline } from '../../lib/deadline'
-import { ApiError } from '../../lib/http/errors'
+import { ApiError, peerUnavailable } from '../../lib/http/errors'
 import { errorFields, log } from '../../lib/log'
 
 // Public-key algorithms only: an HS* token "signed" with a published key, or `alg: none`, never verifies.
@@ -95,8 +95,8 @@ export async function verifyFarcasterToken(config: Config, token: string, reques
     }))
   } catch (e) {
     if (e instanceof errors.JOSEError && !ISSUER_FAULTS.has(e.code)) throw invalid()
-    log.error('farcaster.key_set_unavailable', { requestId, ...errorFields(e) })
-    throw new ApiError('PROVIDER_UNAVAILABLE', 'Farcaster issuer unavailable')
+    log.error('farcaster.key_set_unavailable', { dependency: 'farcaster', requestId, ...errorFields(e) })
+    throw peerUnavailable('PROVIDER_UNAVAILABLE', 'Farcaster issuer unavailable')
   }
   if ((claims.iat as number) > Date.now() / 1000 + CLOCK_TOLERANCE_SEC) throw invalid()
   const fid = fidOf(claims.sub)

@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, inArray, isNotNull } from 'drizzle-orm'
 import { getAddress } from 'viem'
 import type { Services } from '../../lib/context'
-import { ApiError } from '../../lib/http/errors'
+import { ApiError, peerUnavailable } from '../../lib/http/errors'
 import { errorFields, log } from '../../lib/log'
 import { radioSessions } from '../../schema/content'
 import { embedUrl, hlsUrl, muxClient, playbackIdOf, type MuxLiveStream } from './mux'
@@ -136,7 +136,7 @@ function view(djs: LiveDj[], pageUrl: string, error?: string): LiveView {
 /**
  * The public radio view: Mux's active live streams enriched from their sessions; when Mux cannot be reached (not
  * configured, down, slow past `MUX_TIMEOUT_MS`) the `live` sessions from the database, `degraded` with an `error`.
- * 500 only when the database fails too. Kept in kv for `LIVE_CACHE_MS` (a kv failure only skips the cache).
+ * 503 only when the database fails too. Kept in kv for `LIVE_CACHE_MS` (a kv failure only skips the cache).
  */
 export async function liveView(services: Services, requestId?: string): Promise<LiveView> {
   const { kv, reader, config } = services
@@ -163,7 +163,7 @@ export async function liveView(services: Services, requestId?: string): Promise<
       : []
     result = view(fromMux(streams, sessions), pageUrl)
   } catch (e) {
-    log.warn('radio.live_mux_unavailable', { requestId, ...errorFields(e) })
+    log.warn('radio.live_mux_unavailable', { dependency: 'mux', requestId, ...errorFields(e) })
     const now = new Date()
     const sessions = await reader
       .asService('radioStreams', (db) =>
@@ -182,7 +182,7 @@ export async function liveView(services: Services, requestId?: string): Promise<
       )
       .catch((dbError: unknown) => {
         log.error('radio.live_unavailable', { requestId, ...errorFields(dbError) })
-        throw new ApiError('STREAMING_UNAVAILABLE', 'Radio status unavailable')
+        throw peerUnavailable('STREAMING_UNAVAILABLE', 'Radio status unavailable')
       })
     const reason = e instanceof ApiError && e.status === 503 ? 'Streaming provider not configured' : 'Streaming provider unavailable'
     result = view(fromSessions(sessions), pageUrl, `${reason}: served from cached sessions`)

@@ -13,7 +13,7 @@ import { bearerToken, CdpCredentialsError, importApiKey, importWalletSecret, wal
  * Node's crypto module, and its generated client carries every CDP resource into the bundle.
  */
 
-/** One call (the answer's body included) gets this long; a hung CDP is a 503, never a hang. */
+/** One call (the answer's body included) gets this long unless `CDP_TIMEOUT_MS` says otherwise; a hung CDP is a 503, never a hang. */
 export const CDP_TIMEOUT_MS = 8_000
 
 const ACCOUNTS = '/platform/v2/evm/accounts'
@@ -51,7 +51,7 @@ export interface CdpClient {
   accountByName(name: string): Promise<CdpAccount | null>
 }
 
-type CdpConfig = Pick<Config, 'CDP_API_KEY_ID' | 'CDP_API_KEY_SECRET' | 'CDP_WALLET_SECRET' | 'CDP_API_URL' | 'CDP_IMPORT_PUBLIC_KEY'>
+type CdpConfig = Pick<Config, 'CDP_API_KEY_ID' | 'CDP_API_KEY_SECRET' | 'CDP_WALLET_SECRET' | 'CDP_API_URL' | 'CDP_IMPORT_PUBLIC_KEY'> & Partial<Pick<Config, 'CDP_TIMEOUT_MS'>>
 
 /**
  * The client for this deployment's CDP project. Without the API key: 500 `CDP not configured` (the spec's answer);
@@ -71,6 +71,7 @@ export async function cdpClient(config: CdpConfig, opts: { now?: () => number } 
     throw new ApiError('NOT_CONFIGURED', 'CDP credentials are not usable')
   }
   const now = opts.now ?? Date.now
+  const timeoutMs = config.CDP_TIMEOUT_MS ?? CDP_TIMEOUT_MS
   const base = new URL(config.CDP_API_URL)
   const prefix = base.pathname.replace(/\/+$/, '')
 
@@ -82,13 +83,13 @@ export async function cdpClient(config: CdpConfig, opts: { now?: () => number } 
       headers['x-wallet-auth'] = await walletAuthToken(walletKey, signed)
     }
     if (extra.idempotencyKey) headers['x-idempotency-key'] = extra.idempotencyKey
-    const bound = deadline(CDP_TIMEOUT_MS)
+    const bound = deadline(timeoutMs)
     try {
       let res: Response
       try {
         res = await fetch(new URL(signed.path, base), { method, headers, body: extra.body && JSON.stringify(extra.body), signal: bound.signal })
       } catch {
-        throw new CdpError(0, null, null, bound.timedOut ? `CDP did not answer within ${CDP_TIMEOUT_MS} ms` : 'CDP unreachable')
+        throw new CdpError(0, null, null, bound.timedOut ? `CDP did not answer within ${timeoutMs} ms` : 'CDP unreachable')
       }
       const json = (await res.json().catch(() => null)) as Record<string, unknown> | null
       if (res.status === 404 && extra.missingOk) return null
@@ -100,7 +101,7 @@ export async function cdpClient(config: CdpConfig, opts: { now?: () => number } 
       return accountOf(json, res.status)
     } catch (e) {
       if (e instanceof CdpError) throw e
-      throw new CdpError(0, null, null, bound.timedOut ? `CDP did not answer within ${CDP_TIMEOUT_MS} ms` : 'CDP answer unreadable')
+      throw new CdpError(0, null, null, bound.timedOut ? `CDP did not answer within ${timeoutMs} ms` : 'CDP answer unreadable')
     } finally {
       bound.clear()
     }

@@ -92,7 +92,7 @@ async function obtainAccount(c: Context<SignedInEnv>, cdp: CdpClient, name: stri
 /** CDP's failure as the answer: 503 `WALLET_PROVIDER_UNAVAILABLE`, logged with what Coinbase support needs. */
 function providerFailure(c: Context<SignedInEnv>, e: unknown): unknown {
   if (!(e instanceof CdpError)) return e
-  log.error('wallet.cdp_failed', { requestId: c.var.requestId, status: e.status, errorType: e.errorType, correlationId: e.correlationId, message: e.message })
+  log.error('wallet.cdp_failed', { dependency: 'cdp', requestId: c.var.requestId, status: e.status, errorType: e.errorType, correlationId: e.correlationId, message: e.message })
   const refused = e.status >= 400 && e.status < 500 && e.status !== 429
   return new ApiError('WALLET_PROVIDER_UNAVAILABLE', {
     message: refused ? 'Wallet provider refused the request' : 'Wallet provider unavailable',

@@ -78,6 +78,7 @@ export async function runtimeTarget(config: Config, agent: Agent, opts: { token?
     serviceId: agent.runtimeServiceId,
     url: agent.runtimeUrl,
     gatewayToken: opts.token === false ? null : await openGatewayToken(config, agent),
+    gatewayTimeoutMs: config.RUNTIME_GATEWAY_TIMEOUT_MS,
   }
 }
 

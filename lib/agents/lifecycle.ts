@@ -117,7 +117,7 @@ export async function runLifecycle(services: Services, agent: Agent, action: Lif
     }
   } catch (e) {
     if (!(e instanceof RuntimeProviderError)) throw e
-    log.warn('agent.lifecycle_failed', { agentId: agent.id, action, provider: e.provider, status: e.status, ...errorFields(e) })
+    log.warn('agent.lifecycle_failed', { dependency: e.provider, agentId: agent.id, action, provider: e.provider, status: e.status, ...errorFields(e) })
     if (action !== 'reset-memory' && action !== 'factory-reset' && e.status !== 409) {
       const reason = e.status === 404 ? `${action} failed: runtime not found` : `${action} failed: ${e.message}`
       await recordStatus(services, agent, 'error', reason.slice(0, 500))

@@ -87,7 +87,7 @@ export const errorCodes = {
 
   // Upstreams
   CHAIN_UNAVAILABLE: 'The chain RPC did not answer.',
-  PROVIDER_UNAVAILABLE: 'An identity or calendar provider did not answer, or failed the call; nothing was changed.',
+  PROVIDER_UNAVAILABLE: 'An identity or calendar provider did not answer in time, or failed the call; nothing was changed. `Retry-After` says when to try again.',
   RUNTIME_UNAVAILABLE: 'The runtime provider, or the agent\'s runtime, did not answer or refused the call; a queued job is retried.',
   MAIL_UNAVAILABLE: 'The mail provider did not accept the message.',
   BACKEND_UNAVAILABLE: 'The backend API did not answer or failed (5xx); a queued job is retried.',
@@ -137,7 +137,7 @@ export const errorCodes = {
   PAYMENT_ALREADY_USED: 'The transaction already paid for something: each payment is used once.',
   SESSION_ACTIVE: 'The wallet already has a current (`active` or `live`) DJ session: end it first.',
   SESSION_ENDED: 'The DJ session has already ended another way: `status` says how.',
-  STREAMING_UNAVAILABLE: 'The streaming provider (Mux) did not answer in time or failed the call; nothing was kept.',
+  STREAMING_UNAVAILABLE: 'The streaming provider (Mux) did not answer in time or failed the call; nothing was kept. `Retry-After` says when to try again.',
   // Skills (spec 2 "Skills": `install_failed` is exact, as the `error` string)
   SKILL_BLOCKED: 'The safety scan blocked the skill: `scan.reasons` says why; it cannot be created or installed.',
   SKILL_LIMIT: 'The agent already holds the most skills it may (`limit`): uninstall one first.',

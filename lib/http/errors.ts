@@ -203,6 +203,13 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A REST peer (Mux, Google, CDP, a runtime) that did not answer, refused or failed, as its catalogue code: a 503
+ * carries `Retry-After` (the stores' `DEPENDENCY_RETRY_AFTER_SEC`), so a client waits as it does for the database.
+ */
+export const peerUnavailable = (code: ErrorCode, message?: string) =>
+  new ApiError(code, { message, headers: ERRORS[code][0] === 503 ? { 'Retry-After': String(DEPENDENCY_RETRY_AFTER_SEC) } : undefined })
+
 const errorBody = (error: string, code: ErrorCode, extra?: Record<string, unknown>) => ({ error, code, ...extra })
 
 /** The answer for `code` outside a throw (a Durable Object, the not-found handler): the catalogue's status and text. */

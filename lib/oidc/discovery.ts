@@ -33,14 +33,14 @@ export function issuerVariants(issuer: string): string[] {
  * The provider's discovery document, cached in kv for 24 h. Its `issuer` must be the configured one
  * (OpenID Connect Discovery §4.3), so a misdirected discovery URL never supplies keys for our issuer.
  */
-export async function getDiscovery(kv: Kv, url: string, expectedIssuer: string): Promise<Discovery> {
+export async function getDiscovery(kv: Kv, url: string, expectedIssuer: string, timeoutMs?: number): Promise<Discovery> {
   const key = discoveryCacheKey(url)
   const cached = DiscoveryDocument.safeParse(await kv.get(key))
   if (cached.success) return cached.data
-  const parsed = DiscoveryDocument.safeParse(await fetchProviderJson(url, 'discovery'))
-  if (!parsed.success) throw new OidcUnavailableError(`discovery: ${url} lacks the required endpoints`)
+  const parsed = DiscoveryDocument.safeParse(await fetchProviderJson(url, 'discovery', timeoutMs))
+  if (!parsed.success) throw new OidcUnavailableError('discovery: the document lacks the required endpoints')
   if (!sameIssuer(parsed.data.issuer, expectedIssuer)) {
-    throw new OidcUnavailableError(`discovery: ${url} names issuer ${parsed.data.issuer}, expected ${expectedIssuer}`)
+    throw new OidcUnavailableError('discovery: the document names another issuer')
   }
   await kv.set(key, parsed.data, { ttlMs: PROVIDER_CACHE_TTL_MS })
   return parsed.data

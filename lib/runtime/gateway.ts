@@ -27,8 +27,8 @@ export const DIAGNOSTIC_TIMEOUT_MS = 30_000
 // An agent's reply may take a model call or several: longer than a read.
 export const CHAT_TIMEOUT_MS = 60_000
 
-export function httpGateway(baseUrl: string, token: string, fetchImpl: typeof fetch = fetch): RuntimeGateway {
-  async function call<T>(method: string, path: string, body?: unknown, timeoutMs = GATEWAY_TIMEOUT_MS): Promise<T> {
+export function httpGateway(baseUrl: string, token: string, fetchImpl: typeof fetch = fetch, readTimeoutMs = GATEWAY_TIMEOUT_MS): RuntimeGateway {
+  async function call<T>(method: string, path: string, body?: unknown, timeoutMs = readTimeoutMs): Promise<T> {
     // The whole exchange, the answer's body included, within `timeoutMs`.
     const bound = deadline(timeoutMs)
     try {
@@ -41,7 +41,7 @@ export function httpGateway(baseUrl: string, token: string, fetchImpl: typeof fe
           signal: bound.signal,
         })
       } catch {
-        throw new RuntimeProviderError('Runtime unreachable', 502, 'runtime')
+        throw new RuntimeProviderError(bound.timedOut ? `Runtime did not answer within ${timeoutMs} ms` : 'Runtime unreachable', 502, 'runtime')
       }
       if (!res.ok) {
         await res.body?.cancel()

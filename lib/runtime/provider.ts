@@ -67,6 +67,8 @@ export interface RuntimeTarget {
   serviceId: string | null
   url: string | null
   gatewayToken: string | null
+  /** How long one gateway call (not chat, not a diagnostic) may take: `RUNTIME_GATEWAY_TIMEOUT_MS`; default GATEWAY_TIMEOUT_MS. */
+  gatewayTimeoutMs?: number
 }
 
 export interface DiagnosticResult {

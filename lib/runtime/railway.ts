@@ -42,7 +42,7 @@ import {
 export const RAILWAY_API_URL = 'https://backboard.railway.com/graphql/v2'
 /** Where the runtime's volume is mounted (issue #12: "volume at `/data`"). */
 export const RAILWAY_VOLUME_MOUNT = '/data'
-/** Per GraphQL call. */
+/** Per GraphQL call, its answer's body included, unless `timeoutMs` (`RAILWAY_TIMEOUT_MS`) says otherwise. */
 export const RAILWAY_TIMEOUT_MS = 15_000
 /** Lines of history `logs()` asks for first (the docs' example uses `limit: 500`). */
 export const RAILWAY_LOG_HISTORY = 500
@@ -63,6 +63,8 @@ export interface RailwayProviderOptions {
   tokenKind?: 'account' | 'team' | 'project'
   /** Poll interval of `logs()`; default RAILWAY_LOG_POLL_MS. */
   logPollMs?: number
+  /** How long one GraphQL call may take; default RAILWAY_TIMEOUT_MS. */
+  timeoutMs?: number
 }
 
 // --- the adapter ------------------------------------------------------------------------------------------------
@@ -136,13 +138,13 @@ export class RailwayProvider implements RuntimeProvider {
   }
 
   private fail(operation: string, message: string, status: RuntimeProviderError['status'] = 502): never {
-    log.warn('railway.call_failed', { operation, status })
+    log.warn('railway.call_failed', { dependency: 'railway', operation, status })
     throw new RuntimeProviderError(this.redact(message), status, 'railway')
   }
 
   private async gql<T>(operation: string, query: string, variables: Record<string, unknown>, signal?: AbortSignal): Promise<T> {
-    // Within RAILWAY_TIMEOUT_MS, the answer's body included, or until the caller's own `signal` aborts.
-    const bound = deadline(RAILWAY_TIMEOUT_MS, signal)
+    // Within the timeout (RAILWAY_TIMEOUT_MS), the answer's body included, or until the caller's own `signal` aborts.
+    const bound = deadline(this.opts.timeoutMs ?? RAILWAY_TIMEOUT_MS, signal)
     let res: Response
     let body: GraphQLBody | null
     try {
@@ -394,6 +396,6 @@ export class RailwayProvider implements RuntimeProvider {
     if (!target.url || !target.gatewayToken) {
       throw new RuntimeProviderError('The runtime has no recorded URL or gateway token', 409, 'railway')
     }
-    return httpGateway(target.url, target.gatewayToken, this.fetchImpl)
+    return httpGateway(target.url, target.gatewayToken, this.fetchImpl, target.gatewayTimeoutMs)
   }
 }

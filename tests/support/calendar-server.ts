@@ -7,7 +7,7 @@ import { listen } from './loopback'
  * orderBy=startTime, maxResults), events.insert, events.patch, events.delete (204; 404 unknown, 410 deleted),
  * events.quickAdd (`text` query parameter), freebusy.query. Errors are Google's `{error: {code, message, errors,
  * status}}`. Bearer tokens are accepted until `revokeSeenTokens()` (then 401 `authError`, as for an expired
- * token); `fail(status)` makes every call answer that status, `unreachable(true)` drops connections.
+ * token); `fail(status)` makes every call answer that status (a Google that does not answer: the fault proxy).
  * The base URL is `<url>` = `http://127.0.0.1:<port>/calendar/v3`.
  */
 
@@ -87,7 +87,6 @@ export async function startCalendarServer(opts: { calendarId?: string; timeZone?
   const revoked = new Set<string>()
   const requests: CalendarRequestLog[] = []
   let failing: number | null = null
-  let dropping = false
 
   const eventsOf = (id: string) => {
     let m = calendars.get(id)
@@ -122,7 +121,6 @@ export async function startCalendarServer(opts: { calendarId?: string; timeZone?
     const token = auth.startsWith('Bearer ') ? auth.slice(7) : null
     const path = url.pathname.startsWith(PREFIX) ? url.pathname.slice(PREFIX.length) : url.pathname
     requests.push({ method: req.method ?? '', path, query: Object.fromEntries(url.searchParams), body, token })
-    if (dropping) return req.socket.destroy()
     if (!token || revoked.has(token)) return sendError(res, 401)
     seen.add(token)
     if (failing) return sendError(res, failing)
@@ -243,13 +241,8 @@ export async function startCalendarServer(opts: { calendarId?: string; timeZone?
     fail(status: number | null) {
       failing = status
     },
-    /** Connections are dropped without an answer (Google unreachable) until `unreachable(false)`. */
-    unreachable(on: boolean) {
-      dropping = on
-    },
     reset() {
       failing = null
-      dropping = false
       requests.length = 0
     },
     close: loopback.close,

@@ -23,6 +23,11 @@ export interface FaultProxyOptions {
   target: string
   /** `tcp` relays bytes (Postgres, Redis); `http` relays requests (the REST peers), one fault decision per request. */
   mode: 'tcp' | 'http'
+  /**
+   * HTTP mode: forward the client's own `Host` header (a transparent proxy) instead of the target's, for a peer whose
+   * request signatures cover the host the client addressed (CDP's bearer tokens name `METHOD host/path`).
+   */
+  keepHost?: boolean
 }
 
 export interface FaultProxy {
@@ -125,7 +130,7 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
     for await (const c of req) chunks.push(c as Buffer)
     if (now.kind === 'delay') await later(now.ms)
     if (closed || req.socket.destroyed) return
-    const headers = { ...req.headers, host: `${target.host}:${target.port}` }
+    const headers = opts.keepHost ? req.headers : { ...req.headers, host: `${target.host}:${target.port}` }
     const up = httpRequest({ host: target.host, port: target.port, method: req.method, path: req.url, headers }, (answer) => {
       // One request per connection: a client's pooled connection never carries a request into a later fault.
       res.writeHead(answer.statusCode ?? 502, { ...answer.headers, connection: 'close' })

@@ -43,8 +43,9 @@ export const handler: RouteHandler<typeof route> = async (c) => {
   try {
     payload = await syncAgent(c.var.services, agent)
   } catch (e) {
-    if (e instanceof RuntimeProviderError) throw providerApiError(e)
-    throw e
+    if (!(e instanceof RuntimeProviderError)) throw e
+    log.warn('agent.sync_failed', { dependency: e.provider, agentId: agent.id, status: e.status, reason: e.message })
+    throw providerApiError(e)
   }
   log.info('agent.synced', { agentId: agent.id, skills: payload.skills.length, memories: payload.memories.length })
   return c.json({ success: true as const, agentId: agent.id, synced: { skills: payload.skills.length, memories: payload.memories.length, files: payload.files.length } }, 200)

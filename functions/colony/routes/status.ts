@@ -54,7 +54,10 @@ export const handler: RouteHandler<typeof route> = async (c) => {
     : answer.fallback
       ? { degraded: true as const, error: 'Primary soul host unavailable; a fallback served', detail: describe(answer.attempts.filter((a) => !a.ok)) }
       : {}
-  if (!answer.ok || answer.fallback) log.warn('colony.degraded', { action, detail: degraded.detail })
+  // Outcomes only, never the hosts (the answer's `detail` names their origins, as the spec has it; a log does not).
+  if (!answer.ok || answer.fallback) {
+    log.warn('colony.degraded', { dependency: 'soul_host', action, served: answer.ok ? 'fallback' : 'none', outcomes: answer.attempts.map((a) => a.detail) })
+  }
   const data = answer.ok ? answer.data : {}
   return c.json(action === 'soul' ? { ...soulState(data), ...degraded } : { ...colonyTree(data), ...degraded }, 200)
 }

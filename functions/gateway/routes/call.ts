@@ -140,6 +140,8 @@ async function serve(c: Parameters<typeof handler>[0]) {
   try {
     answer = await callPlugin({ ...plugin, url }, payload, { accept: c.req.header('accept'), timeoutMs: config.GATEWAY_UPSTREAM_TIMEOUT_MS })
   } catch (e) {
+    // The upstream failed the call (refused, no answer in time, a redirect, a broken answer): named, never its URL.
+    if (e instanceof ApiError && e.code === 'NO_PLUGIN') log.warn('gateway.upstream_unavailable', { dependency: 'plugin_upstream', pluginId: plugin.id, reason: e.extra?.message })
     await refund(payment, plugin.id)
     throw e
   }

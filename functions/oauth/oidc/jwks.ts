@@ -18,7 +18,7 @@ export const jwksCacheKey = (uri: string) => `oidc:jwks:${uri}`
 
 async function fetchJwks(kv: Kv, uri: string): Promise<CachedJwks> {
   const doc = (await fetchProviderJson(uri, 'jwks')) as Partial<JSONWebKeySet> | null
-  if (!doc || !Array.isArray(doc.keys)) throw new OidcUnavailableError(`jwks: ${uri} has no keys array`)
+  if (!doc || !Array.isArray(doc.keys)) throw new OidcUnavailableError('jwks: the document has no keys array')
   const cached = { jwks: { keys: doc.keys }, fetchedAt: Date.now() }
   await kv.set(jwksCacheKey(uri), cached, { ttlMs: PROVIDER_CACHE_TTL_MS })
   return cached

@@ -52,7 +52,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     return await complete(c, c.req.valid('query'))
   } catch (e) {
     if (e instanceof SignInFailure) return loginRedirect(c, e.code)
-    log.error('oauth.google_callback_failed', { requestId: c.var.requestId, ...errorFields(e) })
+    log.error('oauth.google_callback_failed', { ...(e instanceof OidcUnavailableError ? { dependency: 'google' } : {}), requestId: c.var.requestId, ...errorFields(e) })
     return loginRedirect(c, e instanceof OidcUnavailableError ? 'GoogleUnavailable' : 'OAuthCallbackError')
   }
 }
@@ -102,7 +102,7 @@ const TokenResponse = z.object({
 })
 
 /** Authorization code + PKCE verifier at the token endpoint, client authenticated with client_secret_post. */
-async function exchangeCode(discovery: Discovery, client: { id: string; secret: string }, code: string, pending: PendingSignIn) {
+async function exchangeCode(discovery: Discovery, client: { id: string; secret: string; timeoutMs: number }, code: string, pending: PendingSignIn) {
   const body = new URLSearchParams({
     grant_type: 'authorization_code',
     code,
@@ -111,7 +111,7 @@ async function exchangeCode(discovery: Discovery, client: { id: string; secret: 
     client_secret: client.secret,
     code_verifier: pending.verifier,
   })
-  const bound = deadline(10_000)
+  const bound = deadline(client.timeoutMs)
   try {
     const res = await fetch(discovery.token_endpoint, {
       method: 'POST',
@@ -125,7 +125,7 @@ async function exchangeCode(discovery: Discovery, client: { id: string; secret: 
     }
     return TokenResponse.parse(await res.json())
   } catch (e) {
-    log.warn('oauth.google_token_exchange_failed', errorFields(e))
+    log.warn('oauth.google_token_exchange_failed', { dependency: 'google', ...errorFields(e) })
     throw new SignInFailure('TokenExchangeFailed')
   } finally {
     bound.clear()

@@ -51,7 +51,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v)
     return c.redirect(url.toString(), 302)
   } catch (e) {
-    log.error('oauth.google_start_failed', { requestId: c.var.requestId, ...errorFields(e) })
+    log.error('oauth.google_start_failed', { ...(e instanceof OidcUnavailableError ? { dependency: 'google' } : {}), requestId: c.var.requestId, ...errorFields(e) })
     return loginRedirect(c, e instanceof OidcUnavailableError ? 'GoogleUnavailable' : 'OAuthCallbackError')
   }
 }

@@ -4,7 +4,7 @@ import { eq } from 'drizzle-orm'
 import { errors } from 'jose'
 import type { AppEnv } from '../../../lib/context'
 import { asService } from '../../../lib/db/rls'
-import { ApiError } from '../../../lib/http/errors'
+import { ApiError, peerUnavailable } from '../../../lib/http/errors'
 import { errorResponse } from '../../../lib/http/openapi'
 import { issuerVariants, OidcUnavailableError, verifyProviderJwt } from '../oidc'
 import { securityEvents } from '../../../schema'
@@ -66,8 +66,8 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   } catch (e) {
     if (e instanceof errors.JOSEError) throw new ApiError('INVALID_SECURITY_EVENT', INVALID)
     if (!(e instanceof OidcUnavailableError)) throw e // a store failure is ours, not the token's
-    log.error('oauth.risc_provider_unavailable', { requestId: c.var.requestId, ...errorFields(e) })
-    throw new ApiError('PROVIDER_UNAVAILABLE', 'Identity provider unavailable')
+    log.error('oauth.risc_provider_unavailable', { dependency: 'google', requestId: c.var.requestId, ...errorFields(e) })
+    throw peerUnavailable('PROVIDER_UNAVAILABLE', 'Identity provider unavailable')
   }
   const set = SecurityEventToken.safeParse(claims)
   if (!set.success) throw new ApiError('INVALID_SECURITY_EVENT', INVALID)

@@ -5,7 +5,7 @@ import { requireSessionSecret } from '../../../lib/auth/csrf'
 import { walletProofDoc } from '../../../lib/auth/wallet-proof'
 import { baseClient } from '../../../lib/chain'
 import type { AppEnv } from '../../../lib/context'
-import { ApiError } from '../../../lib/http/errors'
+import { ApiError, peerUnavailable } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limitedRoute } from '../../../lib/http/rate-limit'
@@ -69,7 +69,7 @@ export const route = createRoute(
       403: errorResponse('`A smart wallet is required` (`SMART_WALLET_REQUIRED`)'),
       409: errorResponse('`This wallet already has an active session` (`SESSION_ACTIVE`); or `This transaction has already been used` (`PAYMENT_ALREADY_USED`)'),
       500: errorResponse('`Session secret not configured` (`MISCONFIGURED`)'),
-      503: errorResponse('`Chain unavailable` (`CHAIN_UNAVAILABLE`, also when a smart wallet\'s proof cannot be checked); or Mux failed: `Streaming provider unavailable` (`STREAMING_UNAVAILABLE`), nothing kept; or `Streaming not configured` (Mux token) or `Radio payments not configured` (no `PAYMENT_RECIPIENT`, when the fee is needed) (`NOT_CONFIGURED`)'),
+      503: errorResponse('`Chain unavailable` (`CHAIN_UNAVAILABLE`, also when a smart wallet\'s proof cannot be checked); or Mux failed: `Streaming provider unavailable` (`STREAMING_UNAVAILABLE`, with `Retry-After`), nothing kept; or `Streaming not configured` (Mux token) or `Radio payments not configured` (no `PAYMENT_RECIPIENT`, when the fee is needed) (`NOT_CONFIGURED`)'),
     },
   }),
 )
@@ -123,9 +123,9 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   try {
     stream = await mux.createLiveStream({ passthrough: sessionId, maxContinuousSec: MAX_SESSION_SEC })
   } catch (e) {
-    log.error('radio.stream_not_created', { requestId, sessionId, ...errorFields(e) })
+    log.error('radio.stream_not_created', { dependency: 'mux', requestId, sessionId, ...errorFields(e) })
     await discard(sessionId)
-    throw new ApiError('STREAMING_UNAVAILABLE')
+    throw peerUnavailable('STREAMING_UNAVAILABLE')
   }
   try {
     await attachStream(db, sessionId, stream.id, playbackIdOf(stream)!)

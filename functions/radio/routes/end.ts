@@ -4,7 +4,7 @@ import { getAddress } from 'viem'
 import { createMiddleware } from 'hono/factory'
 import { requireSessionSecret } from '../../../lib/auth/csrf'
 import type { AppEnv } from '../../../lib/context'
-import { ApiError } from '../../../lib/http/errors'
+import { ApiError, peerUnavailable } from '../../../lib/http/errors'
 import { limits } from '../../../lib/http/limits'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { limitedRoute } from '../../../lib/http/rate-limit'
@@ -59,7 +59,7 @@ export const route = createRoute(
       409: errorResponse('Ended another way already: `Session already ended` (`SESSION_ENDED`, with `status`)'),
       415: errorResponse('A body that is not JSON'),
       500: errorResponse('`Session secret not configured` (`MISCONFIGURED`)'),
-      503: errorResponse('Mux failed: `Streaming provider unavailable` (`STREAMING_UNAVAILABLE`), nothing changed; or `Streaming not configured` (`NOT_CONFIGURED`)'),
+      503: errorResponse('Mux failed or gave no answer within `MUX_TIMEOUT_MS`: `Streaming provider unavailable` (`STREAMING_UNAVAILABLE`, with `Retry-After`), nothing changed; or `Streaming not configured` (`NOT_CONFIGURED`)'),
     },
   }),
 )
@@ -79,8 +79,8 @@ export const handler: RouteHandler<typeof route, DjEnv> = async (c) => {
     })
   } catch (e) {
     if (!(e instanceof MuxError)) throw e
-    log.error('radio.end_failed', { requestId: c.var.requestId, sessionId: token.sessionId, status: e.status, reason: e.message })
-    throw new ApiError('STREAMING_UNAVAILABLE')
+    log.error('radio.end_failed', { dependency: 'mux', requestId: c.var.requestId, sessionId: token.sessionId, status: e.status, reason: e.message })
+    throw peerUnavailable('STREAMING_UNAVAILABLE')
   }
   if (result.outcome === 'not_found') throw new ApiError('NOT_FOUND', 'Stream not found')
   const { session } = result

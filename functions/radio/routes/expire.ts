@@ -1,6 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
-import { ApiError } from '../../../lib/http/errors'
+import { ApiError, peerUnavailable } from '../../../lib/http/errors'
 import { errorResponse, ok } from '../../../lib/http/openapi'
 import { queueReceiverRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
@@ -26,7 +26,7 @@ export const route = queueReceiverRoute({
   request: { body: jsonBody(ExpireMessage) },
   responses: {
     200: ok(ExpireResultSchema),
-    503: errorResponse('Mux failed on the named session: `Streaming provider unavailable` (`STREAMING_UNAVAILABLE`), retried; or `Streaming not configured` (`NOT_CONFIGURED`)'),
+    503: errorResponse('Mux failed on the named session: `Streaming provider unavailable` (`STREAMING_UNAVAILABLE`, with `Retry-After`), retried; or `Streaming not configured` (`NOT_CONFIGURED`)'),
   },
 })
 
@@ -40,7 +40,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     return c.json({ ok: true as const, ...done }, 200)
   } catch (e) {
     if (!(e instanceof MuxError)) throw e
-    log.error('radio.expire_failed', { requestId: c.var.requestId, sessionId, status: e.status, reason: e.message })
-    throw new ApiError('STREAMING_UNAVAILABLE')
+    log.error('radio.expire_failed', { dependency: 'mux', requestId: c.var.requestId, sessionId, status: e.status, reason: e.message })
+    throw peerUnavailable('STREAMING_UNAVAILABLE')
   }
 }

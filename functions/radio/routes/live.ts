@@ -22,11 +22,11 @@ export const route = createRoute(
       'the longest-running DJ. `availability` is `live` with a DJ on air, else `idle`. When Mux cannot be reached ' +
       '(not configured, an error, or no answer within `MUX_TIMEOUT_MS`) the answer is still 200, built from the ' +
       'session records the webhooks marked `live` (unexpired), with `availability: degraded`, `source: ' +
-      "session-cache` and an `error` string. 500 only when the database fails too. The answer is cached for " +
+      "session-cache` and an `error` string. 503 only when the database fails too. The answer is cached for " +
       `${LIVE_CACHE_MS / 1000} s (Mux limits API reads).`,
     responses: {
       200: ok(LiveViewSchema),
-      503: errorResponse('Neither Mux nor the session records could be read: `Radio status unavailable` (`STREAMING_UNAVAILABLE`)'),
+      503: errorResponse('Neither Mux nor the session records could be read: `Radio status unavailable` (`STREAMING_UNAVAILABLE`, with `Retry-After`)'),
     },
   }),
 )

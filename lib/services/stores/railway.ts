@@ -10,4 +10,5 @@ export const railwayStore = (config: Config) =>
     environmentId: config.RAILWAY_ENVIRONMENT_ID ?? notConfigured('Runtime provider'),
     tokenKind: config.RAILWAY_TOKEN_KIND,
     apiUrl: config.RAILWAY_API_URL,
+    timeoutMs: config.RAILWAY_TIMEOUT_MS,
   })

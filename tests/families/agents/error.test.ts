@@ -130,27 +130,11 @@ describe('plan limits', () => {
   })
 
   describe('provider failures', () => {
-    it('a failing lifecycle call → 502 RUNTIME_UNAVAILABLE and the agent is stored in status error with the reason', async () => {
-      await withServices(h, { runtimes: deadProvider() }, async () => {
-        await expectError(await call(h, 'POST', `/api/agents/${aliceAgent.id}/restart`, { user: alice }), 502, { code: 'RUNTIME_UNAVAILABLE' })
-      })
-      const row = await storedAgent(h, aliceAgent.id)
-      expect(row.status).toBe('error')
-      expect(row.statusReason).toMatch(/^restart failed/)
-    })
-
-    it('DELETE with a failing provider → 502; the record is kept (status error); with the provider back it goes', async () => {
-      await withServices(h, { runtimes: deadProvider() }, async () => {
-        await expectError(await call(h, 'DELETE', `/api/agents/${aliceAgent.id}`, { user: alice }), 502, { code: 'RUNTIME_UNAVAILABLE' })
-      })
-      expect((await storedAgent(h, aliceAgent.id)).status).toBe('error')
-      expect((await call(h, 'DELETE', `/api/agents/${aliceAgent.id}`, { user: alice })).status).toBe(200)
-      expect(await storedAgent(h, aliceAgent.id)).toBeUndefined()
-    })
-
+    // A lifecycle call or a delete while Railway is refused or never answers: dependencies.test.ts (behind the fault proxy).
     it('provisioning with a failing provider → 502 and an `error` record; its lifecycle is 404 (no runtime); delete still removes it', async () => {
+      // Room under alice's plan (one agent): her first agent goes, the failed provision is then her only record.
+      expect((await call(h, 'DELETE', `/api/agents/${aliceAgent.id}`, { user: alice })).status).toBe(200)
       const res = await withServices(h, { runtimes: deadProvider() }, async () => call(h, 'POST', '/api/provision', { user: alice, body: { name: 'doomed' } }))
-      // alice's first agent was deleted above: the failed provision is her only record
       await expectError(res, 502, { error: 'Runtime provider unavailable', code: 'RUNTIME_UNAVAILABLE' })
       const list = (await (await call(h, 'GET', '/api/agents', { user: alice })).json()) as { agents: AgentJson[] }
       expect(list.agents).toHaveLength(1)

@@ -18,7 +18,6 @@ export type Behaviour =
   | 'audio' // audio/mpeg bytes
   | 'teapot' // 418 with a JSON body of its own
   | 'fail' // 500
-  | 'hang' // never answers
   | 'stall' // one event, then nothing, never ends
   | 'gated' // one event, then the rest only once `release()` is called
   | 'redirect'
@@ -70,8 +69,6 @@ export async function startPluginServer() {
         return json(res, 418, { error: 'short and stout' })
       case 'fail':
         return json(res, 500, { error: 'plugin crashed' })
-      case 'hang':
-        return // never answers
       case 'stall':
         res.writeHead(200, { 'content-type': 'text/event-stream' })
         return res.write('data: {"n":1}\n\n')

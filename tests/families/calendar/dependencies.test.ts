@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest'
+import type { Config } from '../../../lib/config'
+import { discoveryCacheKey } from '../../../lib/oidc/discovery'
+import { type FaultProxy, startFaultProxy, underFault } from '../../support/fault-proxy'
+import { useFixture } from '../../support/harness'
+import { leaksDetail, useLogLines } from '../../support/log-lines'
+import { call } from '../../support/requests'
+import { calendarOf, connect, getCalendar, location, postCalendar, startStack } from './helpers'
+
+/** Each call to Google gives up after this long (`GOOGLE_TIMEOUT_MS`): a Google that never answers fails the request in time. */
+const GOOGLE_TIMEOUT_MS = 400
+/** The bound on an answer while Google is down: the call's deadline, and room for a loaded machine. */
+const ANSWER_WITHIN_MS = GOOGLE_TIMEOUT_MS + 1500
+const UNAVAILABLE = { error: 'Calendar provider unavailable', code: 'PROVIDER_UNAVAILABLE' }
+const FAULTS = ['refuse', 'blackhole'] as const
+const CREATE = { action: 'create-event', title: 'Sync', start: '2026-03-05T10:00:00Z', end: '2026-03-05T11:00:00Z' }
+
+/**
+ * Google behind fault proxies, refused (connections refused) and blackholed (accepted, never answered), README "When
+ * a dependency fails": the Calendar API in front of every calendar call, the discovery document in front of
+ * connecting a calendar and Google sign-in. Calendar routes answer 503 `PROVIDER_UNAVAILABLE` with `Retry-After`
+ * within `GOOGLE_TIMEOUT_MS`, nothing created or changed, one log line naming Google; sign-in goes to the spec's
+ * `/login?error=GoogleUnavailable`; the same requests succeed once Google is back.
+ */
+const s = useFixture(async () => {
+  const stack = await startStack()
+  const api = await startFaultProxy({ target: stack.cal.url, mode: 'http' })
+  const discovery = await startFaultProxy({ target: stack.oidc.discoveryUrl, mode: 'http' })
+  const config = stack.h.services.config as Config
+  Object.assign(config, {
+    GOOGLE_CALENDAR_API_URL: `${api.url}${new URL(stack.cal.url).pathname}`,
+    GOOGLE_DISCOVERY_URL: `${discovery.url}${new URL(stack.oidc.discoveryUrl).pathname}`,
+  })
+  await connect(stack, stack.h.users.alice)
+  return {
+    ...stack,
+    api,
+    discovery,
+    config,
+    async close() {
+      await api.close()
+      await discovery.close()
+      await stack.close()
+    },
+  }
+})
+const logs = useLogLines()
+
+/** Runs `fn` with `proxy` under `fault` and Google's short deadline (the calls that succeed keep the default). */
+async function whileDown<T>(proxy: FaultProxy, fault: (typeof FAULTS)[number], fn: () => T | Promise<T>) {
+  const saved = s.config.GOOGLE_TIMEOUT_MS
+  s.config.GOOGLE_TIMEOUT_MS = GOOGLE_TIMEOUT_MS
+  try {
+    return await underFault(proxy, fault, fn)
+  } finally {
+    s.config.GOOGLE_TIMEOUT_MS = saved
+  }
+}
+
+async function expectUnavailable(res: Response, ms: number, event: string) {
+  expect(res.status).toBe(503)
+  expect(res.headers.get('retry-after')).toBe('5')
+  expect(await res.json()).toEqual(UNAVAILABLE)
+  expect(ms).toBeLessThan(ANSWER_WITHIN_MS)
+  const lines = logs.events(event)
+  expect(lines).toHaveLength(1)
+  expect(lines[0]).toMatchObject({ dependency: 'google' })
+  expect(leaksDetail(lines[0])).toBe(false)
+}
+
+describe('calendar while the Google Calendar API is down', () => {
+  const CALLS = [
+    ['list', () => getCalendar(s.h, s.h.users.alice, '?action=list')],
+    ['availability', () => getCalendar(s.h, s.h.users.alice, '?action=availability')],
+    ['create-event', () => postCalendar(s.h, s.h.users.alice, CREATE)],
+    ['quick-add', () => postCalendar(s.h, s.h.users.alice, { action: 'quick-add', text: 'Lunch' })],
+  ] as const
+
+  for (const fault of FAULTS) {
+    it.each(CALLS)(`%s while the API is ${fault}d → 503 in time, nothing created; then it answers`, async (_name, send) => {
+      const events = s.cal.events(calendarOf(s.h.users.alice).id).length
+      const { value: res, ms } = await whileDown(s.api, fault, send)
+      await expectUnavailable(res, ms, 'calendar.provider_failed')
+      expect(s.cal.events(calendarOf(s.h.users.alice).id).length).toBe(events)
+
+      const again = await send()
+      expect(again.status, await again.clone().text()).toBeLessThan(300)
+    })
+  }
+})
+
+describe("Google's discovery document down", () => {
+  const forget = () => s.h.services.kv.del(discoveryCacheKey(s.config.GOOGLE_DISCOVERY_URL!))
+
+  it.each(FAULTS)('connecting a calendar while discovery is %sd → 503 in time; then the consent URL', async (fault) => {
+    await forget()
+    const connectCall = () => call(s.h, 'POST', '/api/calendar', { user: s.h.users.bob, body: { action: 'connect' } })
+    const { value: res, ms } = await whileDown(s.discovery, fault, connectCall)
+    await expectUnavailable(res, ms, 'calendar.discovery_failed')
+
+    const again = await connectCall()
+    expect(again.status).toBe(200)
+    expect((await again.json()).authUrl).toMatch(/^http/)
+  })
+
+  it.each(FAULTS)('Google sign-in while discovery is %sd → 302 to /login?error=GoogleUnavailable in time; then to Google', async (fault) => {
+    await forget()
+    const start = () => s.h.web.request('/api/auth/google')
+    const { value: res, ms } = await whileDown(s.discovery, fault, start)
+    expect(ms).toBeLessThan(ANSWER_WITHIN_MS)
+    expect(res.status).toBe(302)
+    const to = location(res)
+    expect(to.pathname).toBe('/login')
+    expect(to.searchParams.get('error')).toBe('GoogleUnavailable')
+    const lines = logs.events('oauth.google_start_failed')
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatchObject({ dependency: 'google' })
+    expect(leaksDetail(lines[0])).toBe(false)
+
+    const again = await start()
+    expect(again.status).toBe(302)
+    expect(location(again).pathname).not.toBe('/login')
+  })
+})
