@@ -43,7 +43,9 @@ export function openApiDocument(documented: Router, title: string, version = 'v0
         'Rate-limited answers are 429 with `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) ' +
         'and `Retry-After` (`RATE_LIMITED`); every response that passed a limiter carries the three `RateLimit-*` headers. ' +
         'A known path asked with a method it does not take is 405 (`METHOD_NOT_ALLOWED`) with `Allow`; an unknown path ' +
-        'is 404 (`NOT_FOUND`). A trailing slash names the same route (`/api/keys/` is `/api/keys`), with no redirect.\n\n' +
+        'is 404 (`NOT_FOUND`). A trailing slash names the same route (`/api/keys/` is `/api/keys`), with no redirect. ' +
+        'On any route that uses them, a database or key-value store that does not answer is 503 `{error, code: ' +
+        '"DATABASE_UNAVAILABLE"}` or `"KV_UNAVAILABLE"`, with `Retry-After`.\n\n' +
         '## Error codes\n\n' +
         'Each code has one HTTP status, given beside it.\n\n' +
         Object.entries(errorCodes)

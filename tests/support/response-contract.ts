@@ -26,6 +26,7 @@ const ANY_ROUTE: Record<string, string[]> = {
   '413': ['PAYLOAD_TOO_LARGE'],
   '415': ['UNSUPPORTED_MEDIA_TYPE'],
   '500': ['INTERNAL'],
+  '503': ['DATABASE_UNAVAILABLE', 'KV_UNAVAILABLE'],
 }
 /** A known path asked with a method it does not take (with `Allow`), and an unknown path. */
 const WRONG_METHOD = { status: '405', code: 'METHOD_NOT_ALLOWED' }
@@ -144,9 +145,14 @@ export class Contract {
     const types = Object.keys(content)
     if (types.length === 0 || method === 'HEAD' || res.status === 101 || (res.status >= 300 && res.status < 400)) return
     const type = mediaType(res.headers.get('content-type'))
-    const declared = types.find((t) => mediaType(t) === type)
+    // The exact type first, then a range (`audio/*`, `*/*`): a range documents bytes, never a JSON schema to check.
+    const declared =
+      types.find((t) => mediaType(t) === type) ??
+      types.find((t) => mediaType(t) === `${type.split('/')[0]}/*`) ??
+      types.find((t) => mediaType(t) === '*/*')
     if (!declared) return fail(`content type \`${type || '(none)'}\`, documented: ${types.join(', ')}`)
-    if (!isJson(type) || !content[declared].schema) return // streams and binary bodies: the type is what is documented
+    // Streams and binary bodies: the type is what is documented.
+    if (!isJson(type) || mediaType(declared) !== type || !content[declared].schema) return
     const statusKey = op.responses[status] ? status : 'default'
     const at = `/${pointer('paths', op.path, op.method.toLowerCase(), 'responses', statusKey, 'content', declared, 'schema')}`
     await this.checkBody(res, at, fail)
