@@ -45,7 +45,8 @@ interface Op {
 const mediaType = (value: string | null) => (value ?? '').split(';')[0].trim().toLowerCase()
 const isJson = (type: string) => type === 'application/json' || type.endsWith('+json')
 const pointer = (...parts: string[]) => parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')
-const trimSlash = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path)
+/** A trailing slash names the same route (the document says so); the app reads `/api/x//` as `/api/x` too. */
+const trimSlash = (path: string) => path.replace(/(.)\/+$/, '$1')
 
 export interface ContractOptions {
   /** Paths the document does not describe on purpose (the document itself, its docs page): not checked. */

@@ -100,6 +100,8 @@ export const route = createRoute(
           description:
             '`internal` (`GATEWAY_INTERNAL`): an unexpected failure, or `GATEWAY_PLUGINS` is invalid; `message` says which. Or the plugin’s own 500, relayed as is (and refunded)',
           content: { 'application/json': { schema: z.union([GatewayErrorSchema, PluginAnswerSchema]) }, '*/*': anyBytes },
+          // A third party's answer, passed on unchanged: the one error answer that need not carry `code`.
+          'x-relayed': true,
         },
         502: gatewayErrorResponse('`no_plugin` (`NO_PLUGIN`): no upstream configured, no answer within the timeout, unreachable, a redirect, or a broken or oversized answer'),
         503: gatewayErrorResponse('MPP: the chain did not answer, nothing was used (`CHAIN_UNAVAILABLE`, `Retry-After`); or a store is not configured (`NOT_CONFIGURED`)'),
