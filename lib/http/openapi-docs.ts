@@ -112,8 +112,8 @@ export const OFFLINE_PAGE = {
   // Scalar's services, should any control still name one: this origin instead (the proxy stays unset: try-it
   // requests go straight to the documented server, which is this origin).
   externalUrls: { dashboardUrl: '/', registryUrl: '/', proxyUrl: '/', apiBaseUrl: '/' },
-  // The sidebar's "Powered by Scalar" link leaves the page for scalar.com.
-  customCss: '.darklight-reference-promo, a[href^="https://www.scalar.com"] { display: none !important; }',
+  // Links that leave the page: the sidebar's "Powered by Scalar" (scalar.com), and the try-it's status code (MDN).
+  customCss: '.darklight-reference-promo, a[href^="https://www.scalar.com"], a[href^="https://developer.mozilla.org"] { display: none !important; }',
 } as const
 
 function servePage(router: Router, { title, docPath, pagePath }: { title: string; docPath: string; pagePath: string }) {
