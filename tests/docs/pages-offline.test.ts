@@ -153,4 +153,30 @@ suite(chromiumInstalled ? TITLE : `${TITLE}: skipped: chromium not installed`, (
         await context.close()
       }
     }, 90_000)
+
+  it('web API: the sign-up example the page generates (Shell, curl) signs up as pasted', async () => {
+    const base = origin.web
+    const context = await browser.newContext()
+    context.setDefaultTimeout(30_000)
+    await context.route('**/*', (route) => (new URL(route.request().url()).origin === base ? route.continue() : route.abort('internetdisconnected')))
+    try {
+      const page = await context.newPage()
+      await page.goto(`${base}/api/docs`)
+      await page.getByRole('button', { name: 'Open Group - Auth' }).click()
+      await page.locator('aside').getByText('Sign up', { exact: true }).click()
+      const example = page.locator('[id$="/POST/api/register"]').locator('pre', { hasText: 'curl http' }).first()
+      const command = (await example.innerText()).trim()
+      expect(command).toMatch(new RegExp(`^curl ${base}/api/register`))
+      const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) =>
+        execFile('sh', ['-c', `${command} --silent --show-error --write-out '\n%{http_code}'`], { timeout: 20_000 }, (err, stdout, stderr) =>
+          err ? reject(new Error(`${err.message}: ${stderr}`)) : resolve({ stdout }),
+        ),
+      )
+      const [body, status] = [stdout.slice(0, stdout.lastIndexOf('\n')), stdout.slice(stdout.lastIndexOf('\n') + 1)]
+      expect(status, body).toBe('201')
+      expect(JSON.parse(body)).toMatchObject({ email: 'new-user@example.com', name: 'New User' })
+    } finally {
+      await context.close()
+    }
+  }, 90_000)
 })
