@@ -113,7 +113,7 @@ export const OFFLINE_PAGE = {
   // requests go straight to the documented server, which is this origin).
   externalUrls: { dashboardUrl: '/', registryUrl: '/', proxyUrl: '/', apiBaseUrl: '/' },
   // Links that leave the page: the sidebar's "Powered by Scalar" (scalar.com), and the try-it's status code (MDN).
-  customCss: '.darklight-reference-promo, a[href^="https://www.scalar.com"], a[href^="https://developer.mozilla.org"] { display: none !important; }',
+  customCss: '.darklight-reference-promo, a[href*="www.scalar.com"], a[href*="developer.mozilla.org"] { display: none !important; }',
 } as const
 
 function servePage(router: Router, { title, docPath, pagePath }: { title: string; docPath: string; pagePath: string }) {

@@ -134,9 +134,9 @@ suite(chromiumInstalled ? TITLE : `${TITLE}: skipped: chromium not installed`, (
         expect((await answered).status()).toBe(200)
         await page.keyboard.press('Escape')
 
-        // None of the controls that call Scalar's services is there; no visible link leaves the origin.
+        // None of the controls that call Scalar's services is there; no visible link leaves the origin (the sidebar's
+        // "Powered by Scalar", the try-it's status code to MDN).
         for (const name of CALLING_OUT) expect(await page.getByRole('button', { name, exact: true }).count(), `"${name}" button`).toBe(0)
-        expect(await page.getByText('Powered by Scalar').isVisible()).toBe(false)
         const offsite = await page.evaluate(() =>
           [...document.querySelectorAll<HTMLAnchorElement>('a[href]')]
             .filter((a) => a.offsetParent !== null && a.protocol.startsWith('http') && a.origin !== location.origin)
