@@ -31,6 +31,8 @@ const ANY_ROUTE: Record<string, string[]> = {
 /** A known path asked with a method it does not take (with `Allow`), and an unknown path. */
 const WRONG_METHOD = { status: '405', code: 'METHOD_NOT_ALLOWED' }
 const UNKNOWN_PATH = { status: '404', code: 'NOT_FOUND' }
+/** The error envelope every document registers (lib/http/openapi.ts `ErrorSchema`). */
+const ERROR_SCHEMA = '/components/schemas/Error'
 
 interface Op {
   method: string
@@ -104,10 +106,6 @@ export class Contract {
     return v
   }
 
-  private errorSchemaAt() {
-    return '/components/schemas/Error'
-  }
-
   /** Throws a `ContractViolation` when `res`, the answer to `req`, differs from the document. */
   async check(req: Request, res: Response): Promise<void> {
     const method = req.method.toUpperCase()
@@ -168,7 +166,7 @@ export class Contract {
   private async checkError(res: Response, codes: string[], fail: (what: string) => never) {
     const type = mediaType(res.headers.get('content-type'))
     if (!isJson(type)) fail(`content type \`${type || '(none)'}\`, documented: application/json (the error shape)`)
-    const body = await this.checkBody(res, this.errorSchemaAt(), fail)
+    const body = await this.checkBody(res, ERROR_SCHEMA, fail)
     if (!codes.includes(body?.code)) fail(`code \`${body?.code}\`, the document's answer for it is ${codes.map((c) => `\`${c}\``).join(' or ')}`)
   }
 
