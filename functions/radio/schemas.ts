@@ -78,7 +78,7 @@ export const LiveViewSchema = z
   .object({
     djs: z.array(LiveDjSchema).max(100).openapi({ description: 'On air, longest-running first' }),
     count: z.number().int().min(0).max(100).openapi({ format: 'int32' }),
-    primaryDj: LiveDjSchema.nullable().openapi({ description: 'The longest-running DJ (the first of `djs`), or null' }),
+    primaryDj: z.union([LiveDjSchema, z.null()]).openapi({ description: 'The longest-running DJ (the first of `djs`), or null' }),
     availability: z.enum(['live', 'idle', 'degraded']),
     error: z.string().max(256).optional().openapi({ description: 'Only when `degraded`: why Mux was not asked' }),
     distribution: z.object({

@@ -13,7 +13,8 @@ export const DEFAULT_PAGE = 100
 
 const iso = () => z.string().max(64).openapi({ format: 'date-time' })
 const id = (description: string) => z.string().max(255).openapi({ description })
-const jsonObject = z.record(z.string().max(200), z.unknown()).openapi({ type: 'object', maxProperties: 100 })
+/** A JSON object or null (`mcpConfig`, `widgetConfig`): the document's type says both, as the answers do. */
+const jsonObject = z.record(z.string().max(200), z.unknown()).nullable().openapi({ type: ['object', 'null'], maxProperties: 100 })
 
 export const ScanSchema = z
   .object({
@@ -48,9 +49,9 @@ export const SkillSchema = z
     userRating: z.number().int().min(1).max(5).nullable().openapi({ format: 'int32', description: 'The caller’s rating; null when none or without a session' }),
     hasDownload: z.boolean().openapi({ description: 'Whether `GET /api/skills/{skillId}/download` has something to answer (code, MCP server or widget)' }),
     mcpEnabled: z.boolean(),
-    mcpConfig: jsonObject.nullable(),
+    mcpConfig: jsonObject,
     widgetUrl: z.string().max(2048).nullable(),
-    widgetConfig: jsonObject.nullable(),
+    widgetConfig: jsonObject,
     scan: ScanSchema,
     createdAt: iso(),
     updatedAt: iso(),
@@ -209,9 +210,9 @@ export const ManifestSchema = z
       author: z.string().max(256).nullable(),
       code: z.string().max(SKILL_LIMITS.code).nullable(),
       mcpEnabled: z.boolean(),
-      mcpConfig: jsonObject.nullable(),
+      mcpConfig: jsonObject,
       widgetUrl: z.string().max(2048).nullable(),
-      widgetConfig: jsonObject.nullable(),
+      widgetConfig: jsonObject,
     }),
   })
   .openapi('SkillManifest')

@@ -43,7 +43,9 @@ export function openApiDocument(documented: Router, title: string, version = 'v0
         'Rate-limited answers are 429 with `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) ' +
         'and `Retry-After` (`RATE_LIMITED`); every response that passed a limiter carries the three `RateLimit-*` headers. ' +
         'A known path asked with a method it does not take is 405 (`METHOD_NOT_ALLOWED`) with `Allow`; an unknown path ' +
-        'is 404 (`NOT_FOUND`). A trailing slash names the same route (`/api/keys/` is `/api/keys`), with no redirect.\n\n' +
+        'is 404 (`NOT_FOUND`). A trailing slash names the same route (`/api/keys/` is `/api/keys`), with no redirect. ' +
+        'On any route that uses them, a database or key-value store that does not answer is 503 `{error, code: ' +
+        '"DATABASE_UNAVAILABLE"}` or `"KV_UNAVAILABLE"`, with `Retry-After`.\n\n' +
         '## Error codes\n\n' +
         'Each code has one HTTP status, given beside it.\n\n' +
         Object.entries(errorCodes)
@@ -95,10 +97,28 @@ export function serveDocument(router: Router, doc: OpenApiDocument | (() => Open
   return router
 }
 
+/**
+ * The renderer's settings that keep a docs page on its own origin: nothing it loads and no control on it reaches
+ * another host (tests/docs/pages-offline.test.ts clicks through it with every other host blocked).
+ * `cdn` (set per page) is the script's URL: ours, not jsDelivr.
+ */
+export const OFFLINE_PAGE = {
+  withDefaultFonts: false, // no web fonts from fonts.scalar.com
+  telemetry: false,
+  agent: { disabled: true }, // "Ask AI": Scalar's hosted agent chat
+  mcp: { disabled: true }, // "Generate MCP": VS Code / Cursor install links for an MCP server Scalar hosts
+  showDeveloperTools: 'never', // the toolbar shown on localhost: Configure, Share and Deploy to Scalar's dashboard
+  hideClientButton: true, // "Open API Client": the full client, with its links to Scalar's apps
+  // Scalar's services, should any control still name one: this origin instead (the proxy stays unset: try-it
+  // requests go straight to the documented server, which is this origin).
+  externalUrls: { dashboardUrl: '/', registryUrl: '/', proxyUrl: '/', apiBaseUrl: '/' },
+  // Links that leave the page: the sidebar's "Powered by Scalar" (scalar.com), and the try-it's status code (MDN).
+  customCss: '.darklight-reference-promo, a[href*="www.scalar.com"], a[href*="developer.mozilla.org"] { display: none !important; }',
+} as const
+
 function servePage(router: Router, { title, docPath, pagePath }: { title: string; docPath: string; pagePath: string }) {
   const script = docsScriptPath(pagePath)
-  // `cdn` is the script's URL: ours, not jsDelivr. No web fonts (fonts.scalar.com) and no telemetry: offline, it still renders.
-  router.get(pagePath, Scalar({ url: docPath, pageTitle: title, cdn: script, withDefaultFonts: false, telemetry: false }))
+  router.get(pagePath, Scalar({ url: docPath, pageTitle: title, cdn: script, ...OFFLINE_PAGE } as Parameters<typeof Scalar>[0]))
   // On Workers the asset is served before the Worker runs; a request that still reaches it is passed to the binding.
   // Without a binding (the local Node server) the next handler registered for this path answers, else 404.
   router.get(script, (c, next) => {

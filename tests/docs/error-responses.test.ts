@@ -5,10 +5,11 @@ import { ERRORS, type ErrorCode } from '../../lib/http/errors'
 
 /**
  * Every error a route documents (4xx, 5xx) is the platform's `{error, code}`: its JSON schema requires `code`,
- * so a client generated from either document can switch on it.
+ * so a client generated from either document can switch on it. The one exception is marked `x-relayed`: an answer
+ * that may be a third party's own, passed on unchanged (the gateway relays a plugin's 5xx).
  */
 type Schema = { $ref?: string; required?: string[]; properties?: Record<string, unknown>; allOf?: Schema[] }
-type Response = { $ref?: string; content?: Record<string, { schema?: Schema }> }
+type Response = { $ref?: string; content?: Record<string, { schema?: Schema }>; 'x-relayed'?: boolean }
 type Doc = { paths?: Record<string, Record<string, { responses?: Record<string, Response> }>>; components?: { schemas?: Record<string, Schema>; responses?: Record<string, Response> } }
 
 const refName = (ref: string) => ref.split('/').pop()!
@@ -28,6 +29,7 @@ function errorsWithoutCode(doc: Doc) {
       for (const [status, declared] of Object.entries(op.responses ?? {})) {
         if (!/^[45]/.test(status)) continue
         const res = declared.$ref ? doc.components?.responses?.[refName(declared.$ref)] : declared
+        if (res?.['x-relayed']) continue // a third party's answer passed on as is (the gateway's plugins): its body is theirs
         const schema = res?.content?.['application/json']?.schema
         if (!requiredOf(doc, schema).includes('code')) missing.push(`${method} ${path} ${status}`)
       }

@@ -6,6 +6,7 @@ import { hashSecret } from '../../lib/auth/password'
 import { hashSessionToken, newSessionToken, SESSION_COOKIE, SESSION_TTL_MS } from '../../lib/auth/session'
 import { cfClientIp } from '../../lib/http/client-ip'
 import { sessions, users } from '../../schema'
+import { apiContracts, checkedApp } from './response-contract'
 import { openTestStores, type TestStoreOptions } from './stores'
 
 export interface SeededUser {
@@ -43,6 +44,8 @@ export const BROWSER = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/1
 /**
  * The apps as the local server mounts them, on this file's own fresh stores, with two users (alice, bob)
  * and an admin already signed in. Requests go through `app.request()`; the client IP is `CF-Connecting-IP`.
+ * Every answer a test gets from `web` or `backend` is checked against its OpenAPI document (./response-contract.ts):
+ * one that breaks it rejects with the operation, the status and what differs. Queue deliveries go to the app itself.
  */
 export async function createHarness(opts: HarnessOptions = {}) {
   const harnessOpts = opts
@@ -69,6 +72,7 @@ export async function createHarness(opts: HarnessOptions = {}) {
   const web = createWebApp(node.provider)
   node.setDeliver((req) => Promise.resolve(web.fetch(req)))
   const backendApp = createBackendApp(node.provider)
+  const contracts = await apiContracts()
 
   const db = stores.database.db
   /**
@@ -92,8 +96,8 @@ export async function createHarness(opts: HarnessOptions = {}) {
   const admin = await seedUser('Admin', ADMIN_EMAIL)
 
   return {
-    web,
-    backend: backendApp,
+    web: checkedApp(web, contracts.web),
+    backend: checkedApp(backendApp, contracts.backend),
     db,
     services,
     stores: stores.name,

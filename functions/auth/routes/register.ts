@@ -33,7 +33,17 @@ const RegisterBody = z
     token: inviteTokenField().optional().openapi({ description: 'An invite token (64 hex) to redeem with this sign-up' }),
     'cf-turnstile-response': z.string().max(2048).optional(),
   })
-  .openapi('RegisterRequest')
+  .openapi('RegisterRequest', { example: { email: 'new-user@example.com', password: 'correct horse battery staple', name: 'New User' } })
+
+/** What a browser sends: the docs pages' generated sign-up examples carry it, so they pass the bot check as pasted. */
+export const BROWSER_USER_AGENT = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0 Safari/537.36'
+const RegisterHeaders = z.object({
+  'user-agent': z
+    .string()
+    .max(1024)
+    .optional()
+    .openapi({ description: 'A browser’s: an empty or scripted one (curl’s own, `python-requests`, …) is 403 `BOT_DETECTED`', example: BROWSER_USER_AGENT }),
+})
 
 export const route = createRoute(limitedRoute(limits.register, {
   method: 'post',
@@ -56,7 +66,7 @@ export const route = createRoute(limitedRoute(limits.register, {
     'made for an email accepts only that email (case-insensitive), else 403. Any of these creates no user; of ' +
     'concurrent sign-ups with one token exactly one succeeds.',
   middleware: [rejectScriptedAgents],
-  request: { body: jsonBody(RegisterBody) },
+  request: { headers: RegisterHeaders, body: jsonBody(RegisterBody) },
   responses: {
     201: {
       description: 'Created',

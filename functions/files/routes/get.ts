@@ -28,7 +28,7 @@ export const route = signedInRoute({
       description: 'The list (JSON), or the file’s bytes (any type) when `download` is given',
       content: {
         'application/json': { schema: FileListSchema },
-        'application/octet-stream': { schema: { type: 'string', format: 'binary', maxLength: STORAGE_QUOTA_BYTES.network } },
+        '*/*': { schema: { type: 'string', format: 'binary', maxLength: STORAGE_QUOTA_BYTES.network, description: 'The file’s bytes, with the type it was uploaded with (`application/octet-stream` when none)' } },
       },
       headers: {
         'Content-Disposition': { description: 'Downloads: `attachment; filename="<name>"`', schema: { type: 'string', maxLength: 200 } },

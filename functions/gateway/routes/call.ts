@@ -1,4 +1,4 @@
-import { createRoute, type RouteHandler } from '@hono/zod-openapi'
+import { createRoute, type RouteHandler, z } from '@hono/zod-openapi'
 import type { StatusCode } from 'hono/utils/http-status'
 import type { AppEnv } from '../../../lib/context'
 import { optionalCaller } from '../card'
@@ -15,6 +15,8 @@ import { GatewayBody, GatewayErrorSchema, GatewayHeaders, PaymentRequiredSchema,
 
 const gatewayErrorResponse = (description: string) => ({ description, content: { 'application/json': { schema: GatewayErrorSchema } } })
 const header = (description: string) => ({ description, schema: { type: 'string' as const, maxLength: 256 } })
+/** A plugin's answer that is not JSON or an event stream (audio, text, ...): its bytes, with its content type. */
+const anyBytes = { schema: { type: 'string' as const, format: 'binary', maxLength: MAX_PLUGIN_ANSWER_BYTES, description: 'The plugin’s bytes, with its content type' } }
 
 const prices = PLUGIN_IDS.map((id) => `\`${id}\` ${DEFAULT_PLUGINS[id].price}${DEFAULT_PLUGINS[id].streaming ? ' (streaming)' : ''}`).join(', ')
 
@@ -77,6 +79,7 @@ export const route = createRoute(
           content: {
             'application/json': { schema: PluginAnswerSchema },
             'text/event-stream': { schema: { type: 'string', maxLength: 100_000_000, description: 'Server-sent events, relayed unchanged' } },
+            '*/*': anyBytes,
           },
         },
         400: gatewayErrorResponse(
@@ -93,9 +96,19 @@ export const route = createRoute(
           },
           content: { 'application/json': { schema: PaymentRequiredSchema } },
         },
-        500: gatewayErrorResponse('`internal` (`GATEWAY_INTERNAL`): an unexpected failure, or `GATEWAY_PLUGINS` is invalid; `message` says which'),
+        500: {
+          description:
+            '`internal` (`GATEWAY_INTERNAL`): an unexpected failure, or `GATEWAY_PLUGINS` is invalid; `message` says which. Or the plugin’s own 500, relayed as is (and refunded)',
+          content: { 'application/json': { schema: z.union([GatewayErrorSchema, PluginAnswerSchema]) }, '*/*': anyBytes },
+          // A third party's answer, passed on unchanged: the one error answer that need not carry `code`.
+          'x-relayed': true,
+        },
         502: gatewayErrorResponse('`no_plugin` (`NO_PLUGIN`): no upstream configured, no answer within the timeout, unreachable, a redirect, or a broken or oversized answer'),
         503: gatewayErrorResponse('MPP: the chain did not answer, nothing was used (`CHAIN_UNAVAILABLE`, `Retry-After`); or a store is not configured (`NOT_CONFIGURED`)'),
+        default: {
+          description: 'Any other status is the plugin’s own (a 204, a 4xx it chose, another 5xx), relayed with its content type and body; a 5xx is refunded',
+          content: { 'application/json': { schema: PluginAnswerSchema }, '*/*': anyBytes },
+        },
       },
     },
     'handler',

@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { PLATFORM_SKILLS } from '../../../functions/skills/catalog'
+import { skillSlug } from '../../../lib/skills/manifest'
 import { agents, skillInstallations, skills } from '../../../schema'
 import { PAYING, type SeededUser, useHarness } from '../../support/harness'
 import { call } from '../../support/requests'
@@ -384,9 +385,13 @@ describe('skills: download', () => {
     const res = await call(h, 'GET', `/api/skills/${symbols.id}/download`, { user: u })
     expect(res.status).toBe(200)
     expect(res.headers.get('content-disposition')).toBe('attachment; filename=service-skill.service-skill.json')
-    const long = await insertSkill(h, { name: `${'a'.repeat(79)} b ${crypto.randomUUID()}` })
+    // The longest name a skill can have (80): its trailing run of symbols leaves no dash.
+    const hex = crypto.randomUUID().replace(/-/g, '')
+    const long = await insertSkill(h, { name: `${hex} ${'a'.repeat(44)} !!` })
     const res2 = await call(h, 'GET', `/api/skills/${long.id}/download`, { user: u })
-    expect(res2.headers.get('content-disposition')).toBe(`attachment; filename=${'a'.repeat(79)}.service-skill.json`)
+    expect(res2.headers.get('content-disposition')).toBe(`attachment; filename=${hex}-${'a'.repeat(44)}.service-skill.json`)
+    // Longer names (none can be stored through the API) are cut at 80, again without a trailing dash.
+    expect(skillSlug(`${'a'.repeat(79)} b ${hex}`)).toBe('a'.repeat(79))
   })
 
   it('a widget-only or MCP-only skill downloads', async () => {
