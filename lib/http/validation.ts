@@ -30,9 +30,15 @@ export function findHostileText(value: unknown): string | undefined {
 }
 
 const HOSTILE_ALL = new RegExp(HOSTILE.source, 'g')
+/** An echoed path or message at most `max` characters (code points, as the document's maxLength counts them). */
+const clip = (text: string, max = 256) => {
+  const chars = [...text]
+  return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : text
+}
+
 const refuse = (all: Issue[]) => {
-  // A path made of request keys is echoed: never echo the offending characters themselves.
-  const issues = all.map((i) => ({ ...i, path: i.path.replace(HOSTILE_ALL, '\uFFFD') }))
+  // A path made of request keys is echoed: never echo the offending characters themselves, nor an unbounded key.
+  const issues = all.map((i) => ({ ...i, path: clip(i.path.replace(HOSTILE_ALL, '\uFFFD')), message: clip(i.message, 1024) }))
   const allowed = issues[0]?.allowed
   const hint = allowed ? `${issues[0].path || 'The value'} takes one of: ${allowed.join(', ')}` : undefined
   return new ApiError('VALIDATION', { message: issues[0]?.message ?? 'Invalid request', extra: { issues, ...(hint && { hint }) } })

@@ -118,3 +118,17 @@ describe('database errors caused by input → 4xx with a code, no SQL', () => {
     expect(JSON.stringify(event)).not.toMatch(/select|insert|not-a-uuid|alice/i)
   })
 })
+
+describe('echoed issue paths and messages are bounded', () => {
+  it('a 3,000-character query key with a NUL value: 400, its path cut to 256 characters (code points), as documented', async () => {
+    const key = '🙂'.repeat(3000)
+    const res = await h.web.request(`/api/radio/live?${encodeURIComponent(key)}=%00`)
+    expect(res.status).toBe(400)
+    const body = await res.json()
+    expect(body.code).toBe('VALIDATION')
+    const path = [...body.issues[0].path]
+    expect(path).toHaveLength(256)
+    expect(path.at(-1)).toBe('…')
+    expect(path.slice(0, 255).join('')).toBe('🙂'.repeat(255))
+  })
+})
