@@ -132,13 +132,13 @@ export function isTrustedOrigin(c: AppContext) {
 export function assertTrustedOrigin(c: AppContext, always = false) {
   if ((always || UNSAFE_METHODS.has(c.req.method)) && !isTrustedOrigin(c)) {
     throw new ApiError('ORIGIN_NOT_ALLOWED', {
-      extra: { hint: 'This request’s Origin is not a trusted origin: the server trusts the origins listed in its APP_ORIGIN setting (comma-separated)' },
+      extra: { hint: 'This Origin is not trusted: the server trusts those in its APP_ORIGIN setting' },
     })
   }
 }
 
 const SESSION_ONLY_HINT =
-  'This route takes a session (the service-session cookie from POST /api/auth/login or another sign-in), not an API key; API keys work on the backend API and on the routes that document the apiKey scheme'
+  'This route takes a session cookie (sign in: POST /api/auth/login), not an API key'
 
 /** The session's user, or 401 `Unauthorized`; a cookie-authenticated write must also come from a trusted Origin. */
 async function signedIn(c: Context<AppEnv>) {

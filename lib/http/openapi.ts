@@ -7,18 +7,18 @@ export const ErrorSchema = z
   .object({
     error: z.string().max(1024).openapi({ description: 'A human-readable message (the exact text where the contract gives one)' }),
     code: z.enum(ERROR_CODES).openapi({ description: 'Stable and machine-readable: switch on it. The catalogue is in the API description.' }),
-    hint: z.string().max(1024).optional().openapi({ description: 'How to fix it, when the fix is on the caller’s side (a header to send, a setting to change, another way to sign in)' }),
+    hint: z.string().max(1024).optional().openapi({ description: 'How to fix it, when the fix is the caller’s' }),
     issues: z
       .array(
         z.object({
           path: z.string().max(1024),
           message: z.string().max(1024),
-          allowed: z.array(z.string().max(256)).max(256).optional().openapi({ description: 'The values this field takes, when it takes a fixed set' }),
+          allowed: z.array(z.string().max(256)).max(256).optional().openapi({ description: 'The values the field takes' }),
         }),
       )
       .max(256)
       .optional()
-      .openapi({ description: 'Failed validation (`VALIDATION`): each field and what is wrong with it' }),
+      .openapi({ description: 'What failed validation (`VALIDATION`)' }),
   })
   .openapi('Error', { description: 'Every error answer: `{error, code}`, some with `hint`, `issues` or other documented extra fields.' })
 

@@ -30,7 +30,16 @@ const getThing = createRoute({
   },
 })
 
+const listThings = createRoute({
+  method: 'get',
+  path: '/things',
+  operationId: 'listThings',
+  summary: 'Every thing',
+  responses: { 200: ok(z.object({ things: z.array(Thing).max(10) })) },
+})
+
 const router = createRouter()
+router.openapi(listThings, ((c: any) => c.json({ things: [] }, 200)) as never)
 router.openapi(getThing, ((c: any) => {
   const { status, body, type = 'application/json', headers = {} } = answer
   return c.body(body === undefined ? null : typeof body === 'string' ? body : JSON.stringify(body), status, { 'content-type': type, ...headers })
@@ -94,5 +103,12 @@ describe('the response check (every harness request goes through it)', () => {
   it('an unknown path is a 404 NOT_FOUND and a known path with another method a 405 with Allow; anything else fails', async () => {
     expect((await app.request('/nowhere')).status).toBe(404)
     expect(await violation('/things/t1', { method: 'DELETE' })).toContain('DELETE /things/t1 (a documented path, not this method) answered 404')
+  })
+
+  it('a run of trailing slashes may read as the list or as an empty parameter: 404 NOT_FOUND passes there, not on the list itself', async () => {
+    const notFound = () => Response.json({ error: 'Not found', code: 'NOT_FOUND' }, { status: 404 })
+    await expect(contract.check(new Request('http://x/things//'), notFound())).resolves.toBeUndefined()
+    await expect(contract.check(new Request('http://x/things'), notFound())).rejects.toThrow('(listThings) answered 404: an undocumented status')
+    await expect(contract.check(new Request('http://x/things//'), Response.json({ things: [] }))).resolves.toBeUndefined()
   })
 })

@@ -47,7 +47,7 @@ interface Op {
 const mediaType = (value: string | null) => (value ?? '').split(';')[0].trim().toLowerCase()
 const isJson = (type: string) => type === 'application/json' || type.endsWith('+json')
 const pointer = (...parts: string[]) => parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')
-/** A trailing slash names the same route (the document says so); the app reads `/api/x//` as `/api/x` too. */
+/** A trailing slash names the same route (the document says so); the app reads `/api/x//` as `/api/x` or as `/api/x/{param}` with an empty parameter (404). */
 const trimSlash = (path: string) => path.replace(/(.)\/+$/, '$1')
 
 export interface ContractOptions {
@@ -135,6 +135,8 @@ export class Contract {
     // completes the handshake itself (the client sees the documented 101).
     const upgrading = req.headers.get('upgrade')?.toLowerCase() === 'websocket'
     if (upgrading && op.responses['101'] && res.status >= 200 && res.status < 300) return
+    // `/api/keys//` may also reach a parameter route with an empty parameter (`/api/keys/{id}`), which is no resource.
+    if (status === UNKNOWN_PATH.status && /\/\/+$/.test(new URL(req.url).pathname) && !op.responses[status]) return this.checkError(res, [UNKNOWN_PATH.code], fail)
     const documented = op.responses[status] ?? op.responses.default
     if (!documented) {
       if (ANY_ROUTE[status]) return this.checkError(res, ANY_ROUTE[status], fail)
