@@ -150,7 +150,18 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
     })
   const stopListening = () => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()))
 
-  await listen(0)
+  // A refused proxy gives its port up and takes it back: a port the kernel hands out to `listen(0)` (the ephemeral
+  // range, from 32768 on Linux) could meanwhile go to another test's server. Ports below that range go to no one
+  // who does not name them; a clash with another proxy's pick is retried.
+  for (let attempt = 0; ; attempt++) {
+    const candidate = attempt < 50 ? 20_000 + Math.floor(Math.random() * 12_000) : 0
+    try {
+      await listen(candidate)
+      break
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE' || candidate === 0) throw e
+    }
+  }
   port = (server.address() as { port: number }).port
 
   async function set(next: FaultProxy['fault'] | 'pass' | 'refuse' | 'reset' | 'blackhole') {
