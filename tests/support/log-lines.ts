@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, vi } from 'vitest'
+import { afterEach, beforeEach, expect, vi } from 'vitest'
 
 export type LogLine = Record<string, unknown> & { level: string; event: string }
 
@@ -30,6 +30,14 @@ export function useLogLines() {
       return lines
     },
     events: (event: string) => lines.filter((l) => l.event === event),
+    /** Exactly one line of `event`, with `fields`, carrying nothing a log must never carry; answers it. */
+    expectOne(event: string, fields: Record<string, unknown>) {
+      const found = lines.filter((l) => l.event === event)
+      expect(found).toHaveLength(1)
+      expect(found[0]).toMatchObject(fields)
+      expect(leaksDetail(found[0])).toBe(false)
+      return found[0]
+    },
   }
 }
 

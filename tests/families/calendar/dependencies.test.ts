@@ -3,7 +3,7 @@ import type { Config } from '../../../lib/config'
 import { discoveryCacheKey } from '../../../lib/oidc/discovery'
 import { type FaultProxy, startFaultProxy, underFault } from '../../support/fault-proxy'
 import { useFixture } from '../../support/harness'
-import { leaksDetail, useLogLines } from '../../support/log-lines'
+import { useLogLines } from '../../support/log-lines'
 import { call } from '../../support/requests'
 import { calendarOf, connect, getCalendar, location, postCalendar, startStack } from './helpers'
 
@@ -62,10 +62,7 @@ async function expectUnavailable(res: Response, ms: number, event: string) {
   expect(res.headers.get('retry-after')).toBe('5')
   expect(await res.json()).toEqual(UNAVAILABLE)
   expect(ms).toBeLessThan(ANSWER_WITHIN_MS)
-  const lines = logs.events(event)
-  expect(lines).toHaveLength(1)
-  expect(lines[0]).toMatchObject({ dependency: 'google' })
-  expect(leaksDetail(lines[0])).toBe(false)
+  logs.expectOne(event, { dependency: 'google' })
 }
 
 describe('calendar while the Google Calendar API is down', () => {
@@ -112,10 +109,7 @@ describe("Google's discovery document down", () => {
     const to = location(res)
     expect(to.pathname).toBe('/login')
     expect(to.searchParams.get('error')).toBe('GoogleUnavailable')
-    const lines = logs.events('oauth.google_start_failed')
-    expect(lines).toHaveLength(1)
-    expect(lines[0]).toMatchObject({ dependency: 'google' })
-    expect(leaksDetail(lines[0])).toBe(false)
+    logs.expectOne('oauth.google_start_failed', { dependency: 'google' })
 
     const again = await start()
     expect(again.status).toBe(302)

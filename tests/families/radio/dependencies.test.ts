@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilAvailable } from '../../support/anvil'
 import { type FaultProxy, startFaultProxy, underFault } from '../../support/fault-proxy'
 import { useFixture } from '../../support/harness'
-import { leaksDetail, useLogLines } from '../../support/log-lines'
+import { useLogLines } from '../../support/log-lines'
 import { radioWorld } from './helpers'
 
 /** Each Mux call gives up after this long (`MUX_TIMEOUT_MS`): a Mux that never answers fails the request in time. */
@@ -39,10 +39,7 @@ describe.skipIf(!anvilAvailable)('radio while Mux is down', () => {
     expect(res.headers.get('retry-after')).toBe('5')
     expect(await res.json()).toEqual(UNAVAILABLE)
     expect(ms).toBeLessThan(ANSWER_WITHIN_MS)
-    const lines = logs.events(event)
-    expect(lines).toHaveLength(1)
-    expect(lines[0]).toMatchObject({ dependency: 'mux' })
-    expect(leaksDetail(lines[0])).toBe(false)
+    logs.expectOne(event, { dependency: 'mux' })
   }
 
   it.each(FAULTS)('create while Mux is %sd → 503 in time; no session, the fee not spent; then the same fee starts one', async (fault) => {
@@ -90,10 +87,7 @@ describe.skipIf(!anvilAvailable)('radio while Mux is down', () => {
     const body = await res.json()
     expect(body).toMatchObject({ availability: 'degraded', error: 'Streaming provider unavailable: served from cached sessions' })
     expect(body.djs.find((d: { id: string }) => d.id === s.stream.id)).toMatchObject({ name: `On air ${fault}`, source: 'session-cache', streamKey: null })
-    const lines = logs.events('radio.live_mux_unavailable')
-    expect(lines).toHaveLength(1)
-    expect(lines[0]).toMatchObject({ dependency: 'mux' })
-    expect(leaksDetail(lines[0])).toBe(false)
+    logs.expectOne('radio.live_mux_unavailable', { dependency: 'mux' })
 
     const back = await (await w.live()).json()
     expect(back.availability).toBe('live')

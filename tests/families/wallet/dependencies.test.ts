@@ -1,12 +1,11 @@
 import { eq } from 'drizzle-orm'
-import { generatePrivateKey } from 'viem/accounts'
 import { describe, expect, it } from 'vitest'
 import { userWallets } from '../../../schema'
 import { startCdpServer } from '../../support/cdp-server'
 import { startFaultProxy, underFault } from '../../support/fault-proxy'
 import { useFixture, useHarness } from '../../support/harness'
 import { leaksDetail, useLogLines } from '../../support/log-lines'
-import { expectError, walletCall, withConfig } from './helpers'
+import { WALLET_CREATES as CREATES, expectError, walletCall, withConfig } from './helpers'
 
 /** Each CDP call gives up after this long (`CDP_TIMEOUT_MS`): a CDP that never answers fails the request in time. */
 const CDP_TIMEOUT_MS = 400
@@ -14,13 +13,6 @@ const CDP_TIMEOUT_MS = 400
 const ANSWER_WITHIN_MS = 2 * CDP_TIMEOUT_MS + 1500
 const FAULTS = ['refuse', 'blackhole'] as const
 
-/** The three routes that create a managed wallet (and the import form of the third). */
-const CREATES = [
-  ['POST /api/wallet create', '/api/wallet', () => ({ action: 'create' })],
-  ['POST /api/wallet/create', '/api/wallet/create', (email: string) => ({ email })],
-  ['POST /api/wallet/cdp', '/api/wallet/cdp', () => ({})],
-  ['POST /api/wallet/cdp with a key', '/api/wallet/cdp', () => ({ privateKey: generatePrivateKey() })],
-] as const
 
 /**
  * CDP behind the fault proxy, refused (connections refused) and blackholed (accepted, never answered), README "When

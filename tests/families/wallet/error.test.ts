@@ -9,7 +9,7 @@ import { cdpApiKey, cdpWalletSecret, startCdpServer } from '../../support/cdp-se
 import { type Harness, useFixture, useHarness } from '../../support/harness'
 import { withinOneWindow } from '../../support/requests'
 import { startStripeServer, stripeEnv } from '../../support/stripe-server'
-import { ADDRESS, expectError, seedManagedWallet, seedWalletSignIn, silentServer, walletCall, withConfig } from './helpers'
+import { ADDRESS, WALLET_CREATES as CREATES, expectError, seedManagedWallet, seedWalletSignIn, silentServer, walletCall, withConfig } from './helpers'
 import { closedUrl } from '../../support/loopback'
 
 const stripe = useFixture(() => startStripeServer())
@@ -164,12 +164,6 @@ describe('creating a managed wallet when CDP fails (a fake CDP API)', () => {
   const cdp = useFixture(() => startCdpServer())
   const withCdp = useHarness(() => ({ env: cdp.env }))
 
-  const CREATES = [
-    ['POST /api/wallet create', '/api/wallet', () => ({ action: 'create' })],
-    ['POST /api/wallet/create', '/api/wallet/create', (email: string) => ({ email })],
-    ['POST /api/wallet/cdp', '/api/wallet/cdp', () => ({})],
-    ['POST /api/wallet/cdp with a key', '/api/wallet/cdp', () => ({ privateKey: generatePrivateKey() })],
-  ] as const
   const quiet = () => vi.spyOn(console, 'error').mockImplementation(() => {})
   afterEach(() => vi.restoreAllMocks())
   const storedFor = (hh: Harness, userId: string) => hh.db.select().from(userWallets).where(eq(userWallets.userId, userId))

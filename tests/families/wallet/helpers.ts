@@ -1,4 +1,5 @@
 import { createServer } from 'node:net'
+import { generatePrivateKey } from 'viem/accounts'
 import { expect } from 'vitest'
 import type { Config } from '../../../lib/config'
 import { accounts, userWallets } from '../../../schema'
@@ -47,3 +48,11 @@ export async function withConfig<T>(h: Harness, patch: Partial<Record<keyof Conf
     Object.assign(config, saved)
   }
 }
+
+/** The three routes that create a managed wallet (and the import form of the third): name, path, body for an email. */
+export const WALLET_CREATES = [
+  ['POST /api/wallet create', '/api/wallet', () => ({ action: 'create' })],
+  ['POST /api/wallet/create', '/api/wallet/create', (email: string) => ({ email })],
+  ['POST /api/wallet/cdp', '/api/wallet/cdp', () => ({})],
+  ['POST /api/wallet/cdp with a key', '/api/wallet/cdp', () => ({ privateKey: generatePrivateKey() })],
+] as const
