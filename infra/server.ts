@@ -3,7 +3,7 @@ import { serve } from '@hono/node-server'
 import { existsSync, readFileSync } from 'node:fs'
 import { createBackendApp } from '../functions/backend/app'
 import { createWebApp } from '../functions/web'
-import { parseConfig } from '../lib/config'
+import { configSchema, parseConfig } from '../lib/config'
 import { gatewayPlugins } from '../functions/gateway/plugins'
 import { errorFields, log } from '../lib/log'
 import { registerSchedules } from './schedules'
@@ -98,7 +98,7 @@ const displayHost = (host: string) => (host === '0.0.0.0' || host === '::' ? '12
 function trustOwnOrigins(env: Record<string, string | undefined>, webPort: number): boolean {
   if (env.NODE_ENV === 'production') return false
   const own = [`http://localhost:${webPort}`, `http://127.0.0.1:${webPort}`]
-  const configured = (env.APP_ORIGIN ?? '').split(',').map((s) => s.trim().replace(/\/+$/, '')).filter(Boolean)
+  const configured = env.APP_ORIGIN ? configSchema.shape.APP_ORIGIN.parse(env.APP_ORIGIN) : [] // as the app reads it
   const origins = configured.length ? [...configured, ...own] : [...own, 'http://localhost:3000']
   env.APP_ORIGIN = [...new Set(origins)].join(',')
   return true
