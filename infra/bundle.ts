@@ -206,17 +206,28 @@ function bundle(entry: string | { contents: string }, opts: { minify?: boolean }
   })
 }
 
-/** `npm run build` (wrangler's build step): every function, or the named ones, into dist/<family>.js, and their static assets into dist/assets/<family>/. */
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const wanted = process.argv.slice(2)
-  mkdirSync(`${root}/dist`, { recursive: true })
+/**
+ * Every function, or the named ones, minified into `<outDir>/<family>.js`, and their static assets into
+ * `<outDir>/assets/<family>/`: what `wrangler deploy` uploads (`npm run build` into dist/, and the workerd journeys).
+ */
+export async function buildFunctions(outDir: string, wanted: string[] = [], report: (line: string) => void = () => {}) {
+  mkdirSync(outDir, { recursive: true })
+  const built: Array<{ family: string; file: string; gzipBytes: number }> = []
   for (const { family, entry } of functionEntries()) {
     if (wanted.length && !wanted.includes(family)) continue
     const { code, gzipBytes } = await bundleFunction(entry, { minify: true })
-    writeFileSync(`${root}/dist/${family}.js`, code)
-    console.log(`dist/${family}.js ${(gzipBytes / 1024).toFixed(1)} KB gz`)
+    const file = join(outDir, `${family}.js`)
+    writeFileSync(file, code)
+    built.push({ family, file, gzipBytes })
+    report(`${file.slice(root.length)} ${(gzipBytes / 1024).toFixed(1)} KB gz`)
     // A docs page's script ships as the Worker's static asset (wrangler.toml `assets`), never in its bundle.
-    const asset = copyDocsScript(root, family)
-    if (asset) console.log(`${asset.slice(root.length)} (static asset)`)
+    const asset = copyDocsScript(outDir, family)
+    if (asset) report(`${asset.slice(root.length)} (static asset)`)
   }
+  return built
+}
+
+/** `npm run build` (wrangler's build step): every function, or the named ones, into dist/. */
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await buildFunctions(`${root}/dist`, process.argv.slice(2), (line) => console.log(line))
 }

@@ -13,13 +13,13 @@ export const SCALAR_STANDALONE = join(dirname(createRequire(import.meta.url).res
 /** Each function with a docs page, and the page's path: wrangler.toml gives it `assets = { directory = "dist/assets/<family>" }`. */
 export const docsPages = { docs: '/api/docs', backend: '/docs' } as const
 
-/** Where the build puts a function's copy of the script: the file's path under the directory is its URL path. */
-export const docsAssetFile = (root: string, family: keyof typeof docsPages) => join(root, 'dist', 'assets', family, docsScriptPath(docsPages[family]))
+/** Where the build (into `outDir`, dist/ for wrangler) puts a function's copy of the script: the file's path under the directory is its URL path. */
+export const docsAssetFile = (outDir: string, family: keyof typeof docsPages) => join(outDir, 'assets', family, docsScriptPath(docsPages[family]))
 
-/** The build step for `family`'s static assets (none unless it has a docs page): returns the file it wrote. */
-export function copyDocsScript(root: string, family: string): string | undefined {
+/** The build step for `family`'s static assets under the build's `outDir` (none unless it has a docs page): returns the file it wrote. */
+export function copyDocsScript(outDir: string, family: string): string | undefined {
   if (!(family in docsPages)) return undefined
-  const file = docsAssetFile(root, family as keyof typeof docsPages)
+  const file = docsAssetFile(outDir, family as keyof typeof docsPages)
   mkdirSync(dirname(file), { recursive: true })
   copyFileSync(SCALAR_STANDALONE, file)
   return file

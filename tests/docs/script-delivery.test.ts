@@ -64,19 +64,19 @@ describe('the docs script: never in a Worker bundle, served as a static asset', 
   it('npm run build copies it where wrangler.toml points each Worker\'s assets', () => {
     const wrangler = readFileSync(`${root}wrangler.toml`, 'utf8')
     for (const family of Object.keys(docsPages) as Array<keyof typeof docsPages>) {
-      const file = copyDocsScript(assetsRoot, family)!
+      const file = copyDocsScript(join(assetsRoot, 'dist'), family)!
       expect(file).toBe(join(assetsRoot, 'dist/assets', family, docsScriptPath(docsPages[family])))
       expect(readFileSync(file, 'utf8')).toBe(standalone)
       expect(wrangler).toContain(`assets = { directory = "dist/assets/${family}", binding = "ASSETS" }`)
     }
     // `/api/docs*` sends the script's path (/api/docs/scalar.js) to the docs Worker, whose assets answer it first.
     expect(wrangler).toContain('{ pattern = "app.example.com/api/docs*", zone_name = "example.com" }')
-    expect(copyDocsScript(assetsRoot, 'keys')).toBeUndefined()
+    expect(copyDocsScript(join(assetsRoot, 'dist'), 'keys')).toBeUndefined()
   })
 
   it('in workerd: served by the assets before the Worker, and through ASSETS when the Worker runs first', async () => {
     const { code } = await bundleFunction(`${root}functions/docs/index.ts`)
-    copyDocsScript(assetsRoot, 'docs')
+    copyDocsScript(join(assetsRoot, 'dist'), 'docs')
     const worker = (invokeWorkerFirst: boolean, binding?: string) =>
       new Miniflare({
         modules: [{ type: 'ESModule', path: 'index.mjs', contents: code }],
