@@ -25,6 +25,9 @@ export const configSchema = z.object({
   // opening a Postgres connection, and waiting for one statement's answer (node-postgres, the Neon driver)
   DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(5_000),
   DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(12_000),
+  // Workers only: `host:port` of a local Neon-compatible proxy (WebSocket `/v1?address=`, SQL over HTTP `/sql`,
+  // plain ws/http) in front of a local Postgres, in place of Neon's own endpoints
+  NEON_LOCAL_PROXY: z.string().regex(/^[\w.-]+:\d{1,5}$/, 'host:port').optional(),
   UPSTASH_REDIS_REST_URL: z.string().optional(),
   UPSTASH_REDIS_REST_TOKEN: z.string().optional(),
   QSTASH_URL: z.string().optional(),

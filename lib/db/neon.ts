@@ -1,4 +1,4 @@
-import { neon, Pool } from '@neondatabase/serverless'
+import { neon, neonConfig, Pool } from '@neondatabase/serverless'
 import type { SQL } from 'drizzle-orm'
 import { drizzle as drizzleHttp } from 'drizzle-orm/neon-http'
 import { drizzle } from 'drizzle-orm/neon-serverless'
@@ -6,6 +6,21 @@ import { deadline } from '../deadline'
 import { errorFields, log } from '../log'
 import type { Db } from './rls'
 import { CONNECT_TIMEOUT_MS, type DatabaseTimeouts, watchConnection, QUERY_TIMEOUT_MS, type Reader, serviceSettings, type Statements, statementList, userSettings } from './rls'
+
+/**
+ * Points the driver at a local Neon-compatible proxy (`host:port`) instead of Neon's endpoints: the WebSocket at
+ * `/v1?address=<postgres host:port>` and SQL over HTTP at `/sql`, both without TLS, and no pipelined start-up (a local
+ * Postgres under trust or SCRAM auth would take a pipelined password as a stray message). The driver's endpoint
+ * settings are global to the isolate; every request of a Worker sets the same values.
+ */
+export function useLocalNeonProxy(proxy: string): void {
+  neonConfig.wsProxy = (host, port) => `${proxy}/v1?address=${host}:${port}`
+  neonConfig.useSecureWebSocket = false
+  neonConfig.forceDisablePgSSL = true
+  neonConfig.pipelineTLS = false
+  neonConfig.pipelineConnect = false
+  neonConfig.fetchEndpoint = `http://${proxy}/sql`
+}
 
 /**
  * A Neon pool for one request: interactive transactions (needed for row isolation) go over its WebSocket. Handles

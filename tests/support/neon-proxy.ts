@@ -3,6 +3,7 @@ import net from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { neonConfig } from '@neondatabase/serverless'
 import WebSocket, { WebSocketServer } from 'ws'
+import { useLocalNeonProxy } from '../../lib/db/neon'
 import { handleSqlOverHttp, type SqlOverHttp } from './neon-http'
 
 /** What the app sent to the database through the proxy: round trips (request/response turns) and statements. */
@@ -103,18 +104,11 @@ export async function startNeonProxy(): Promise<{ port: number; traffic(): NeonT
   }
 }
 
-/** Point the (module-global) Neon driver at the local proxy; test-only, production keeps Neon's defaults. */
+/** Point the (module-global) Neon driver at the local proxy, as a Worker with `NEON_LOCAL_PROXY` does. */
 export function configureNeonForLocalProxy(proxyPort: number): void {
   // Node 20 has no global WebSocket; `ws` is API-compatible enough for the driver.
   neonConfig.webSocketConstructor = WebSocket as unknown as typeof globalThis.WebSocket
-  neonConfig.wsProxy = (host, port) => `127.0.0.1:${proxyPort}/v1?address=${host}:${port}`
-  neonConfig.useSecureWebSocket = false // plain ws:// to our proxy
-  neonConfig.forceDisablePgSSL = true // driver default, stated explicitly: no SSLRequest to local Postgres
-  neonConfig.pipelineTLS = false // only Neon's own hosts accept pipelined SSLRequest + ClientHello
-  // 'password' pipelining blindly sends a cleartext password after startup; under trust/scram auth
-  // Postgres would reject that stray message, so use the normal request/response handshake.
-  neonConfig.pipelineConnect = false
-  neonConfig.fetchEndpoint = `http://127.0.0.1:${proxyPort}/sql` // SQL over HTTP, plain http to our proxy
+  useLocalNeonProxy(`127.0.0.1:${proxyPort}`)
 }
 
 /**

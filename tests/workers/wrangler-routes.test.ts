@@ -3,55 +3,15 @@
 // Cloudflare matches a pattern against the whole URL, query string included, so an exact pattern misses
 // `/api/token-gating?address=…`; and the API takes `/api/keys/` as `/api/keys`. Both variants are checked.
 import { describe, expect, it } from 'vitest'
-import { experimental_readRawConfig } from 'wrangler'
 import { functionEntries } from '../../infra/bundle'
 import type { Router } from '../../lib/app'
+import { parsePattern, type Pattern, readDeployment, routeOf } from '../support/wrangler-deployment'
 
-interface Pattern {
-  worker: string
-  raw: string
-  host: string
-  hostWildcard: boolean
-  path: string
-  pathWildcard: boolean
-}
 /** A path a Worker serves, on the host its patterns name. */
 interface Served {
   worker: string
   host: string
   path: string
-}
-
-/** `*.example.com/api/*`: a wildcard may lead the host and end the path (Cloudflare's route syntax). */
-function parsePattern(worker: string, raw: string): Pattern {
-  const bare = raw.replace(/^https?:\/\//, '')
-  const slash = bare.indexOf('/')
-  const host = slash < 0 ? bare : bare.slice(0, slash)
-  const path = slash < 0 ? '/' : bare.slice(slash)
-  return {
-    worker,
-    raw,
-    host: host.replace(/^\*/, ''),
-    hostWildcard: host.startsWith('*'),
-    path: path.replace(/\*$/, ''),
-    pathWildcard: path.endsWith('*'),
-  }
-}
-
-const matches = (p: Pattern, host: string, path: string) =>
-  (p.hostWildcard ? host.endsWith(p.host) : host === p.host) && (p.pathWildcard ? path.startsWith(p.path) : path === p.path)
-
-/** Most specific first: an exact host, then the longer path, then an exact path over a wildcard one. */
-const specificity = (p: Pattern) => [p.hostWildcard ? 0 : 1, p.path.length, p.pathWildcard ? 0 : 1]
-function moreSpecific(a: Pattern, b: Pattern) {
-  const [x, y] = [specificity(a), specificity(b)]
-  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i] - y[i]
-  return 0
-}
-
-/** The pattern Cloudflare would pick for `host` + `path`, or undefined when none matches. */
-function routeOf(patterns: Pattern[], host: string, path: string) {
-  return patterns.filter((p) => matches(p, host, path)).sort((a, b) => moreSpecific(b, a))[0]
 }
 
 /** Everything wrong between the patterns and what the Workers serve; empty when they agree. */
@@ -82,27 +42,16 @@ const asRequested = (path: string) => [path, `${path}?probe=1`, ...(path.endsWit
 /** The paths a family's app answers (middleware entries, method ALL, are not routes). */
 const pathsOf = (app: Router) => [...new Set(app.routes.filter((r) => r.method !== 'ALL').map((r) => samplePath(r.path)))]
 
-/** The fields of a wrangler environment this test reads. */
-interface WorkerEnv {
-  main?: string
-  routes?: Array<string | { pattern: string }>
-}
-
 async function deployment() {
-  const { rawConfig } = experimental_readRawConfig({ config: 'wrangler.toml' }) as { rawConfig: { env?: Record<string, WorkerEnv> } }
   const patterns: Pattern[] = []
   const served: Served[] = []
   const workers: string[] = []
-  for (const [name, env] of Object.entries(rawConfig.env ?? {})) {
-    const family = env.main?.match(/^dist\/(.+)\.js$/)?.[1]
-    if (!family) throw new Error(`env.${name}: main is not dist/<family>.js`)
-    workers.push(family)
-    const mine = (env.routes ?? []).map((r) => parsePattern(family, typeof r === 'string' ? r : r.pattern))
-    const hosts = new Set(mine.map((p) => p.host))
-    if (hosts.size !== 1) throw new Error(`env.${name}: its routes name ${hosts.size} hosts; a family serves on one`)
-    patterns.push(...mine)
-    const { app } = (await import(`../../functions/${family}/app.ts`)) as { app: Router }
-    for (const path of pathsOf(app).flatMap(asRequested)) served.push({ worker: family, host: [...hosts][0], path })
+  for (const worker of readDeployment().workers) {
+    workers.push(worker.family)
+    // Patterns name the family, as the problems report them.
+    patterns.push(...worker.patterns.map((p) => ({ ...p, worker: worker.family })))
+    const { app } = (await import(`../../functions/${worker.family}/app.ts`)) as { app: Router }
+    for (const path of pathsOf(app).flatMap(asRequested)) served.push({ worker: worker.family, host: worker.host, path })
   }
   return { patterns, served, workers }
 }

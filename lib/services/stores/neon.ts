@@ -1,5 +1,5 @@
 import type { Config } from '../../config'
-import { neonDb, neonReader } from '../../db/neon'
+import { neonDb, neonReader, useLocalNeonProxy } from '../../db/neon'
 import { notConfigured } from '../managed'
 
 /**
@@ -8,6 +8,7 @@ import { notConfigured } from '../managed'
  */
 export const neonStore = (config: Config) => {
   const url = config.DATABASE_URL ?? notConfigured('Database')
+  if (config.NEON_LOCAL_PROXY) useLocalNeonProxy(config.NEON_LOCAL_PROXY)
   const timeouts = { connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS, queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS }
   return { ...neonDb(url, timeouts), reader: neonReader(url, timeouts) }
 }
