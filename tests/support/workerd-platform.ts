@@ -9,6 +9,7 @@ import { Miniflare } from 'miniflare'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { Readable } from 'node:stream'
 import pg from 'pg'
 import { buildFunctions } from '../../infra/bundle'
 import { APP_LOGIN_ROLE, migratePostgres } from '../../infra/database'
@@ -111,6 +112,9 @@ function workerdPid(): number {
   }
   throw new Error('no workerd child process found')
 }
+
+/** A Worker's fetch as miniflare hands it out (typed by workers-types, which this project does not install). */
+type WorkerFetcher = { fetch(url: string, init?: RequestInit): Promise<Response> }
 
 /** One request at a time, as its cost is read from the whole process. */
 function serial() {
@@ -219,7 +223,7 @@ export async function startWorkerdPlatform(opts: WorkerdPlatformOptions = {}) {
         })),
         { name: 'network', modules: true, script: NETWORK_WORKER, compatibilityDate: deployment.compatibilityDate },
       ],
-      handleRuntimeStdio(stdout, stderr) {
+      handleRuntimeStdio(stdout: Readable, stderr: Readable) {
         for (const stream of [stdout, stderr]) {
           let rest = ''
           stream.on('data', (chunk: Buffer) => {
@@ -233,17 +237,17 @@ export async function startWorkerdPlatform(opts: WorkerdPlatformOptions = {}) {
     closers.push(() => mf.dispose())
     await mf.ready
     const pid = workerdPid()
-    const network = await mf.getWorker('network')
+    const network = (await mf.getWorker('network')) as unknown as WorkerFetcher
     const subrequests = async () => ((await (await network.fetch('http://network.internal/count')).json()) as { subrequests: number }).subrequests
     const costs: RequestCost[] = []
     const oneAtATime = serial()
 
     dispatch = (worker, req) =>
       oneAtATime(async () => {
-        const target = await mf.getWorker(worker.name)
+        const target = (await mf.getWorker(worker.name)) as unknown as WorkerFetcher
         const before = { sub: await subrequests(), cpu: processCpuNs(pid), t: performance.now() }
         const body = req.body ? await req.arrayBuffer() : undefined
-        const res = (await target.fetch(req.url, { method: req.method, headers: req.headers as never, body, redirect: 'manual' })) as unknown as Response
+        const res = await target.fetch(req.url, { method: req.method, headers: req.headers, body, redirect: 'manual' })
         // A stream (an SSE tail) or an upgrade is costed up to its headers; any other answer once its body is read.
         const streaming = res.status === 101 || /event-stream/.test(res.headers.get('content-type') ?? '')
         const answer = streaming ? res : new Response(res.status === 204 || res.status === 304 ? null : await res.arrayBuffer(), { status: res.status, headers: res.headers as never })
