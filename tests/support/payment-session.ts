@@ -5,7 +5,7 @@ import { freshIp } from './requests'
 import { walletProof, type ProofSigner } from './wallet-proof'
 
 /** Anything that answers web requests as the harness's `web` app does. */
-type WebApp = { request(path: string, init?: RequestInit): Response | Promise<Response> }
+type WebApp = { request(path: string, init?: RequestInit): Response | Promise<Response>; origin?: string }
 
 /** USDC has 6 decimals: USD strings to base units. */
 export const units = (usd: string) => parseUnits(usd, 6)

@@ -3,7 +3,7 @@ import { createSiweMessage, type SiweMessage } from 'viem/siwe'
 import { freshIp } from './requests'
 
 /** Anything that answers web requests as the harness's `web` app does. */
-type WebApp = { request(path: string, init?: RequestInit): Response | Promise<Response> }
+type WebApp = { request(path: string, init?: RequestInit): Response | Promise<Response> ; /** Where the dashboard is (its messages name it): the harness's first APP_ORIGIN unless given. */ origin?: string }
 
 /** The statements wallet proofs carry, written out here rather than imported, so the tests pin the contract. */
 export const PROOF_STATEMENTS = {
@@ -33,8 +33,8 @@ export async function freshNonce(web: WebApp) {
 export async function walletProof(web: WebApp, purpose: ProofPurpose, address: string, signer: ProofSigner, over: Partial<SiweMessage> = {}) {
   const nonce = over.nonce ?? (await freshNonce(web))
   const message = createSiweMessage({
-    domain: DOMAIN,
-    uri: ORIGIN,
+    domain: web.origin ? new URL(web.origin).host : DOMAIN,
+    uri: web.origin ?? ORIGIN,
     version: '1',
     chainId: 8453,
     address: address as Hex,

@@ -13,6 +13,9 @@ import type { Readable } from 'node:stream'
 import pg from 'pg'
 import { buildFunctions } from '../../infra/bundle'
 import { APP_LOGIN_ROLE, migratePostgres } from '../../infra/database'
+import { registerSchedules } from '../../infra/schedules'
+import { parseConfig } from '../../lib/config'
+import { QStashQueue } from '../../lib/queue/qstash'
 import * as schema from '../../schema'
 import { serveFetch, type Loopback } from './loopback'
 import { startNeonProxy } from './neon-proxy'
@@ -49,6 +52,8 @@ export interface RequestCost {
 }
 
 const QSTASH = { token: 'qstash-workerd-token', current: 'sig_workerd_current_key', next: 'sig_workerd_next_key' }
+/** The key QStash signs its deliveries with now (a test signs a delivery of its own with it). */
+export const QSTASH_SIGNING_KEY = QSTASH.current
 const S3 = { bucket: 'workerd-journeys', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }
 export const SECRETS = {
   SESSION_SECRET: 'workerd-session-secret-0123456789abcdef',
@@ -236,6 +241,8 @@ export async function startWorkerdPlatform(opts: WorkerdPlatformOptions = {}) {
     })
     closers.push(() => mf.dispose())
     await mf.ready
+    // The crons, registered with QStash as README "Crons" says a deploy does.
+    await registerSchedules(new QStashQueue(QSTASH.token, origins.app, qstash.url), parseConfig({ ...common, APP_ORIGIN: origins.app }))
     const pid = workerdPid()
     const network = (await mf.getWorker('network')) as unknown as WorkerFetcher
     const subrequests = async () => ((await (await network.fetch('http://network.internal/count')).json()) as { subrequests: number }).subrequests

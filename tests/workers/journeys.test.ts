@@ -4,14 +4,22 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { useFixture } from '../support/harness'
 import { costSummary, LIMIT_MARGIN, startWorkerdPlatform, WORKERD_SKIP_REASON, workerdPlatformConfigured, WORKERS_LIMITS } from '../support/workerd-platform'
+import { pluginsEnv, startPluginServer } from '../families/gateway/helpers'
+import { startPaymentChain } from '../support/payment-chain'
+import { startRailwayServer } from '../support/railway-server'
 import { accountJourneys } from './journeys/accounts'
+import { flowEnv, flowJourneys, RAILWAY } from './journeys/flow'
 
 if (!workerdPlatformConfigured) console.warn(`workerd journeys ${WORKERD_SKIP_REASON}`)
 
 ;(workerdPlatformConfigured ? describe : describe.skip)(workerdPlatformConfigured ? 'journeys in workerd' : `journeys in workerd (${WORKERD_SKIP_REASON})`, () => {
-  const p = useFixture(() => startWorkerdPlatform(), { timeout: 240_000 })
+  const railway = useFixture(() => startRailwayServer(RAILWAY))
+  const chain = useFixture(() => startPaymentChain(), { timeout: 60_000 })
+  const plugins = useFixture(() => startPluginServer())
+  const p = useFixture(() => startWorkerdPlatform({ env: { ...flowEnv(railway), ...chain.env, ...pluginsEnv(plugins), GATEWAY_UPSTREAM_TIMEOUT_MS: '10000' } }), { timeout: 240_000 })
 
   accountJourneys(p)
+  flowJourneys(p, railway, chain, plugins)
 
   afterAll(() => {
     console.log(`workerd cost per Worker (journeys):\n${costSummary(p.costs).map((s) => JSON.stringify(s)).join('\n')}`)

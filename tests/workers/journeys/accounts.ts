@@ -16,6 +16,18 @@ export async function mailedToken(p: WorkerdPlatform, to: string, path = 'verify
   throw new Error(`no ${path} mail to ${to}`)
 }
 
+/** A new user signed up, signed in and verified through the Workers, as the dashboard does it: their browser. */
+export async function signUpVerified(p: WorkerdPlatform) {
+  const b = browser(p)
+  const email = `journey-${crypto.randomUUID().slice(0, 8)}@example.com`
+  expect((await b.post('/api/register', { email, password: PASSWORD })).status).toBe(201)
+  await b.csrf()
+  expect((await b.post('/api/auth/login', { email, password: PASSWORD })).status).toBe(200)
+  expect((await b.post('/api/auth/verify-email', { token: await mailedToken(p, email) })).status).toBe(200)
+  const user = (await (await b.get('/api/user')).json()) as { id: string }
+  return Object.assign(b, { email, userId: user.id })
+}
+
 /** auth, users, keys, backend: sign up, verify, sign in, a key checked by the backend. */
 export function accountJourneys(p: WorkerdPlatform) {
   describe('auth, users, keys and backend', () => {
