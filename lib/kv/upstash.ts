@@ -1,14 +1,9 @@
-import { Ratelimit } from '@upstash/ratelimit'
 import { Redis } from '@upstash/redis/cloudflare' // the Workers entry: fetch only, no Node fallbacks
 import { deadline } from '../deadline'
 import { DependencyUnavailableError } from '../http/dependency'
-import type { KvScript } from './script'
+import { fixedWindowLimit } from './limit'
+import { incrWithExpiry, type KvScript } from './script'
 import type { Kv, LimitResult, LimitRule, RateLimiter } from './types'
-
-// INCRBY, then an expiry if the counter has none: one script, so one round trip and no window without a TTL.
-const INCR_WITH_EXPIRY = `local n = redis.call('INCRBY', KEYS[1], ARGV[1])
-if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return n`
 
 /**
  * How long one kv call may take (one REST request, no retry): past it the call fails as `KV_UNAVAILABLE`, so a
@@ -27,13 +22,15 @@ const COMMAND_ERROR = /^(ERR|WRONGTYPE|NOSCRIPT|EXECABORT)\b/
 export class UpstashKv implements Kv, RateLimiter {
   private syncToken = ''
   private readonly timeoutMs: number
+  private readonly now: () => number
 
   constructor(
     private readonly url: string,
     private readonly token: string,
-    opts: { timeoutMs?: number } = {},
+    opts: { timeoutMs?: number; now?: () => number } = {},
   ) {
     this.timeoutMs = opts.timeoutMs ?? KV_TIMEOUT_MS
+    this.now = opts.now ?? Date.now
   }
 
   /**
@@ -94,7 +91,7 @@ export class UpstashKv implements Kv, RateLimiter {
   }
 
   async incr(key: string, by: number, ttlMs: number) {
-    return Number(await this.run((r) => r.eval(INCR_WITH_EXPIRY, [key], [String(by), String(ttlMs)])))
+    return Number(await this.eval(incrWithExpiry, [key], [by, ttlMs]))
   }
 
   /** EVALSHA first, EVAL when Redis does not have the script yet (the SDK's `Script.exec`). */
@@ -103,18 +100,6 @@ export class UpstashKv implements Kv, RateLimiter {
   }
 
   async limit(rule: LimitRule, identifier: string): Promise<LimitResult> {
-    return this.run(async (redis) => {
-      const limiter = new Ratelimit({
-        redis,
-        limiter: Ratelimit.fixedWindow(rule.limit, `${rule.windowSec} s`),
-        prefix: `rl:${rule.name}`,
-        ephemeralCache: false,
-        analytics: false,
-        // The SDK's own race (5 s, then the request is let through): off, the call's deadline decides (fail closed).
-        timeout: 0,
-      })
-      const { success, limit, remaining, reset } = await limiter.limit(identifier)
-      return { success, limit, remaining, reset }
-    })
+    return fixedWindowLimit(this, this.now(), rule, identifier)
   }
 }

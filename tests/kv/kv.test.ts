@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MemoryKv } from '../../lib/kv/memory'
+import { defineScript } from '../../lib/kv/script'
 import { UpstashKv } from '../../lib/kv/upstash'
 import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server'
 import { kvContract } from './kv-contract'
@@ -57,28 +58,52 @@ const title = `UpstashKv via REST server → Redis${redisUrl ? '' : ' (skipped: 
 
   kvContract(() => new UpstashKv(server.url, server.token, { timeoutMs: 15_000 }), runRoot)
 
-  it('a limiter check is one round trip once the script is cached', async () => {
-    // Fresh server, so its original-sha → stripped-sha map starts empty.
-    const fresh = await startUpstashRestServer({ redisUrl: redisUrl!, db: DB })
+  it('counts a limiter window at rl:<rule>:<identifier>:<window>, expiring when the window ends (its injected clock)', async () => {
+    const windowMs = 900_000
+    let now = 2001 * windowMs - 60_000 // a minute before window 2000 ends
+    const kv = new UpstashKv(server.url, server.token, { timeoutMs: 15_000, now: () => now })
+    const rule = { name: `${runRoot}win`, limit: 2, windowSec: 900 }
+    expect(await kv.limit(rule, 'u')).toEqual({ success: true, limit: 2, remaining: 1, reset: 2001 * windowMs })
+    expect(await kv.limit(rule, 'u')).toEqual({ success: true, limit: 2, remaining: 0, reset: 2001 * windowMs })
+    expect(await kv.limit(rule, 'u')).toEqual({ success: false, limit: 2, remaining: 0, reset: 2001 * windowMs })
+    const redis = new Redis(redisUrl!, { db: DB })
     try {
-      const seen: string[][] = []
-      fresh.onRequest = (_path, body) => {
-        const cmds = (Array.isArray((body as unknown[])[0]) ? body : [body]) as string[][]
-        seen.push(cmds.map((c) => c[0]))
-      }
-      const kv = new UpstashKv(fresh.url, fresh.token, { timeoutMs: 15_000 })
-      const rule = { name: `${runRoot}rt`, limit: 5, windowSec: 900 }
+      expect(await redis.get(`rl:${rule.name}:u:2000`)).toBe('3')
+      const ttl = await redis.pttl(`rl:${rule.name}:u:2000`)
+      expect(ttl).toBeGreaterThan(0)
+      expect(ttl).toBeLessThanOrEqual(60_000)
+    } finally {
+      await redis.quit()
+    }
+    now = 2001 * windowMs // the next window: a fresh counter
+    expect(await kv.limit(rule, 'u')).toEqual({ success: true, limit: 2, remaining: 1, reset: 2002 * windowMs })
+  })
 
-      await kv.limit(rule, 'a')
-      expect(seen).toEqual([['evalsha'], ['eval']]) // EVALSHA misses, client falls back to EVAL
-
+  it('runs a script by EVALSHA, EVAL only when Redis does not have it yet: a limiter check is then one round trip', async () => {
+    const seen: string[][] = []
+    server.onRequest = (_path, body) => {
+      const cmds = (Array.isArray((body as unknown[])[0]) ? body : [body]) as string[][]
+      seen.push(cmds.map((c) => c[0]))
+    }
+    try {
+      const kv = new UpstashKv(server.url, server.token, { timeoutMs: 15_000 })
+      // A script no Redis has seen (its text is new): EVALSHA misses, EVAL runs and caches it.
+      const probe = defineScript({ name: 'probe', lua: `-- ${randomUUID()}\nreturn 7`, local: () => 7 })
+      expect(await kv.eval(probe, [], [])).toBe(7)
+      expect(seen).toEqual([['evalsha'], ['eval']])
       seen.length = 0
-      const before = fresh.requests
+      expect(await kv.eval(probe, [], [])).toBe(7)
+      expect(seen).toEqual([['evalsha']])
+
+      const rule = { name: `${runRoot}rt`, limit: 5, windowSec: 900 }
+      await kv.limit(rule, 'a') // caches the limiter's script if no earlier test did
+      seen.length = 0
+      const start = server.requests
       expect(await kv.limit(rule, 'b')).toMatchObject({ success: true, remaining: 4 })
-      expect(fresh.requests - before).toBe(1)
+      expect(server.requests - start).toBe(1)
       expect(seen).toEqual([['evalsha']])
     } finally {
-      await fresh.close()
+      server.onRequest = undefined
     }
   })
 
