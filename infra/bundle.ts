@@ -65,8 +65,6 @@ function useSibling(name: string, specifier: RegExp, within: string, file: strin
  *   compiler (`z.compile`, ~6 KB gz), which builds parsers with `new Function`, refused by workerd anyway;
  * - zod's zod to JSON Schema writer (`z.toJSONSchema`, `schema.toJSONSchema()`, ~2.6 KB gz): the OpenAPI document
  *   is written by @asteasolutions/zod-to-openapi, which never calls it, and by `npm run gen:openapi` in Node;
- * - @upstash/ratelimit's analytics client (@upstash/core-analytics), which runs only with `analytics: true`; the
- *   limiter is built with `analytics: false` (lib/kv/upstash.ts), so the stub is never reached;
  * - SimpleWebAuthn's attestation certificate-chain checks (@peculiar/x509, asn1js, CRL fetches: ~28 KB gz).
  *   Registration asks for attestation `none`, which browsers honour by sending no certificates; an attestation
  *   that still carries a chain is refused (the stub throws), never trusted unchecked.
@@ -113,18 +111,6 @@ export const workerRewrites: Rewrite[] = [
     export class ZodCompileUnsupportedError extends Error {}
     export { unavailable as compile, unavailable as withParser, unavailable as compileFn }`,
     { pkg: 'zod', version: '4.6.7', importers: ['zod/v4/core/index.js'], replaces: ['zod/v4/core/compile.js'] },
-  ),
-  replaceModule(
-    'ratelimit-without-analytics',
-    /^@upstash\/core-analytics$/,
-    '/node_modules/@upstash/ratelimit/',
-    `export class Analytics { constructor() { throw new Error('rate-limit analytics are not bundled: the limiter runs with analytics: false') } }`,
-    {
-      pkg: '@upstash/ratelimit',
-      version: '2.2.0',
-      importers: ['@upstash/ratelimit/dist/index.js', '@upstash/ratelimit/dist/index.mjs'],
-      replaces: ['@upstash/core-analytics/dist/index.js', '@upstash/core-analytics/dist/index.mjs'],
-    },
   ),
   replaceModule(
     'webauthn-without-certificate-chains',

@@ -1,4 +1,5 @@
-import type { KvScript, LocalScriptStore } from './script'
+import { fixedWindowLimit } from './limit'
+import { incrWithExpiry, type KvScript, type LocalScriptStore } from './script'
 import type { Kv, LimitResult, LimitRule, RateLimiter } from './types'
 
 /** Fewest writes between two sweeps: small stores are swept rarely, for nothing. */
@@ -66,10 +67,7 @@ export class MemoryKv implements Kv, RateLimiter {
   }
 
   async incr(key: string, by: number, ttlMs: number) {
-    const e = this.live(key)
-    const value = (e ? Number(e.value) : 0) + by
-    this.write(key, String(value), e ? e.expiresAt : this.now() + ttlMs)
-    return value
+    return this.eval(incrWithExpiry, [key], [by, ttlMs])
   }
 
   /** The script's JavaScript twin, run synchronously on this store: nothing interleaves, as in Redis. */
@@ -132,13 +130,6 @@ export class MemoryKv implements Kv, RateLimiter {
   })()
 
   async limit(rule: LimitRule, identifier: string): Promise<LimitResult> {
-    const windowMs = rule.windowSec * 1000
-    const bucket = Math.floor(this.now() / windowMs)
-    const key = `rl:${rule.name}:${identifier}:${bucket}`
-    const reset = (bucket + 1) * windowMs
-    const e = this.live(key)
-    const used = (e ? Number(e.value) : 0) + 1
-    this.write(key, String(used), reset)
-    return { success: used <= rule.limit, limit: rule.limit, remaining: Math.max(0, rule.limit - used), reset }
+    return fixedWindowLimit(this, this.now(), rule, identifier)
   }
 }

@@ -42,3 +42,19 @@ export interface LocalScriptStore {
 }
 
 export const defineScript = <R>(script: KvScript<R>) => script
+
+/**
+ * KEYS[1] a counter; ARGV: how much to add, the expiry (ms) it gets when it has none. INCRBY then PEXPIRE in one
+ * step, so a counter never lives without its expiry: `Kv.incr` on both adapters, and through it every rate limit.
+ */
+export const incrWithExpiry = defineScript<number>({
+  name: 'incr-with-expiry',
+  lua: `local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return n`,
+  local(store, [key], [by, ttlMs]) {
+    const n = store.incrby(key, Number(by))
+    if (store.pttl(key) < 0) store.pexpire(key, Number(ttlMs))
+    return n
+  },
+})
