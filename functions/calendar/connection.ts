@@ -5,6 +5,7 @@ import type { AppContext } from '../../lib/context'
 import type { Db } from '../../lib/db/rls'
 import { withUser } from '../../lib/db/rls'
 import { ApiError } from '../../lib/http/errors'
+import { unavailableDependency } from '../../lib/http/dependency'
 import { errorFields, log } from '../../lib/log'
 import { getGoogleDiscovery, googleClient, type GoogleClient } from '../../lib/oidc/google'
 import { open, seal } from '../../lib/secret-box'
@@ -107,8 +108,8 @@ export function calendarClient(config: Config) {
  * The caller's calendar, ready to call: 503 when Google is not configured, 401 `Calendar not connected`
  * without a live connection. Its `call` sends a Calendar API request with the stored access token; an expired
  * token, or a 401 from Google, is refreshed once per request and the new token stored. A refresh answered
- * `invalid_grant` marks the connection disconnected and answers 401. Any other failure is 500
- * `PROVIDER_UNAVAILABLE`.
+ * `invalid_grant` marks the connection disconnected and answers 401. The database or kv store failing meanwhile is
+ * their 503; any other failure is `PROVIDER_UNAVAILABLE`.
  */
 export async function openCalendar(c: AppContext, userId: string) {
   const client = calendarClient(c.var.services.config)
@@ -141,7 +142,8 @@ class CalendarSession {
       log.warn('calendar.provider_refused', { dependency: 'google', method: req.method, status: answer.status })
       throw calendarUnavailable()
     } catch (e) {
-      if (e instanceof ApiError) throw e
+      // A store of ours failing (the token's database write, the discovery cache) is its own 503, not Google's.
+      if (e instanceof ApiError || unavailableDependency(e)) throw e
       log.warn('calendar.provider_failed', { dependency: 'google', method: req.method, ...errorFields(e) })
       throw calendarUnavailable()
     }

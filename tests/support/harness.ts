@@ -4,6 +4,7 @@ import { createWebApp } from '../../functions/web'
 import { createNodeServices } from '../../infra/services'
 import { hashSecret } from '../../lib/auth/password'
 import { hashSessionToken, newSessionToken, SESSION_COOKIE, SESSION_TTL_MS } from '../../lib/auth/session'
+import type { Services } from '../../lib/context'
 import { cfClientIp } from '../../lib/http/client-ip'
 import { sessions, users } from '../../schema'
 import { apiContracts, checkedApp } from './response-contract'
@@ -115,6 +116,18 @@ export async function createHarness(opts: HarnessOptions = {}) {
 }
 
 export type Harness = Awaited<ReturnType<typeof createHarness>>
+
+/** Runs `fn` with the harness's services changed (node services are one plain object every request reads). */
+export async function withServices<T>(h: Harness, changes: Partial<{ -readonly [K in keyof Services]: Services[K] }>, fn: () => Promise<T>): Promise<T> {
+  const services = h.services as { -readonly [K in keyof Services]: Services[K] }
+  const saved = Object.fromEntries(Object.keys(changes).map((k) => [k, services[k as keyof Services]]))
+  Object.assign(services, changes)
+  try {
+    return await fn()
+  } finally {
+    Object.assign(services, saved)
+  }
+}
 
 /**
  * Registers `beforeAll` (creates the fixture with `create`) and `afterAll` (closes it) in the current file or

@@ -39,17 +39,7 @@ export async function waitRunning(h: Harness, user: SeededUser, id: string, ms =
 
 export const storedAgent = async (h: Harness, id: string) => (await h.db.select().from(agents).where(eq(agents.id, id)))[0]
 
-/** Runs `fn` with the harness's services changed (node services are one plain object every request reads). */
-export async function withServices<T>(h: Harness, changes: Partial<{ -readonly [K in keyof Services]: Services[K] }>, fn: () => Promise<T>): Promise<T> {
-  const services = h.services as { -readonly [K in keyof Services]: Services[K] }
-  const saved = Object.fromEntries(Object.keys(changes).map((k) => [k, services[k as keyof Services]]))
-  Object.assign(services, changes)
-  try {
-    return await fn()
-  } finally {
-    Object.assign(services, saved)
-  }
-}
+export { withServices } from '../../support/harness'
 
 export const provisioningConfig = (h: Harness, overrides: Partial<Services['config']>) => ({ config: { ...h.services.config, ...overrides } })
 

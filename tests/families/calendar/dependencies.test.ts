@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest'
 import type { Config } from '../../../lib/config'
 import { discoveryCacheKey } from '../../../lib/oidc/discovery'
 import { type FaultProxy, startFaultProxy, underFault } from '../../support/fault-proxy'
-import { useFixture } from '../../support/harness'
+import { FailingKv } from '../../support/failing-kv'
+import { useFixture, withServices } from '../../support/harness'
 import { useLogLines } from '../../support/log-lines'
 import { call } from '../../support/requests'
-import { calendarOf, connect, getCalendar, location, postCalendar, startStack } from './helpers'
+import { calendarOf, connect, expireToken, getCalendar, location, postCalendar, startStack } from './helpers'
 
 /** Each call to Google gives up after this long (`GOOGLE_TIMEOUT_MS`): a Google that never answers fails the request in time. */
 const GOOGLE_TIMEOUT_MS = 400
@@ -114,5 +115,21 @@ describe("Google's discovery document down", () => {
     const again = await start()
     expect(again.status).toBe(302)
     expect(location(again).pathname).not.toBe('/login')
+  })
+})
+
+describe('a store of ours failing inside a calendar call', () => {
+  it("the kv store down while an expired token is refreshed → its own 503 KV_UNAVAILABLE, not Google's; then the refresh goes through", async () => {
+    const { alice } = s.h.users
+    await expireToken(s.h, alice.id)
+    await s.h.services.kv.del(discoveryCacheKey(s.config.GOOGLE_DISCOVERY_URL!))
+    // Only the kv store the refresh reads Google's discovery document from is down (the limiter keeps its own).
+    const kv = new FailingKv(s.h.services.kv as never)
+    kv.down = true
+    const res = await withServices(s.h, { kv }, async () => getCalendar(s.h, alice, '?action=list'))
+    expect(res.status).toBe(503)
+    expect(await res.json()).toEqual({ error: expect.any(String), code: 'KV_UNAVAILABLE' })
+    expect(logs.events('calendar.provider_failed')).toEqual([])
+    expect((await getCalendar(s.h, alice, '?action=list')).status).toBe(200)
   })
 })
