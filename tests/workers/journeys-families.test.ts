@@ -6,19 +6,31 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { CALENDAR_SCOPES } from '../../functions/calendar/google'
 import { useFixture } from '../support/harness'
 import { startCalendarServer } from '../support/calendar-server'
+import { startCdpServer } from '../support/cdp-server'
+import { startMuxServer } from '../support/mux-server'
 import { startOidcServer } from '../support/oidc-server'
 import { COLONY, startSoulHost } from '../support/soul-host'
+import { startStripeServer, stripeEnv } from '../support/stripe-server'
 import { costSummary, LIMIT_MARGIN, startWorkerdPlatform, WORKERD_SKIP_REASON, workerdPlatformConfigured, WORKERS_LIMITS } from '../support/workerd-platform'
+import { billingJourney } from './journeys/billing'
 import { calendarJourney } from './journeys/calendar'
+import { startChain } from './journeys/chain'
 import { colonyJourney } from './journeys/colony'
 import { devicesJourney } from './journeys/devices'
 import { docsJourney } from './journeys/docs'
+import { farcasterJourney } from './journeys/farcaster'
 import { filesJourney } from './journeys/files'
 import { googleEnv } from './journeys/google'
 import { healthJourney } from './journeys/health'
 import { invitesJourney } from './journeys/invites'
 import { oauthJourney } from './journeys/oauth'
+import { passkeysJourney } from './journeys/passkeys'
+import { radioJourney } from './journeys/radio'
+import { skillsJourney } from './journeys/skills'
 import { socialJourney } from './journeys/social'
+import { stripeJourney } from './journeys/stripe'
+import { walletJourney } from './journeys/wallet'
+import { walletAuthJourney } from './journeys/wallet-auth'
 
 if (!workerdPlatformConfigured) console.warn(`workerd journeys ${WORKERD_SKIP_REASON}`)
 
@@ -36,17 +48,29 @@ async function startFamiliesPlatform() {
     })
     const cal = await startCalendarServer()
     closers.push(() => cal.close())
+    const stripe = await startStripeServer()
+    closers.push(() => stripe.close())
+    const mux = await startMuxServer()
+    closers.push(() => mux.close())
+    const cdp = await startCdpServer()
+    closers.push(() => cdp.close())
+    const chain = await startChain()
+    closers.push(() => chain.close())
     const p = await startWorkerdPlatform({
       env: {
         SOUL_SERVICE_URL: soul.url,
         SOUL_SERVICE_TOKEN: 'soul-token',
         ...googleEnv(oidc),
         GOOGLE_CALENDAR_API_URL: cal.url,
+        ...stripeEnv(stripe),
+        ...mux.env,
+        ...cdp.env,
+        ...chain.env,
       },
     })
     const closePlatform = p.close
     return Object.assign(p, {
-      fakes: { soul, oidc, cal },
+      fakes: { soul, oidc, cal, stripe, mux, cdp, chain },
       async close() {
         await closePlatform()
         for (const fn of closers.reverse()) await Promise.resolve(fn()).catch(() => {})
@@ -58,7 +82,7 @@ async function startFamiliesPlatform() {
   }
 }
 
-;(workerdPlatformConfigured ? describe : describe.skip)(workerdPlatformConfigured ? 'family journeys in workerd' : `family journeys in workerd (${WORKERD_SKIP_REASON})`, () => {
+;(workerdPlatformConfigured ? describe : describe.skip)(workerdPlatformConfigured ? 'family journeys in workerd' : `family journeys in workerd (${WORKERD_SKIP_REASON})`, { timeout: 90_000 }, () => {
   const p = useFixture(startFamiliesPlatform, { timeout: 240_000 })
 
   healthJourney(p)
@@ -70,8 +94,17 @@ async function startFamiliesPlatform() {
   filesJourney(p)
   oauthJourney(p, () => p.fakes.oidc)
   calendarJourney(p, () => p.fakes)
+  billingJourney(p, () => p.fakes.stripe)
+  stripeJourney(p, () => p.fakes.stripe)
+  skillsJourney(p)
+  passkeysJourney(p)
+  walletAuthJourney(p)
+  farcasterJourney(p, () => p.fakes.chain)
+  radioJourney(p, () => p.fakes)
+  walletJourney(p, () => p.fakes)
 
   afterAll(() => {
+    if (process.env.JOURNEY_DEBUG) console.log(p.costs.map((c) => `${c.worker} ${c.method} ${c.path} ${c.status} ${Math.round(c.wallMs)}ms`).join('\n'), '\n', p.logs.slice(-60).join('\n'))
     console.log(`workerd cost per Worker (family journeys):\n${costSummary(p.costs).map((s) => JSON.stringify(s)).join('\n')}`)
     // Every request the journeys sent stays far inside a Worker's limits.
     for (const cost of p.costs) {
