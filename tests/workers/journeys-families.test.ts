@@ -9,6 +9,7 @@ import { startCalendarServer } from '../support/calendar-server'
 import { startCdpServer } from '../support/cdp-server'
 import { startMuxServer } from '../support/mux-server'
 import { startOidcServer } from '../support/oidc-server'
+import { startRailwayServer } from '../support/railway-server'
 import { COLONY, startSoulHost } from '../support/soul-host'
 import { startStripeServer, stripeEnv } from '../support/stripe-server'
 import { costSummary, LIMIT_MARGIN, startWorkerdPlatform, WORKERD_SKIP_REASON, workerdPlatformConfigured, WORKERS_LIMITS } from '../support/workerd-platform'
@@ -19,6 +20,7 @@ import { colonyJourney } from './journeys/colony'
 import { devicesJourney } from './journeys/devices'
 import { docsJourney } from './journeys/docs'
 import { farcasterJourney } from './journeys/farcaster'
+import { flowEnv, RAILWAY } from './journeys/flow'
 import { filesJourney } from './journeys/files'
 import { googleEnv } from './journeys/google'
 import { healthJourney } from './journeys/health'
@@ -34,77 +36,61 @@ import { walletAuthJourney } from './journeys/wallet-auth'
 
 if (!workerdPlatformConfigured) console.warn(`workerd journeys ${WORKERD_SKIP_REASON}`)
 
-/** The fake providers first (their URLs are the Workers' configuration), then the platform. */
-async function startFamiliesPlatform() {
-  const closers: Array<() => unknown> = []
-  try {
-    const soul = await startSoulHost({ '/colony': { body: COLONY }, '/soul': { body: { active: true, mode: 'explore' } }, '/health': { body: { ok: true } } })
-    closers.push(() => soul.close())
-    const oidc = await startOidcServer()
-    closers.push(() => oidc.close())
+;(workerdPlatformConfigured ? describe : describe.skip)(workerdPlatformConfigured ? 'family journeys in workerd' : `family journeys in workerd (${WORKERD_SKIP_REASON})`, { timeout: 90_000 }, () => {
+  // The fake providers first: their URLs are the Workers' configuration.
+  const soul = useFixture(() => startSoulHost({ '/colony': { body: COLONY }, '/soul': { body: { active: true, mode: 'explore' } }, '/health': { body: { ok: true } } }))
+  const oidc = useFixture(async () => {
+    const server = await startOidcServer()
     // Google grants what the calendar asks for (granular consent is the calendar suite's concern).
-    oidc.editTokens((body, req) => {
+    server.editTokens((body, req) => {
       if (req.grant_type === 'authorization_code' || req.grant_type === 'refresh_token') body.scope = CALENDAR_SCOPES.join(' ')
     })
-    const cal = await startCalendarServer()
-    closers.push(() => cal.close())
-    const stripe = await startStripeServer()
-    closers.push(() => stripe.close())
-    const mux = await startMuxServer()
-    closers.push(() => mux.close())
-    const cdp = await startCdpServer()
-    closers.push(() => cdp.close())
-    const chain = await startChain()
-    closers.push(() => chain.close())
-    const p = await startWorkerdPlatform({
-      env: {
-        SOUL_SERVICE_URL: soul.url,
-        SOUL_SERVICE_TOKEN: 'soul-token',
-        ...googleEnv(oidc),
-        GOOGLE_CALENDAR_API_URL: cal.url,
-        ...stripeEnv(stripe),
-        ...mux.env,
-        ...cdp.env,
-        ...chain.env,
-      },
-    })
-    const closePlatform = p.close
-    return Object.assign(p, {
-      fakes: { soul, oidc, cal, stripe, mux, cdp, chain },
-      async close() {
-        await closePlatform()
-        for (const fn of closers.reverse()) await Promise.resolve(fn()).catch(() => {})
-      },
-    })
-  } catch (e) {
-    for (const fn of closers.reverse()) await Promise.resolve(fn()).catch(() => {})
-    throw e
-  }
-}
-
-;(workerdPlatformConfigured ? describe : describe.skip)(workerdPlatformConfigured ? 'family journeys in workerd' : `family journeys in workerd (${WORKERD_SKIP_REASON})`, { timeout: 90_000 }, () => {
-  const p = useFixture(startFamiliesPlatform, { timeout: 240_000 })
+    return server
+  })
+  const cal = useFixture(() => startCalendarServer())
+  const stripe = useFixture(() => startStripeServer())
+  const mux = useFixture(() => startMuxServer())
+  const cdp = useFixture(() => startCdpServer())
+  const chain = useFixture(() => startChain(), { timeout: 120_000 })
+  // Agents run on Railway in production: skills reaches an agent's runtime through that provider.
+  const railway = useFixture(() => startRailwayServer(RAILWAY))
+  const p = useFixture(
+    () =>
+      startWorkerdPlatform({
+        env: {
+          SOUL_SERVICE_URL: soul.url,
+          SOUL_SERVICE_TOKEN: 'soul-token',
+          ...googleEnv(oidc),
+          GOOGLE_CALENDAR_API_URL: cal.url,
+          ...stripeEnv(stripe),
+          ...mux.env,
+          ...cdp.env,
+          ...chain.env,
+          ...flowEnv(railway),
+        },
+      }),
+    { timeout: 240_000 },
+  )
 
   healthJourney(p)
   docsJourney(p)
   invitesJourney(p)
   devicesJourney(p)
   socialJourney(p)
-  colonyJourney(p, () => p.fakes.soul)
+  colonyJourney(p, soul)
   filesJourney(p)
-  oauthJourney(p, () => p.fakes.oidc)
-  calendarJourney(p, () => p.fakes)
-  billingJourney(p, () => p.fakes.stripe)
-  stripeJourney(p, () => p.fakes.stripe)
+  oauthJourney(p, oidc)
+  calendarJourney(p, oidc, cal)
+  billingJourney(p, stripe)
+  stripeJourney(p, stripe)
   skillsJourney(p)
   passkeysJourney(p)
   walletAuthJourney(p)
-  farcasterJourney(p, () => p.fakes.chain)
-  radioJourney(p, () => p.fakes)
-  walletJourney(p, () => p.fakes)
+  farcasterJourney(p, chain)
+  radioJourney(p, mux, chain)
+  walletJourney(p, chain, cdp, stripe)
 
   afterAll(() => {
-    if (process.env.JOURNEY_DEBUG) console.log(p.costs.map((c) => `${c.worker} ${c.method} ${c.path} ${c.status} ${Math.round(c.wallMs)}ms`).join('\n'), '\n', p.logs.slice(-60).join('\n'))
     console.log(`workerd cost per Worker (family journeys):\n${costSummary(p.costs).map((s) => JSON.stringify(s)).join('\n')}`)
     // Every request the journeys sent stays far inside a Worker's limits.
     for (const cost of p.costs) {

@@ -7,7 +7,7 @@ import { browser } from './browser'
 import { signedIn, UNAUTHORIZED } from './people'
 
 /** billing: the plans and the caller's state, a sealed BYOK key, a plan checkout and a credit pack on Stripe. */
-export function billingJourney(p: WorkerdPlatform, stripe: () => StripeServer) {
+export function billingJourney(p: WorkerdPlatform, stripe: StripeServer) {
   describe('billing', () => {
     it('reads the plans, seals a BYOK key, starts a plan checkout and a credit pack; refuses the subscribed, the signed out and bad input', async () => {
       const alice = await signedIn(p, 'Alice')
@@ -23,9 +23,9 @@ export function billingJourney(p: WorkerdPlatform, stripe: () => StripeServer) {
 
       const checkout = await alice.post('/api/billing', { action: 'create-checkout', plan: 'collective' })
       expect(checkout.status, await checkout.clone().text()).toBe(200)
-      const created = stripe().sessions.at(-1)!
+      const created = stripe.sessions.at(-1)!
       expect(((await checkout.json()) as { url: string }).url).toBe(created.url)
-      expect(stripe().session(created.id)).toMatchObject({ mode: 'subscription', client_reference_id: alice.user.id, metadata: { kind: 'plan', userId: alice.user.id, plan: 'collective' } })
+      expect(stripe.session(created.id)).toMatchObject({ mode: 'subscription', client_reference_id: alice.user.id, metadata: { kind: 'plan', userId: alice.user.id, plan: 'collective' } })
       const credits = await alice.post('/api/billing', { action: 'buy-credits', pack: 200 })
       expect(await credits.json()).toMatchObject({ success: true, credits: 15, price: '£15.00' })
 

@@ -17,7 +17,7 @@ function landing(res: Response) {
 }
 
 /** calendar: connect Google Calendar (consent, callback), list and create events, availability. */
-export function calendarJourney(p: WorkerdPlatform, fakes: () => { oidc: OidcServer; cal: CalendarServer }) {
+export function calendarJourney(p: WorkerdPlatform, oidc: OidcServer, cal: CalendarServer) {
   const connectUrl = async (who: Person) => {
     const res = await who.post('/api/calendar', { action: 'connect' })
     expect(res.status, await res.clone().text()).toBe(200)
@@ -25,7 +25,6 @@ export function calendarJourney(p: WorkerdPlatform, fakes: () => { oidc: OidcSer
   }
   describe('calendar', () => {
     it('connects, creates an event, lists it and reads availability; refuses a replayed callback, another user, the signed out and bad input', async () => {
-      const { cal } = fakes()
       const alice = await signedIn(p, 'Alice')
       const calendarId = `cal-${alice.user.email}`
       cal.setPrimary({ id: calendarId, timeZone: 'America/New_York' })
@@ -44,9 +43,14 @@ export function calendarJourney(p: WorkerdPlatform, fakes: () => { oidc: OidcSer
       const list = await alice.get('/api/calendar?action=list&start=2026-03-02T00:00:00Z&end=2026-03-03T00:00:00Z')
       expect(list.status).toBe(200)
       expect(JSON.stringify(await list.json())).toContain(eventId)
+      // The access token expires: the next call refreshes it once at Google and goes on.
+      const refreshes = () => oidc.tokenRequests.filter((r) => r.grant_type === 'refresh_token').length
+      const before = refreshes()
+      await p.db.update(calendarConnections).set({ tokenExpiresAt: new Date(Date.now() - 1000) }).where(eq(calendarConnections.userId, alice.user.id))
       const slots = await alice.get('/api/calendar?action=availability&date=2026-03-02')
       expect(slots.status, await slots.clone().text()).toBe(200)
       // The slots are in the calendar's zone (Intl's time zones, as workerd has them).
+      expect(refreshes()).toBe(before + 1)
       expect(((await slots.json()) as { busySlots: unknown[] }).busySlots).toEqual([{ start: '2026-03-02T10:00:00-05:00', end: '2026-03-02T11:00:00-05:00' }])
 
       // Replay: the callback URL works once.

@@ -5,7 +5,7 @@ import { browser } from './browser'
 import { signedIn, UNAUTHORIZED } from './people'
 
 /** colony: the soul service's colony tree, soul and diagnostics, through the Worker's fetch to it. */
-export function colonyJourney(p: WorkerdPlatform, soul: () => SoulHost) {
+export function colonyJourney(p: WorkerdPlatform, soul: SoulHost) {
   describe('colony', () => {
     it('reads the colony tree, the soul and the diagnostics from the soul service; refuses the signed out', async () => {
       const alice = await signedIn(p, 'Alice')
@@ -14,7 +14,7 @@ export function colonyJourney(p: WorkerdPlatform, soul: () => SoulHost) {
       const body = (await tree.json()) as { colony_size: number; avg_fitness: number; agents: Array<{ id: string }> }
       expect(body.colony_size).toBe(3)
       expect(body.avg_fitness).toBe(57.5)
-      expect(soul().seen.at(-1)).toEqual({ path: '/colony', authorization: 'Bearer soul-token' })
+      expect(soul.seen.at(-1)).toEqual({ path: '/colony', authorization: 'Bearer soul-token' })
       const s = (await (await alice.get('/api/colony/status?action=soul')).json()) as { active: boolean; mode: string }
       expect(s).toMatchObject({ active: true, mode: 'explore' })
       const diag = (await (await alice.get('/api/colony/status?action=diagnostics')).json()) as { configured: boolean; hosts: Array<{ ok: boolean }> }

@@ -13,16 +13,16 @@ const prove = async (fid: number, token: string) =>
   WALLETS.holder.signMessage({ message: await addressProofMessage({ FARCASTER_DOMAIN: DOMAIN } as Config, { address: HOLDER, fid, token }) })
 
 /** farcaster: token gating read from the chain; Quick Auth sign-in with the holder's proof; the session token refreshed. */
-export function farcasterJourney(p: WorkerdPlatform, chain: () => Chain) {
+export function farcasterJourney(p: WorkerdPlatform, chain: Chain) {
   describe('farcaster', () => {
     it('reads the token gate, signs in with an ID token and a holder proof, refreshes; refuses a forged token, a reused proof and bad input', async () => {
       const gate = await browser(p).post('/api/token-gating', { address: HOLDER })
       expect(gate.status, await gate.clone().text()).toBe(200)
-      expect(await gate.json()).toMatchObject({ hasAccess: true, balance: '5', chainId: 8453, contractAddress: chain().peers.token })
+      expect(await gate.json()).toMatchObject({ hasAccess: true, balance: '5', chainId: 8453, contractAddress: chain.peers.token })
       expect(await (await browser(p).get(`/api/token-gating?address=${NOBODY}`)).json()).toMatchObject({ hasAccess: false, balance: '0' })
 
       const fid = 4242
-      const token = await idToken(chain().peers, fid)
+      const token = await idToken(chain.peers, fid)
       const b = browser(p)
       const res = await b.post('/api/auth/farcaster/verify', { token, address: HOLDER, addressSignature: await prove(fid, token) })
       expect(res.status, await res.clone().text()).toBe(200)
@@ -34,14 +34,14 @@ export function farcasterJourney(p: WorkerdPlatform, chain: () => Chain) {
       const refreshed = await browser(p).post('/api/auth/farcaster/refresh', { sessionToken: body.sessionToken })
       expect(refreshed.status).toBe(200)
       // EdDSA keys of the issuer too (WebCrypto's Ed25519 in workerd).
-      const eddsa = await browser(p).post('/api/auth/farcaster/verify', { token: await idToken(chain().peers, 4343, {}, { kid: chain().peers.kids.eddsa }) })
+      const eddsa = await browser(p).post('/api/auth/farcaster/verify', { token: await idToken(chain.peers, 4343, {}, { kid: chain.peers.kids.eddsa }) })
       expect(eddsa.status, await eddsa.clone().text()).toBe(200)
 
-      const forged = await browser(p).post('/api/auth/farcaster/verify', { token: await idToken(chain().peers, fid, { aud: 'evil.example' }) })
+      const forged = await browser(p).post('/api/auth/farcaster/verify', { token: await idToken(chain.peers, fid, { aud: 'evil.example' }) })
       expect(forged.status).toBe(401)
       expect(await forged.json()).toMatchObject({ code: 'INVALID_TOKEN' })
       // The holder's proof is bound to its token: used with another token (another fid) it proves nothing.
-      const other = await idToken(chain().peers, 4444)
+      const other = await idToken(chain.peers, 4444)
       const reused = await browser(p).post('/api/auth/farcaster/verify', { token: other, address: HOLDER, addressSignature: await prove(fid, token) })
       expect(reused.status).toBe(403)
       const tampered = await browser(p).post('/api/auth/farcaster/refresh', { sessionToken: `${body.sessionToken.split('.')[0]}x.${body.sessionToken.split('.')[1]}` })

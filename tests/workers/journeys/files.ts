@@ -34,8 +34,18 @@ export function filesJourney(p: WorkerdPlatform) {
       const small = await upload(p, alice, agent.id, 'notes.txt', enc.encode('hello files'), 'text/plain')
       expect(small.status).toBe(201)
 
+      // Over one 5 MiB part: S3's multipart upload (create, three parts, complete) from the Worker, read back whole.
+      const big = new Uint8Array(11 * 1024 * 1024).map((_, i) => (i * 7) % 251)
+      const bigUp = await upload(p, alice, agent.id, 'big.bin', big)
+      expect(bigUp.status, await bigUp.clone().text()).toBe(201)
+      const bigFile = ((await bigUp.json()) as { file: { id: string; size: number } }).file
+      expect(bigFile.size).toBe(big.length)
+      const bigDl = await alice.get(`/api/files?download=${bigFile.id}`)
+      expect(bigDl.headers.get('content-length')).toBe(String(big.length))
+      expect(Buffer.compare(Buffer.from(await bigDl.arrayBuffer()), Buffer.from(big))).toBe(0)
+
       const list = (await (await alice.get(`/api/files?agentId=${agent.id}`)).json()) as { count: number; totalSize: number }
-      expect(list).toMatchObject({ count: 2, totalSize: 70_011 })
+      expect(list).toMatchObject({ count: 3, totalSize: 70_011 + big.length })
       const dl = await alice.get(`/api/files?download=${file.id}`)
       expect(dl.status).toBe(200)
       expect(dl.headers.get('content-type')).toBe('application/x-thing')

@@ -1,5 +1,4 @@
 import type { OidcServer } from '../../support/oidc-server'
-import type { WorkerdPlatform } from '../../support/workerd-platform'
 
 /** The Workers' Google configuration, pointed at the loopback provider (one for sign-in, RISC and the calendar). */
 export const GOOGLE = { clientId: 'workerd-client.apps.googleusercontent.com', clientSecret: 'workerd-client-secret' }
@@ -21,11 +20,3 @@ export async function consent(url: URL) {
 
 /** A platform URL's path and query, to send through `p.fetch`. */
 export const pathOf = (url: URL) => `${url.pathname}${url.search}`
-
-/** Waits until QStash has delivered a message to `path` (`n` of them), or one failed for good. */
-export async function delivered(p: WorkerdPlatform, path: string, n = 1) {
-  const { waitFor } = await import('../../support/wait')
-  const to = () => p.qstash.published.filter((m) => new URL(m.destination).pathname === path)
-  await waitFor(() => to().filter((m) => m.state !== 'pending').length >= n, { ms: 15_000, what: `QStash delivery to ${path}` })
-  return to()
-}

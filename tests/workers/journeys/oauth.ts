@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { accounts, securityEvents, sessions, users } from '../../../schema'
 import type { OidcServer } from '../../support/oidc-server'
 import type { WorkerdPlatform } from '../../support/workerd-platform'
-import { consent, delivered, GOOGLE, location, pathOf } from './google'
+import { consent, GOOGLE, location, pathOf } from './google'
+import { delivered } from './queue'
 
 const RISC = 'https://schemas.openid.net/secevent/risc/event-type/'
 const cookieOf = (res: Response, name: string) =>
@@ -13,11 +14,11 @@ const cookieOf = (res: Response, name: string) =>
     .find((c) => c.startsWith(`${name}=`) && c.length > name.length + 1)
 
 /** oauth: Google sign-in (start, consent, callback) and a RISC event acted on through the queue. */
-export function oauthJourney(p: WorkerdPlatform, oidc: () => OidcServer) {
+export function oauthJourney(p: WorkerdPlatform, oidc: OidcServer) {
   describe('oauth', () => {
     it('signs in with Google, creating the user with a session; a replayed callback is refused', async () => {
       const email = `grace-${crypto.randomUUID().slice(0, 6)}@example.com`
-      oidc().setIdentity({ sub: `sub-${email}`, email, email_verified: true, name: 'Grace Hopper' })
+      oidc.setIdentity({ sub: `sub-${email}`, email, email_verified: true, name: 'Grace Hopper' })
       const start = await p.fetch('/api/auth/google', { redirect: 'manual' })
       expect(start.status).toBe(302)
       const stateCookie = cookieOf(start, 'google-oauth-state')!
@@ -33,11 +34,11 @@ export function oauthJourney(p: WorkerdPlatform, oidc: () => OidcServer) {
       expect(user).toMatchObject({ name: 'Grace Hopper', passwordHash: null })
 
       // Replay: the same callback (code, state and cookie) again is refused, with no second exchange.
-      const exchanges = oidc().tokenRequests.length
+      const exchanges = oidc.tokenRequests.length
       const again = await p.fetch(pathOf(back), { headers: { cookie: stateCookie }, redirect: 'manual' })
       expect(location(again).pathname).toBe('/login')
       expect(location(again).searchParams.get('error')).toBe('InvalidState')
-      expect(oidc().tokenRequests.length).toBe(exchanges)
+      expect(oidc.tokenRequests.length).toBe(exchanges)
       // Another browser (no state cookie) cannot finish a flow either.
       const start2 = await p.fetch('/api/auth/google', { redirect: 'manual' })
       const stranger = await p.fetch(pathOf(await consent(location(start2))), { redirect: 'manual' })
@@ -50,7 +51,7 @@ export function oauthJourney(p: WorkerdPlatform, oidc: () => OidcServer) {
       await p.db.insert(accounts).values({ userId: user.id, provider: 'google', providerAccountId: sub, email: user.email })
       await p.db.insert(sessions).values({ tokenHash: crypto.randomUUID(), userId: user.id, expiresAt: new Date(Date.now() + 60_000) })
       const jti = `jti-${crypto.randomUUID()}`
-      const token = await oidc().sign({ aud: GOOGLE.clientId, jti, events: { [`${RISC}sessions-revoked`]: { subject: { subject_type: 'iss-sub', iss: `${oidc().url}/`, sub } } } })
+      const token = await oidc.sign({ aud: GOOGLE.clientId, jti, events: { [`${RISC}sessions-revoked`]: { subject: { subject_type: 'iss-sub', iss: `${oidc.url}/`, sub } } } })
       const post = (body: string) => p.fetch('/api/security/risc', { method: 'POST', headers: { 'content-type': 'application/secevent+jwt' }, body })
       const res = await post(token)
       expect(res.status, await res.clone().text()).toBe(202)

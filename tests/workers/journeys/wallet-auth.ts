@@ -1,31 +1,23 @@
 import { eq } from 'drizzle-orm'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
-import { createSiweMessage } from 'viem/siwe'
 import { describe, expect, it } from 'vitest'
 import { users } from '../../../schema'
+import { walletProof } from '../../support/wallet-proof'
 import type { WorkerdPlatform } from '../../support/workerd-platform'
 import { browser } from './browser'
 
-/** A nonce from the wallet-auth Worker. */
-export async function nonce(p: WorkerdPlatform) {
-  const res = await browser(p).get('/api/auth/nonce')
-  expect(res.status).toBe(200)
-  return ((await res.json()) as { nonce: string }).nonce
-}
+/** The platform as `walletProof` calls it: nonces from the wallet-auth Worker, messages naming the dashboard's origin. */
+export const platformWeb = (p: WorkerdPlatform) => ({ request: (path: string, init?: RequestInit) => p.fetch(path, init), origin: p.origins.app })
 
-/** An EIP-4361 message for the platform's own origin on chain 8453 over a fresh nonce (`statement` for a purpose). */
-export async function siwe(p: WorkerdPlatform, address: string, statement?: string) {
-  const origin = new URL(p.origins.app)
-  return createSiweMessage({ domain: origin.host, uri: origin.origin, version: '1', chainId: 8453, address: address as `0x${string}`, nonce: await nonce(p), issuedAt: new Date(), statement })
-}
+/** A plain EIP-4361 sign-in message (no statement) for `address` over a fresh nonce, signed by `signer`. */
+const signIn = (p: WorkerdPlatform, address: string, signer: PrivateKeyAccount) => walletProof(platformWeb(p), 'radio', address, signer, { statement: undefined })
 
 /** wallet-auth: nonce, SIWE message signed by an EOA, a session for the wallet's user. */
 export function walletAuthJourney(p: WorkerdPlatform) {
   describe('wallet-auth', () => {
     it('signs in with a wallet (nonce, SIWE, personal_sign) to a new user with a session; refuses a replay, another key and bad input', async () => {
       const wallet: PrivateKeyAccount = privateKeyToAccount(generatePrivateKey())
-      const message = await siwe(p, wallet.address)
-      const body = { address: wallet.address, message, signature: await wallet.signMessage({ message }) }
+      const body = { address: wallet.address, ...(await signIn(p, wallet.address, wallet)) }
       const b = browser(p)
       const res = await b.post('/api/wallet-auth', body)
       expect(res.status, await res.clone().text()).toBe(200)
@@ -43,8 +35,7 @@ export function walletAuthJourney(p: WorkerdPlatform) {
       expect(replay.headers.get('set-cookie')).toBeNull()
       // Another key signing a message naming this wallet.
       const attacker = privateKeyToAccount(generatePrivateKey())
-      const forged = await siwe(p, wallet.address)
-      const refused = await browser(p).post('/api/wallet-auth', { address: wallet.address, message: forged, signature: await attacker.signMessage({ message: forged }) })
+      const refused = await browser(p).post('/api/wallet-auth', { address: wallet.address, ...(await signIn(p, wallet.address, attacker)) })
       expect(refused.status).toBe(401)
       expect(await refused.json()).toMatchObject({ code: 'SIGNATURE_INVALID' })
       const bad = await browser(p).post('/api/wallet-auth', { address: wallet.address, message: 'hello', signature: '0x00' })

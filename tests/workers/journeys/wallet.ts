@@ -9,10 +9,9 @@ import type { Chain } from './chain'
 import { signedIn, UNAUTHORIZED } from './people'
 
 /** wallet: balances read from the chain, a managed wallet made through CDP, its address and a card top-up. */
-export function walletJourney(p: WorkerdPlatform, fakes: () => { chain: Chain; cdp: CdpServer; stripe: StripeServer }) {
+export function walletJourney(p: WorkerdPlatform, chain: Chain, cdp: CdpServer, stripe: StripeServer) {
   describe('wallet', () => {
     it('reads balances, creates a managed wallet on CDP, shows it, starts a top-up; refuses a second wallet, another user, the signed out and bad input', async () => {
-      const { chain, cdp, stripe } = fakes()
       const balances = await browser(p).get(`/api/wallet?address=${chain.holder.address}`)
       expect(balances.status, await balances.clone().text()).toBe(200)
       const funded = (await balances.json()) as { primaryToken: { balance: string }; assets: Array<{ symbol: string }> }
