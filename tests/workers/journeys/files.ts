@@ -1,8 +1,10 @@
 import { eq } from 'drizzle-orm'
 import { describe, expect, it } from 'vitest'
+import { FILES_PURGE_PATH } from '../../../lib/files/purge'
 import { agents, files } from '../../../schema'
 import type { WorkerdPlatform } from '../../support/workerd-platform'
 import { type Person, sendAs, signedIn, UNAUTHORIZED } from './people'
+import { delivered } from './queue'
 
 const BOUNDARY = '----WorkerdJourneyBoundary7MA4YWxk'
 const enc = new TextEncoder()
@@ -20,10 +22,10 @@ function multipart(agentId: string, filename: string, type: string, data: Uint8A
 const upload = (p: WorkerdPlatform, who: Person | undefined, agentId: string, name: string, data: Uint8Array, type = 'application/octet-stream') =>
   sendAs(p, who, 'POST', '/api/files', multipart(agentId, name, type, data), { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` })
 
-/** files: upload to S3 (streamed through the multipart parser), list, download the same bytes, delete. */
+/** files: upload to S3 (streamed through the multipart parser), list, download the same bytes, delete; an agent's deletion purges its files through the queue. */
 export function filesJourney(p: WorkerdPlatform) {
   describe('files', () => {
-    it('uploads to S3, lists, downloads the same bytes and deletes; refuses the signed out, another user and bad input', async () => {
+    it('uploads to S3 (one file in multipart), lists, downloads the same bytes, deletes, purges the files of a deleted agent through the queue; refuses the signed out, another user and bad input', async () => {
       const alice = await signedIn(p, 'Alice', { plan: 'label' })
       const [agent] = await p.db.insert(agents).values({ userId: alice.user.id, name: 'files-agent', plan: 'solo', status: 'running' }).returning()
       const data = new Uint8Array(70_000).map((_, i) => i % 256) // every byte value, more than one chunk
@@ -67,6 +69,18 @@ export function filesJourney(p: WorkerdPlatform) {
       const again = await sendAs(p, alice, 'DELETE', '/api/files', JSON.stringify({ fileId: file.id }), { 'content-type': 'application/json' })
       expect(again.status).toBe(404)
       expect((await alice.get(`/api/files?download=${file.id}`)).status).toBe(404)
+
+      // Deleting an agent (the agents Worker) hides its files at once and queues their purge to this one, which
+      // deletes their objects, then their records.
+      const [doomed] = await p.db.insert(agents).values({ userId: alice.user.id, name: 'doomed-agent', plan: 'solo', status: 'running' }).returning()
+      const doomedUp = await upload(p, alice, doomed.id, 'doomed.txt', enc.encode('gone soon'))
+      const doomedFile = ((await doomedUp.json()) as { file: { id: string } }).file
+      const gone = await sendAs(p, alice, 'DELETE', `/api/agents/${doomed.id}`)
+      expect(gone.status, await gone.clone().text()).toBe(200)
+      expect((await alice.get(`/api/files?download=${doomedFile.id}`)).status).toBe(404)
+      const [purge] = await delivered(p, FILES_PURGE_PATH)
+      expect(purge.state).toBe('delivered')
+      expect(await p.db.select().from(files).where(eq(files.id, doomedFile.id))).toEqual([])
 
       const signedOut = await upload(p, undefined, agent.id, 'anon.txt', enc.encode('x'))
       expect(signedOut.status).toBe(401)
