@@ -49,6 +49,8 @@ export interface RequestCost {
   wallMs: number
   /** The Worker's first request: its isolate starts (the bundle is compiled) within it. */
   cold: boolean
+  /** A subrequest of another platform request (a Worker calling the backend): its cost is within its caller's too. */
+  nested?: boolean
 }
 
 const QSTASH = { token: 'qstash-workerd-token', current: 'sig_workerd_current_key', next: 'sig_workerd_next_key' }
@@ -62,6 +64,9 @@ export const SECRETS = {
 }
 export const ADMIN_EMAIL = 'admin@example.com'
 
+/** Set by the network on a Worker's request to the platform's own hosts: a subrequest of the request in flight. */
+const NESTED_HEADER = 'x-platform-subrequest'
+
 /**
  * "The network" every platform Worker's fetches and WebSockets go through (`outboundService`): counts them, and
  * resolves the hosts a test maps (`POST http://network.internal/hosts`, `{ "suffix": "http://127.0.0.1:port" }`) as a
@@ -71,13 +76,19 @@ const NETWORK_WORKER = `
 let subrequests = 0
 let hosts = {}
 export default {
-  async fetch(req) {
+  async fetch(req, env) {
     const url = new URL(req.url)
     if (url.hostname === 'network.internal') {
       if (url.pathname === '/hosts') { hosts = { ...hosts, ...(await req.json()) }; return Response.json(hosts) }
       return Response.json({ subrequests })
     }
     subrequests++
+    // A Worker calling the platform itself (the backend, the app origin): marked, so it is not queued behind its caller.
+    if (env.PLATFORM_HOSTS.split(',').includes(url.host)) {
+      const nested = new Request(req)
+      nested.headers.set('${NESTED_HEADER}', '1')
+      return fetch(nested)
+    }
     for (const [suffix, target] of Object.entries(hosts)) {
       if (url.hostname !== suffix && !url.hostname.endsWith('.' + suffix)) continue
       const to = new URL(target)
@@ -180,7 +191,7 @@ export async function startWorkerdPlatform(opts: WorkerdPlatformOptions = {}) {
     const deployment = readDeployment()
 
     // The two hosts of the zone, each on a loopback port of its own: QStash delivers to them, a caller may use them.
-    let dispatch: (worker: DeployedWorker, req: Request) => Promise<Response> = () => Promise.reject(new Error('not started'))
+    let dispatch: (worker: DeployedWorker, req: Request, nested: boolean) => Promise<Response> = () => Promise.reject(new Error('not started'))
     const hostOf = new Map<string, string>()
     const listeners: Record<'app' | 'backend', Loopback> = {
       app: await serveFetch((req) => platformFetch(req)),
@@ -226,7 +237,13 @@ export async function startWorkerdPlatform(opts: WorkerdPlatformOptions = {}) {
           durableObjects: Object.fromEntries(w.durableObjects.map((d) => [d.name, d.scriptName ? { className: d.className, scriptName: d.scriptName } : d.className])),
           outboundService: 'network',
         })),
-        { name: 'network', modules: true, script: NETWORK_WORKER, compatibilityDate: deployment.compatibilityDate },
+        {
+          name: 'network',
+          modules: true,
+          script: NETWORK_WORKER,
+          compatibilityDate: deployment.compatibilityDate,
+          bindings: { PLATFORM_HOSTS: Object.values(listeners).map((l) => new URL(l.url).host).join(',') },
+        },
       ],
       handleRuntimeStdio(stdout: Readable, stderr: Readable) {
         for (const stream of [stdout, stderr]) {
@@ -249,22 +266,23 @@ export async function startWorkerdPlatform(opts: WorkerdPlatformOptions = {}) {
     const costs: RequestCost[] = []
     const oneAtATime = serial()
 
-    dispatch = (worker, req) =>
-      oneAtATime(async () => {
-        const target = (await mf.getWorker(worker.name)) as unknown as WorkerFetcher
-        const before = { sub: await subrequests(), cpu: processCpuNs(pid), t: performance.now() }
-        const body = req.body ? await req.arrayBuffer() : undefined
-        const res = await target.fetch(req.url, { method: req.method, headers: req.headers, body, redirect: 'manual' })
-        // A stream (an SSE tail) or an upgrade is costed up to its headers; any other answer once its body is read.
-        const streaming = res.status === 101 || /event-stream/.test(res.headers.get('content-type') ?? '')
-        const answer = streaming ? res : new Response(res.status === 204 || res.status === 304 ? null : await res.arrayBuffer(), { status: res.status, headers: res.headers as never })
-        const cpuMs = (processCpuNs(pid) - before.cpu) / 1e6
-        const wallMs = performance.now() - before.t
-        const path = new URL(req.url).pathname
-        const cold = !costs.some((c) => c.worker === worker.family)
-        costs.push({ worker: worker.family, method: req.method, path, status: res.status, subrequests: (await subrequests()) - before.sub, cpuMs, wallMs, cold })
-        return streaming ? res : answer
-      })
+    const measured = async (worker: DeployedWorker, req: Request, nested: boolean) => {
+      const target = (await mf.getWorker(worker.name)) as unknown as WorkerFetcher
+      const before = { sub: await subrequests(), cpu: processCpuNs(pid), t: performance.now() }
+      const body = req.body ? await req.arrayBuffer() : undefined
+      const res = await target.fetch(req.url, { method: req.method, headers: req.headers, body, redirect: 'manual' })
+      // A stream (an SSE tail) or an upgrade is costed up to its headers; any other answer once its body is read.
+      const streaming = res.status === 101 || /event-stream/.test(res.headers.get('content-type') ?? '')
+      const answer = streaming ? res : new Response(res.status === 204 || res.status === 304 ? null : await res.arrayBuffer(), { status: res.status, headers: res.headers as never })
+      const cpuMs = (processCpuNs(pid) - before.cpu) / 1e6
+      const wallMs = performance.now() - before.t
+      const path = new URL(req.url).pathname
+      const cold = !costs.some((c) => c.worker === worker.family)
+      costs.push({ worker: worker.family, method: req.method, path, status: res.status, subrequests: (await subrequests()) - before.sub, cpuMs, wallMs, cold, ...(nested && { nested }) })
+      return streaming ? res : answer
+    }
+    // One request at a time, except a subrequest of the one in flight (it would wait for its own caller).
+    dispatch = (worker, req, nested) => (nested ? measured(worker, req, true) : oneAtATime(() => measured(worker, req, false)))
 
     /** The Worker a URL reaches, by wrangler.toml's patterns on the host its loopback port stands for. */
     function workerFor(url: URL): DeployedWorker {
@@ -285,7 +303,9 @@ export async function startWorkerdPlatform(opts: WorkerdPlatformOptions = {}) {
       const url = new URL(req.url)
       const headers = new Headers(req.headers)
       if (!headers.has('cf-connecting-ip')) headers.set('cf-connecting-ip', '198.51.100.7')
-      return dispatch(workerFor(url), new Request(url, { method: req.method, headers, body: req.body, duplex: 'half' } as RequestInit))
+      const nested = headers.get(NESTED_HEADER) === '1'
+      headers.delete(NESTED_HEADER)
+      return dispatch(workerFor(url), new Request(url, { method: req.method, headers, body: req.body, duplex: 'half' } as RequestInit), nested)
     }
 
     return {
