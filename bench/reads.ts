@@ -35,10 +35,13 @@ export function listen(fetch: (req: Request) => Response | Promise<Response>) {
   })
 }
 
-/** autocannon against `url` for `benchSeconds`; throws on any non-2xx answer or error. */
+/**
+ * autocannon against `url` for `benchSeconds`, in this thread (as the figures before it were taken: a worker thread
+ * for the load would take a third share of two cores from the server and Postgres); throws on any non-2xx answer.
+ */
 export async function load(url: string, opts: { headers?: Record<string, string>; method?: string; body?: string; connections?: number } = {}) {
   const request = opts.method ? { method: opts.method as 'POST', body: opts.body } : {}
-  const result = await autocannon({ url, connections: opts.connections ?? connections, duration: benchSeconds, workers: 1, headers: opts.headers, ...request })
+  const result = await autocannon({ url, connections: opts.connections ?? connections, duration: benchSeconds, headers: opts.headers, ...request })
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`)
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 }
 }
