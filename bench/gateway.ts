@@ -4,6 +4,7 @@
 // and calls per second under 16 concurrent callers, each with its ratio to the direct call. MPP and sessions need
 // anvil (@foundry-rs/anvil); without it they are skipped. Prints figures; asserts nothing.
 // `npx tsx bench/gateway.ts` alone, or part of `npm run bench`.
+import { getRequestListener } from '@hono/node-server'
 import { eq } from 'drizzle-orm'
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:http'
@@ -183,12 +184,10 @@ export async function gatewayCosts() {
   rmSync(dataDir, { recursive: true, force: true })
 }
 
-/** The web app as a Node HTTP server (as infra/server.ts serves it). */
+/** The web app as a Node HTTP server, through @hono/node-server's listener as `npm start` serves it. */
 function createServerFor(fetchHandler: (req: Request) => Response | Promise<Response>) {
-  // @hono/node-server's listener, the one `npm start` uses.
   return createServer(getRequestListener(fetchHandler))
 }
-import { getRequestListener } from '@hono/node-server'
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   await gatewayCosts()
