@@ -97,12 +97,13 @@ export async function openPostgres(url: string, opts: { migrate?: boolean; migra
   return { db: db as unknown as Db, reader: pgReader(pool), adapter: 'postgres', close: () => pool.end() }
 }
 
-// Ids are inlined into the settings query (a simple query takes no parameters): only this shape is accepted.
-const SAFE_ID = /^[0-9A-Za-z_-]{1,128}$/
+// Ids are inlined into the settings query (a simple query takes no parameters): only a uuid, the shape the app's
+// user ids have (schema/users.ts), is accepted.
+const USER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
-/** The row-isolation settings as one simple query, the id inlined (checked against `SAFE_ID`). */
+/** The row-isolation settings as one simple query, the id inlined (checked against `USER_ID`). */
 const userSettingsQuery = (userId: string) => {
-  if (!SAFE_ID.test(userId)) throw new Error('unexpected user id shape')
+  if (!USER_ID.test(userId)) throw new Error('unexpected user id shape')
   return `select set_config('app.user_id', '${userId}', true), set_config('role', '${APP_ROLE}', true)`
 }
 const serviceSettingsQuery = `select set_config('role', '${SERVICE_ROLE}', true)`
@@ -126,9 +127,60 @@ export function pgliteReader(client: PGlite): Reader {
 }
 
 /**
- * node-postgres cannot pipeline, so a `Reader` here sends BEGIN and the row-isolation settings as one simple
- * query, then the statements, then COMMIT. When every statement is a select, the answer is returned before the
- * COMMIT, which finishes before the connection goes back to the pool: two round trips on the request's path.
+ * A parameter of a drizzle statement as a SQL literal, the way node-postgres would have sent it (text, type left
+ * to the server): strings quoted by `pg.escapeLiteral`, numbers, bigints and booleans quoted, null as NULL.
+ * Anything else (a NUL in a string, which would end a simple query early; a buffer, an array, an object) answers
+ * undefined: that statement is sent with its parameters instead.
+ */
+function literal(value: unknown): string | undefined {
+  if (value === null || value === undefined) return 'null'
+  if (typeof value === 'string') return value.includes('\0') ? undefined : pg.escapeLiteral(value)
+  if ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'bigint' || typeof value === 'boolean') return `'${String(value)}'`
+  return undefined
+}
+
+/**
+ * `text` with each `$n` outside quotes replaced by `params[n - 1]` as a literal; undefined when a parameter cannot
+ * be a literal or the text has what this scan does not read (a backslash, dollar quoting, an unclosed quote).
+ */
+export function inlineParameters(text: string, params: readonly unknown[]): string | undefined {
+  if (text.includes('\\')) return undefined
+  const literals = params.map(literal)
+  let out = ''
+  for (let i = 0; i < text.length; ) {
+    const ch = text[i]
+    if (ch === "'" || ch === '"') {
+      const end = text.indexOf(ch, i + 1)
+      if (end < 0) return undefined
+      out += text.slice(i, end + 1)
+      i = end + 1
+    } else if (ch === '$') {
+      const n = /^\$([1-9]\d*)/.exec(text.slice(i, i + 12))
+      const value = n ? literals[Number(n[1]) - 1] : undefined
+      if (!n || value === undefined) return undefined
+      out += value
+      i += n[0].length
+    } else {
+      out += ch
+      i++
+    }
+  }
+  return out
+}
+
+interface PgQueryConfig {
+  text: string
+  name?: string
+  rowMode?: 'array'
+  types?: unknown
+}
+
+/**
+ * node-postgres cannot pipeline. A read of one select goes as one simple query, one round trip: BEGIN READ ONLY,
+ * the row-isolation settings, the select with its parameters inlined as literals (`inlineParameters`), COMMIT;
+ * the connection goes back to the pool with its answer. Otherwise BEGIN and the settings go as one simple query,
+ * then the statements, then COMMIT (when every statement is a select, the answer is returned before the COMMIT,
+ * which finishes before the connection goes back to the pool): two round trips on the request's path.
  */
 export function pgReader(pool: pg.Pool): Reader {
   async function run<T>(settings: string, build: (db: Db) => Statements<T>): Promise<T> {
@@ -144,14 +196,36 @@ export function pgReader(pool: pg.Pool): Reader {
         if (sql === 'commit') throw e
       }
     }
+    // drizzle sends through `via`: straight to the connection, or, for a lone select, the whole transaction at once.
+    let oneTrip = false
+    let committed = false
+    const via = {
+      query: async (config: PgQueryConfig, params: unknown[] = []) => {
+        if (!oneTrip) return client.query(config as pg.QueryConfig, params)
+        const text = config.name ? undefined : inlineParameters(config.text, params)
+        if (text === undefined) {
+          await client.query(`begin read only; ${settings}`)
+          return client.query(config as pg.QueryConfig, params)
+        }
+        const results = (await client.query({ ...config, text: `begin read only; ${settings}; ${text}; commit` } as pg.QueryConfig)) as unknown as pg.QueryResult[]
+        committed = true
+        return results[2]
+      },
+    }
     try {
-      const statements = statementList(build(drizzlePg({ client }) as unknown as Db))
+      const statements = statementList(build(drizzlePg({ client: via as unknown as pg.Pool }) as unknown as Db))
       const readOnly = statements.every((st) => is(st, PgSelectBase))
-      await client.query(`begin${readOnly ? ' read only' : ''}; ${settings}`)
+      if (readOnly && statements.length === 1) oneTrip = true
+      else await client.query(`begin${readOnly ? ' read only' : ''}; ${settings}`)
       const last = await runStatements<T>(statements)
-      const committed = finish('commit')
-      if (!readOnly) await committed
-      else committed.catch((e) => log.error('db.read_commit_failed', errorFields(e)))
+      if (committed) {
+        finished = true
+        client.release()
+        return last
+      }
+      const commit = finish('commit')
+      if (!readOnly) await commit
+      else commit.catch((e) => log.error('db.read_commit_failed', errorFields(e)))
       return last
     } catch (e) {
       if (!finished && unavailableDependency(e)) {

@@ -1,5 +1,5 @@
 import { erc20Abi, getAddress, isAddressEqual, isHash, parseEventLogs, type Address, type Hex } from 'viem'
-import { getBlock, getTransaction, getTransactionReceipt } from 'viem/actions'
+import { getTransaction, getTransactionReceipt } from 'viem/actions'
 import type { baseClient } from '../chain'
 
 /** Why a payment was refused: each is a client's mistake except `unavailable` (the chain did not answer). */
@@ -49,8 +49,6 @@ export interface VerifiedTransfer {
   token: Address
   amount: bigint
   blockNumber: bigint
-  /** Epoch seconds of the block that mined it. */
-  blockTimestamp: number
 }
 
 const TRANSFER_SELECTOR = '0xa9059cbb'
@@ -87,9 +85,7 @@ export async function verifyTransfer(client: ReturnType<typeof baseClient>, clai
   if (claim.memo) await checkMemo(client, hash, direct, claim.memo)
   else if (direct) await refuseMemo(client, hash)
 
-  const block = await getBlock(client, { blockNumber: receipt.blockNumber }).catch(() => {
-    throw new TransferError('unavailable', 'The chain did not answer')
-  })
+  // No block read: nothing that records a payment uses when it was mined.
   return {
     txHash: hash,
     payer: getAddress(best.args.from),
@@ -97,7 +93,6 @@ export async function verifyTransfer(client: ReturnType<typeof baseClient>, clai
     token: getAddress(claim.token),
     amount: best.args.value,
     blockNumber: receipt.blockNumber,
-    blockTimestamp: Number(block.timestamp),
   }
 }
 

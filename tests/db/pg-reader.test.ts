@@ -5,7 +5,8 @@ import { APP_LOGIN_ROLE, migratePostgres, openPostgres, type NodeDatabase } from
 import { apiKeys, users } from '../../schema'
 import { ensureTestRole } from '../support/stores'
 
-// The local server's reader on real Postgres (DATABASE_URL without Neon): BEGIN and the settings as one
+// The local server's reader on real Postgres (DATABASE_URL without Neon): a lone select as one simple query (BEGIN
+// READ ONLY, the settings, the select with its parameters inlined, COMMIT); otherwise BEGIN and the settings as one
 // simple query, the statements, COMMIT after the answer for reads.
 const url = process.env.TEST_DATABASE_URL
 
@@ -48,12 +49,37 @@ if (!url) {
       await admin.end()
     })
 
-    it('a read awaits two round trips, and row isolation holds without a where', async () => {
+    it('a read of one select is one round trip, and row isolation holds without a where', async () => {
       statements = 0
       const keys = await database.reader!.asUser(ids.alice, (db) => db.select({ name: apiKeys.name }).from(apiKeys))
       expect(keys).toEqual([{ name: 'alice key' }])
-      // begin + settings, then the select, then COMMIT: sent as the answer returns, not awaited by the reader.
-      expect(statements).toBe(3)
+      expect(statements).toBe(1)
+    })
+
+    it('a read of several selects: begin + settings, each select, then COMMIT sent as the answer returns', async () => {
+      statements = 0
+      const keys = await database.reader!.asUser(ids.alice, (db) => [db.select({ name: users.name }).from(users), db.select({ name: apiKeys.name }).from(apiKeys)])
+      expect(keys).toEqual([{ name: 'alice key' }])
+      expect(statements).toBe(4)
+    })
+
+    it('inlined parameters read as the values they were, whatever their quotes and backslashes', async () => {
+      const reader = database.reader!
+      const odd = `o'brien \\ "x" $1 \\' -- ;`
+      await reader.asUser(ids.bob, (db) => db.insert(apiKeys).values({ userId: ids.bob, name: odd, prefix: 'sk_0000001', keyHash: 'x', keySha256: crypto.randomUUID() }))
+      const [byName] = await reader.asUser(ids.bob, (db) => db.select({ name: apiKeys.name, userId: apiKeys.userId }).from(apiKeys).where(eq(apiKeys.name, odd)).limit(1))
+      expect(byName).toEqual({ name: odd, userId: ids.bob })
+      // Alice's read of Bob's key by its name finds nothing: the select ran under her settings.
+      expect(await reader.asUser(ids.alice, (db) => db.select().from(apiKeys).where(eq(apiKeys.name, odd)))).toEqual([])
+      // A value that cannot be a literal (a NUL) goes as a parameter: Postgres refuses it as it always did.
+      await expect(reader.asUser(ids.bob, (db) => db.select().from(apiKeys).where(eq(apiKeys.name, 'a\0b')))).rejects.toThrow()
+      await reader.asUser(ids.bob, (db) => db.delete(apiKeys).where(eq(apiKeys.name, odd)))
+    })
+
+    it('a failed one-trip read rolls back: the connection serves the next read', async () => {
+      const reader = database.reader!
+      await Promise.all(Array.from({ length: 12 }, () => reader.asUser(ids.alice, (db) => db.select().from(apiKeys).where(sql`1/0 = 1`)).catch(() => null)))
+      expect(await reader.asUser(ids.alice, (db) => db.select({ name: apiKeys.name }).from(apiKeys))).toEqual([{ name: 'alice key' }])
     })
 
     it('writes commit before the answer, and a failed one rolls back', async () => {
