@@ -90,11 +90,27 @@ function countPglite(client: PGlite, traffic: StoreTraffic) {
   })
 }
 
-/** Counts every call on the in-process kv store. */
+/**
+ * Counts every call on the in-process kv store, as one request each. A call another makes as it starts (the limiter
+ * counting through `incr`, `incr` running its script: one script request on Upstash) is part of its caller's; the
+ * store makes those calls synchronously, so a depth held only while the outer call starts tells them apart, and
+ * concurrent callers never hide one another.
+ */
 function countKv(kv: MemoryKv, traffic: StoreTraffic) {
-  for (const method of ['get', 'set', 'take', 'del', 'incr', 'limit'] as const) {
+  let starting = 0
+  for (const method of ['get', 'set', 'take', 'del', 'incr', 'eval', 'limit'] as const) {
     const original = (kv[method] as (...a: unknown[]) => unknown).bind(kv)
-    Object.assign(kv, { [method]: (...args: unknown[]) => (traffic.kvRoundTrips++, original(...args)) })
+    Object.assign(kv, {
+      [method]: (...args: unknown[]) => {
+        if (starting === 0) traffic.kvRoundTrips++
+        starting++
+        try {
+          return original(...args)
+        } finally {
+          starting--
+        }
+      },
+    })
   }
 }
 
