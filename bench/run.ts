@@ -52,8 +52,8 @@ await mf.dispose()
 await coldStarts()
 await importCosts()
 
-// (6) The watchdog sweeping 1k, 5k and 10k agents on loopback fake runtimes.
-await watchdogSweeps()
+// (6) The watchdog sweeping 1k and 10k agents on loopback fake runtimes (100k: npm run bench:watchdog).
+await watchdogSweeps([1000, 10_000])
 
 // (7) The tool-call classifier: latency per call on its corpus, and its bundle cost.
 await classifyBench()

@@ -45,25 +45,24 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
   const at = new Date(now)
   const owner = crypto.randomUUID()
 
-  // 1. Lease: a row for agents never watched, then the lease on those due and free. Under concurrency the second
-  // UPDATE waits for the first and re-reads the row: a lease taken meanwhile excludes it.
+  // 1. Lease, in one statement: a row for agents never watched, leased as it is made; the lease on the others that are
+  // due and free. Under concurrency the update waits for a delivery leasing the same row and re-reads it: a lease
+  // taken meanwhile excludes it (as does a row another delivery made meanwhile, which conflicts and is then leased).
+  const leaseUntil = new Date(now + leaseMs(s))
   const leased = await asService(deps.db, 'watchdog', async (tx): Promise<Leased[]> => {
     const candidates = await tx.select().from(agents).where(and(inArray(agents.id, ids), inArray(agents.status, WATCHED)))
     if (!candidates.length) return []
-    await tx
-      .insert(agentWatchdog)
-      .values(candidates.map((a) => ({ agentId: a.id, userId: a.userId, updatedAt: at })))
-      .onConflictDoNothing()
     const rows = await tx
-      .update(agentWatchdog)
-      .set({ leaseUntil: new Date(now + leaseMs(s)), leaseOwner: owner })
-      .where(
-        and(
-          inArray(agentWatchdog.agentId, candidates.map((a) => a.id)),
+      .insert(agentWatchdog)
+      .values(candidates.map((a) => ({ agentId: a.id, userId: a.userId, leaseUntil, leaseOwner: owner, updatedAt: at })))
+      .onConflictDoUpdate({
+        target: agentWatchdog.agentId,
+        set: { leaseUntil, leaseOwner: owner },
+        setWhere: and(
           or(isNull(agentWatchdog.leaseUntil), lte(agentWatchdog.leaseUntil, at)),
           or(isNull(agentWatchdog.nextCheckAt), lte(agentWatchdog.nextCheckAt, at)),
         ),
-      )
+      })
       .returning()
     const byId = new Map(candidates.map((a) => [a.id, a]))
     return rows.map((watch) => ({ watch, agent: byId.get(watch.agentId)! }))
@@ -182,26 +181,28 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
       }
     }
 
-    const alive = outcomes.filter((o) => o.d.alive).map((o) => o.agent.id)
+    const alive = outcomes.filter((o) => o.d.alive)
     if (alive.length) {
-      await tx.update(agents).set({ lastSeenAt: at }).where(inArray(agents.id, alive))
-      // A runtime that answers has finished starting.
-      const started = await tx
-        .update(agents)
-        .set({ status: 'running', statusReason: null, updatedAt: at })
-        .where(and(inArray(agents.id, alive), eq(agents.status, 'starting')))
-        .returning({ id: agents.id, userId: agents.userId })
+      await tx.update(agents).set({ lastSeenAt: at }).where(inArray(agents.id, alive.map((o) => o.agent.id)))
+      // A runtime that answers has finished starting (the status read above is locked: it is the one changed here; a
+      // repaired agent, set `starting` above, is never alive).
+      const started = alive.filter((o) => statusOf.get(o.agent.id) === 'starting')
       if (started.length) {
+        await tx.update(agents).set({ status: 'running', statusReason: null, updatedAt: at }).where(inArray(agents.id, started.map((o) => o.agent.id)))
         await tx.insert(agentEvents).values(
-          started.map((a) => ({ agentId: a.id, userId: a.userId, kind: 'status', fromState: 'starting', toState: 'running', reason: 'The runtime answers its probes', at })),
+          started.map((o) => ({ agentId: o.agent.id, userId: o.agent.userId, kind: 'status', fromState: 'starting', toState: 'running', reason: 'The runtime answers its probes', at })),
         )
       }
     }
-    // Leases of agents left out (deleted, or no longer meant to run) go back.
-    await tx
-      .update(agentWatchdog)
-      .set({ leaseUntil: null, leaseOwner: null })
-      .where(and(inArray(agentWatchdog.agentId, leased.map((l) => l.agent.id)), eq(agentWatchdog.leaseOwner, owner)))
+    // Leases of agents left out (deleted, or no longer meant to run) go back; the others were released with their outcome.
+    const recorded = new Set(outcomes.map((o) => o.agent.id))
+    const left = leased.filter((l) => !recorded.has(l.agent.id))
+    if (left.length) {
+      await tx
+        .update(agentWatchdog)
+        .set({ leaseUntil: null, leaseOwner: null })
+        .where(and(inArray(agentWatchdog.agentId, left.map((l) => l.agent.id)), eq(agentWatchdog.leaseOwner, owner)))
+    }
   })
 
   for (const o of outcomes) {

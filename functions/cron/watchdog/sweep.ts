@@ -61,11 +61,15 @@ export async function sweep(deps: WatchdogDeps, cursor?: string, run = runOf(dep
   const s = watchdogSettings(deps.config)
   const now = new Date(deps.now())
   const page = s.batchSize * BATCHES_PER_PAGE
+  // Keyset paging: each page starts past the cursor on both sides of the join. The bound on `agent_watchdog` is
+  // implied by the join, but Postgres does not carry a range through an equality: without it the merge join walks
+  // `agent_watchdog` from its first row up to the cursor on every page, so a sweep's pages cost O(n²) in all
+  // (measured on PGlite, 100k agents with watchdog rows: a page from the middle 100 ms, 27 ms with the bound).
   const rows = await asService(deps.db, 'watchdog', (tx) =>
     tx
       .select({ id: agents.id })
       .from(agents)
-      .leftJoin(agentWatchdog, eq(agentWatchdog.agentId, agents.id))
+      .leftJoin(agentWatchdog, and(eq(agentWatchdog.agentId, agents.id), cursor ? gt(agentWatchdog.agentId, cursor) : undefined))
       .where(
         and(
           inArray(agents.status, WATCHED),

@@ -4,11 +4,11 @@ import { runtimeTarget } from '../../../lib/agents/access'
 import { probeKey } from '../../../lib/agents/instance'
 import { provisionAgent } from '../../../lib/agents/provision'
 import { probeRuntime } from '../../../lib/runtime/probe'
-import { agents } from '../../../schema'
+import { agents, agentWatchdog } from '../../../schema'
 import { HEALTHY, startFakeRuntime, type FakeRuntime } from '../../support/fake-runtime'
 import { useFixture, useHarness } from '../../support/harness'
 import { watchdogDeps } from '../../../lib/watchdog/deps'
-import { sweep } from '../../../functions/cron/watchdog/sweep'
+import { sweep, type SweepResult } from '../../../functions/cron/watchdog/sweep'
 import { BROKEN, crashMails, deliver, engine, localQueue, QUEUE_KEY, recordingQueue, seedAgent, testClock, transitions, watchRow } from './helpers'
 import { waitFor } from '../../support/wait'
 
@@ -169,6 +169,43 @@ const up = async (url: string) => ['running', 'healthy'].includes((await probeRu
 
 
 describe('a sweep past one page', () => {
+  it('pages by keyset: its continuations name every due agent exactly once, and no agent that is not due', async () => {
+    const clock = testClock(Date.parse('2026-03-02T10:02:07Z'))
+    const at = (ms: number) => new Date(clock.now() + ms)
+    const due: string[] = []
+    // 50 agents: never watched, due, not yet due, leased elsewhere, lease expired, stopped (never swept).
+    for (let i = 0; i < 50; i++) {
+      const kind = i % 6
+      const agent = await seedAgent(h, h.users.alice, null, kind === 5 ? { status: 'stopped' } : {})
+      const row = { agentId: agent.id, userId: agent.userId }
+      if (kind === 1) await h.db.insert(agentWatchdog).values({ ...row, nextCheckAt: at(-1000) })
+      if (kind === 2) await h.db.insert(agentWatchdog).values({ ...row, nextCheckAt: at(60_000) })
+      if (kind === 3) await h.db.insert(agentWatchdog).values({ ...row, nextCheckAt: at(-1000), leaseUntil: at(60_000), leaseOwner: 'elsewhere' })
+      if (kind === 4) await h.db.insert(agentWatchdog).values({ ...row, nextCheckAt: null, leaseUntil: at(-1000), leaseOwner: 'gone' })
+      if (kind === 0 || kind === 1 || kind === 4) due.push(agent.id)
+    }
+    const queue = recordingQueue()
+    // One agent a batch: a page is 20 agents, so the 26 due take a continuation.
+    const deps = watchdogDeps(h.services, { now: clock.now, queue, config: { ...h.services.config, WATCHDOG_BATCH_SIZE: 1 } })
+    const named: string[] = []
+    const pages: SweepResult[] = []
+    let next: { cursor?: string; run?: string } = {}
+    for (let i = 0; i < 10; i++) {
+      queue.published.length = 0
+      pages.push(await sweep(deps, next.cursor, next.run))
+      named.push(...queue.published.flatMap((p) => (p.body.agentIds as string[] | undefined) ?? []))
+      const continuation = queue.published.find((p) => p.body.cursor)
+      if (!continuation) break
+      next = continuation.body as typeof next
+    }
+    expect(pages.map((p) => [p.due, p.more])).toEqual([
+      [20, true],
+      [due.length - 20, false],
+    ])
+    expect(named).toHaveLength(due.length)
+    expect([...named].sort()).toEqual([...due].sort())
+  })
+
   it('hands the rest to a {cursor, run} continuation whose deduplication id a retried delivery repeats', async () => {
     for (let i = 0; i < 21; i++) await seedAgent(h, h.users.alice, null)
     const clock = testClock(Date.parse('2026-03-02T10:02:07Z'))
