@@ -2,6 +2,7 @@ import { Miniflare } from 'miniflare'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bundleFunction } from '../../infra/bundle'
 import type { DurableNamespaceLike } from '../../lib/logs/backend'
+import { acceptSocket } from '../support/worker-socket'
 import { SOCKET_ID_HEADER, SOCKET_OBJECT_ORIGIN, SOCKET_SESSION_HEADER, SOCKET_USER_HEADER } from '../../functions/permissions/durable'
 
 // The permissions Worker's Durable Object in workerd, as deployed (its bundle, the PERMISSION_SOCKETS binding of
@@ -32,20 +33,6 @@ app.post('/push/:userId', async (c) => {
 export default app
 `
 
-type Socket = {
-  accept(): void
-  send(data: string): void
-  close(code?: number): void
-  addEventListener(type: 'message', fn: (e: { data: string }) => void): void
-  addEventListener(type: 'close', fn: (e: { code: number; reason: string }) => void): void
-}
-type Received = {
-  ws: Socket
-  messages: Array<Record<string, unknown>>
-  next(count: number): Promise<Array<Record<string, unknown>>>
-  closed: Promise<{ code: number; reason: string }>
-}
-
 let mf: Miniflare
 let ns: DurableNamespaceLike
 const bindings = { APP_ORIGIN: 'http://localhost:3000', SESSION_SECRET: 'smoke-secret' }
@@ -72,25 +59,6 @@ beforeAll(async () => {
 })
 afterAll(() => mf?.dispose())
 
-/** Accepts the client end of a 101 (miniflare's Response or the namespace's) and collects what arrives on it. */
-function receive(res: { status: number }): Received {
-  const ws = (res as { webSocket?: Socket }).webSocket
-  if (res.status !== 101 || !ws) throw new Error(`expected 101 with a WebSocket, got ${res.status}`)
-  const messages: Array<Record<string, unknown>> = []
-  ws.addEventListener('message', (e) => messages.push(JSON.parse(e.data)))
-  const closed = new Promise<{ code: number; reason: string }>((r) => ws.addEventListener('close', (e) => r({ code: e.code, reason: e.reason })))
-  ws.accept()
-  return {
-    ws,
-    messages,
-    closed,
-    async next(count) {
-      for (let waited = 0; messages.length < count && waited < 5000; waited += 20) await new Promise((r) => setTimeout(r, 20))
-      return messages.splice(0, count)
-    },
-  }
-}
-
 const bound = (expiresAt = Date.now() + 3600_000) => JSON.stringify({ sessionHash: 'direct-session', expiresAt })
 const connectDirect = (userId: string, socketId: string, session = bound()) =>
   ns.get(ns.idFromName(userId)).fetch(`${SOCKET_OBJECT_ORIGIN}/connect`, {
@@ -101,10 +69,10 @@ const decided = (requestId: string) => ({ type: 'permission_decided', requestId,
 
 describe('PermissionSocketObject in workerd', () => {
   it('through the Worker: the upgrade is accepted, the pending arrive first and in order, then pushes reach every socket of that user only', async () => {
-    const a1 = receive(await mf.dispatchFetch('http://forwarder.test/connect/alice', { headers: { upgrade: 'websocket' } }))
+    const a1 = acceptSocket(await mf.dispatchFetch('http://forwarder.test/connect/alice', { headers: { upgrade: 'websocket' } }))
     expect((await a1.next(2)).map((m) => m.requestId)).toEqual(['alice-pending-1', 'alice-pending-2'])
-    const a2 = receive(await mf.dispatchFetch('http://forwarder.test/connect/alice', { headers: { upgrade: 'websocket' } }))
-    const b = receive(await mf.dispatchFetch('http://forwarder.test/connect/bob', { headers: { upgrade: 'websocket' } }))
+    const a2 = acceptSocket(await mf.dispatchFetch('http://forwarder.test/connect/alice', { headers: { upgrade: 'websocket' } }))
+    const b = acceptSocket(await mf.dispatchFetch('http://forwarder.test/connect/bob', { headers: { upgrade: 'websocket' } }))
     await a2.next(2)
     await b.next(2)
 
@@ -118,18 +86,18 @@ describe('PermissionSocketObject in workerd', () => {
 
   it('directly: a push to one socket id reaches that socket alone, even queued before the client accepts', async () => {
     const first = await connectDirect('carol', 'c-1')
-    const other = receive(await connectDirect('carol', 'c-2'))
+    const other = acceptSocket(await connectDirect('carol', 'c-2'))
     const stub = ns.get(ns.idFromName('carol'))
     const res = await stub.fetch(`${SOCKET_OBJECT_ORIGIN}/push`, { method: 'POST', body: JSON.stringify({ userId: 'carol', socketId: 'c-1', messages: [decided('q')] }) })
     expect(await res.json()).toEqual({ delivered: 1 })
-    expect(await receive(first).next(1)).toEqual([decided('q')])
+    expect(await acceptSocket(first).next(1)).toEqual([decided('q')])
     await settle()
     expect(other.messages).toEqual([])
   })
 
   it('a malformed message is answered on its socket, which stays open; a decision without a database says so', async () => {
-    const d = receive(await connectDirect('dave', 'd-1'))
-    const peer = receive(await connectDirect('dave', 'd-2'))
+    const d = acceptSocket(await connectDirect('dave', 'd-1'))
+    const peer = acceptSocket(await connectDirect('dave', 'd-2'))
     d.ws.send('not json')
     expect(await d.next(1)).toEqual([{ type: 'error', requestId: null, error: 'Invalid JSON message', code: 'INVALID_JSON' }])
     d.ws.send(JSON.stringify({ type: 'decision', requestId: 'r-9', decision: 'approve' }))
@@ -150,8 +118,8 @@ describe('PermissionSocketObject in workerd', () => {
   })
 
   it('a session that ends: the Worker that ended it tells the object; its sockets close (4401) and hear nothing more, the other session’s keep hearing', async () => {
-    const stolen = receive(await mf.dispatchFetch('http://forwarder.test/connect/frank?session=stolen', { headers: { upgrade: 'websocket' } }))
-    const own = receive(await mf.dispatchFetch('http://forwarder.test/connect/frank?session=own', { headers: { upgrade: 'websocket' } }))
+    const stolen = acceptSocket(await mf.dispatchFetch('http://forwarder.test/connect/frank?session=stolen', { headers: { upgrade: 'websocket' } }))
+    const own = acceptSocket(await mf.dispatchFetch('http://forwarder.test/connect/frank?session=own', { headers: { upgrade: 'websocket' } }))
     await stolen.next(2)
     await own.next(2)
     const ended = await mf.dispatchFetch('http://forwarder.test/ended/frank', { method: 'POST', body: JSON.stringify(['stolen']) })
@@ -169,8 +137,8 @@ describe('PermissionSocketObject in workerd', () => {
   })
 
   it('a socket whose session has expired gets no push and is closed', async () => {
-    const expired = receive(await connectDirect('gina', 'g-1', bound(Date.now() - 1000)))
-    const live = receive(await connectDirect('gina', 'g-2'))
+    const expired = acceptSocket(await connectDirect('gina', 'g-1', bound(Date.now() - 1000)))
+    const live = acceptSocket(await connectDirect('gina', 'g-2'))
     const res = await ns.get(ns.idFromName('gina')).fetch(`${SOCKET_OBJECT_ORIGIN}/push`, { method: 'POST', body: JSON.stringify({ userId: 'gina', messages: [decided('x')] }) })
     expect(await res.json()).toEqual({ delivered: 1 })
     expect(await live.next(1)).toEqual([decided('x')])

@@ -10,6 +10,7 @@ import type { RailwayServer } from '../../support/railway-server'
 import type { PaymentChain } from '../../support/payment-chain'
 import { PaymentSessionClient, sessionHeaders } from '../../support/payment-session'
 import { waitFor } from '../../support/wait'
+import { acceptSocket } from '../../support/worker-socket'
 import type { PluginServer } from '../../families/gateway/helpers'
 import type { WorkerdPlatform } from '../../support/workerd-platform'
 import { QSTASH_SIGNING_KEY, SECRETS } from '../../support/workerd-platform'
@@ -128,7 +129,7 @@ export function flowJourneys(p: WorkerdPlatform, railway: RailwayServer, chain: 
 
     it("a permission prompt over the owner's socket (permissions' Durable Object), decided on it; a live log tail (logs' Durable Object); sign-out closes both", async () => {
       const socket = await owner.call('GET', '/api/permissions/socket', undefined, { upgrade: 'websocket' })
-      const dashboard = receive(socket)
+      const dashboard = acceptSocket(socket)
       const hook = await p.fetch('/api/hooks/classify', {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${SECRETS.INTERNAL_API_KEY}` },
@@ -136,9 +137,9 @@ export function flowJourneys(p: WorkerdPlatform, railway: RailwayServer, chain: 
       })
       expect(hook.status, await hook.clone().text()).toBe(200)
       const { requestId } = (await hook.json()) as { requestId: string }
-      expect(await dashboard.next((m) => m.type === 'permission_request')).toMatchObject({ requestId, toolName: 'frobnicate' })
+      expect(await dashboard.nextMatching((m) => m.type === 'permission_request')).toMatchObject({ requestId, toolName: 'frobnicate' })
       dashboard.ws.send(JSON.stringify({ type: 'decision', requestId, decision: 'approve' }))
-      expect(await dashboard.next((m) => m.type === 'permission_decided')).toMatchObject({ requestId, status: 'approved' })
+      expect(await dashboard.nextMatching((m) => m.type === 'permission_decided')).toMatchObject({ requestId, status: 'approved' })
       const polled = await p.fetch(`/api/hooks/permissions/${requestId}`, { headers: { authorization: `Bearer ${SECRETS.INTERNAL_API_KEY}` } })
       expect(await polled.json()).toMatchObject({ status: 'approved' })
 
@@ -182,29 +183,6 @@ export function flowJourneys(p: WorkerdPlatform, railway: RailwayServer, chain: 
       expect((await owner.get('/api/keys')).status).toBe(401)
     })
   })
-}
-
-type Socket = { accept(): void; send(data: string): void; addEventListener(type: string, fn: (e: { data: string; code: number; reason: string }) => void): void }
-
-/** The client end of a 101 (a Worker's WebSocket as miniflare hands it out): messages as they arrive, and its close. */
-function receive(res: Response) {
-  const ws = (res as unknown as { webSocket?: Socket }).webSocket
-  if (res.status !== 101 || !ws) throw new Error(`expected 101 with a WebSocket, got ${res.status}`)
-  const messages: Array<Record<string, unknown>> = []
-  ws.addEventListener('message', (e) => messages.push(JSON.parse(e.data)))
-  const closed = new Promise<{ code: number; reason: string }>((r) => ws.addEventListener('close', (e) => r({ code: e.code, reason: e.reason })))
-  ws.accept()
-  return {
-    ws,
-    closed,
-    /** The first message (received or to come) that `match` accepts, removed from those kept. */
-    async next(match: (m: Record<string, unknown>) => boolean) {
-      let found: Record<string, unknown> | undefined
-      await waitFor(() => !!(found = messages.find(match)), { ms: 10_000, what: 'a socket message' })
-      messages.splice(messages.indexOf(found!), 1)
-      return found!
-    },
-  }
 }
 
 /** Server-sent events of a streaming answer, read as they come. */
