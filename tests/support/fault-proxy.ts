@@ -1,5 +1,7 @@
 import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
 import { connect, createServer as createTcpServer, type Server, type Socket } from 'node:net'
+import { expect } from 'vitest'
+import type { useLogLines } from './log-lines'
 
 /**
  * What the proxy does to traffic, switchable at any time:
@@ -218,4 +220,21 @@ export async function underFault<T>(proxy: FaultProxy, fault: Parameters<FaultPr
   } finally {
     await proxy.set('pass')
   }
+}
+
+/**
+ * A peer's outage answered as documented: 503 with `Retry-After: 5` and `body`, within `withinMs` of the request, and
+ * exactly one log line `event` naming the peer (`dependency`).
+ */
+export async function expectPeerUnavailable(
+  logs: ReturnType<typeof useLogLines>,
+  res: Response,
+  ms: number,
+  expected: { body: unknown; withinMs: number; event: string; dependency: string },
+) {
+  expect(res.status).toBe(503)
+  expect(res.headers.get('retry-after')).toBe('5')
+  expect(await res.json()).toEqual(expected.body)
+  expect(ms).toBeLessThan(expected.withinMs)
+  logs.expectOne(expected.event, { dependency: expected.dependency })
 }

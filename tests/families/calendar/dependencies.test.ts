@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Config } from '../../../lib/config'
 import { discoveryCacheKey } from '../../../lib/oidc/discovery'
-import { type FaultProxy, startFaultProxy, underFault } from '../../support/fault-proxy'
+import { expectPeerUnavailable, type FaultProxy, startFaultProxy, underFault } from '../../support/fault-proxy'
 import { FailingKv } from '../../support/failing-kv'
 import { useFixture, withServices } from '../../support/harness'
 import { useLogLines } from '../../support/log-lines'
@@ -58,13 +58,8 @@ async function whileDown<T>(proxy: FaultProxy, fault: (typeof FAULTS)[number], f
   }
 }
 
-async function expectUnavailable(res: Response, ms: number, event: string) {
-  expect(res.status).toBe(503)
-  expect(res.headers.get('retry-after')).toBe('5')
-  expect(await res.json()).toEqual(UNAVAILABLE)
-  expect(ms).toBeLessThan(ANSWER_WITHIN_MS)
-  logs.expectOne(event, { dependency: 'google' })
-}
+const expectUnavailable = (res: Response, ms: number, event: string) =>
+  expectPeerUnavailable(logs, res, ms, { body: UNAVAILABLE, withinMs: ANSWER_WITHIN_MS, event, dependency: 'google' })
 
 describe('calendar while the Google Calendar API is down', () => {
   const CALLS = [

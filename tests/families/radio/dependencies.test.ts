@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { anvilAvailable } from '../../support/anvil'
-import { type FaultProxy, startFaultProxy, underFault } from '../../support/fault-proxy'
+import { expectPeerUnavailable, type FaultProxy, startFaultProxy, underFault } from '../../support/fault-proxy'
 import { useFixture } from '../../support/harness'
 import { useLogLines } from '../../support/log-lines'
 import { radioWorld } from './helpers'
@@ -34,13 +34,8 @@ describe.skipIf(!anvilAvailable)('radio while Mux is down', () => {
   /** Runs `fn` with Mux under `fault` and the short deadline (the calls that succeed keep the world's generous one). */
   const whileDown = <T>(fault: (typeof FAULTS)[number], fn: () => Promise<T>) => underFault(proxy, fault, () => w.withConfig({ MUX_TIMEOUT_MS }, fn))
 
-  async function expectUnavailable(res: Response, ms: number, event: string) {
-    expect(res.status).toBe(503)
-    expect(res.headers.get('retry-after')).toBe('5')
-    expect(await res.json()).toEqual(UNAVAILABLE)
-    expect(ms).toBeLessThan(ANSWER_WITHIN_MS)
-    logs.expectOne(event, { dependency: 'mux' })
-  }
+  const expectUnavailable = (res: Response, ms: number, event: string) =>
+    expectPeerUnavailable(logs, res, ms, { body: UNAVAILABLE, withinMs: ANSWER_WITHIN_MS, event, dependency: 'mux' })
 
   it.each(FAULTS)('create while Mux is %sd → 503 in time; no session, the fee not spent; then the same fee starts one', async (fault) => {
     const wallet = await w.smartWallet()
