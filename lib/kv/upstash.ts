@@ -1,3 +1,4 @@
+import { toHex } from '../crypto'
 import { deadline } from '../deadline'
 import { DependencyUnavailableError } from '../http/dependency'
 import { fixedWindowLimit } from './limit'
@@ -23,9 +24,7 @@ const shas = new WeakMap<KvScript<unknown>, Promise<string>>()
 const sha1 = (script: KvScript<unknown>) => {
   let sha = shas.get(script)
   if (!sha) {
-    sha = crypto.subtle
-      .digest('SHA-1', new TextEncoder().encode(script.lua))
-      .then((d) => Array.from(new Uint8Array(d), (b) => b.toString(16).padStart(2, '0')).join(''))
+    sha = crypto.subtle.digest('SHA-1', new TextEncoder().encode(script.lua)).then(toHex)
     shas.set(script, sha)
   }
   return sha
