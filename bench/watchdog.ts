@@ -123,8 +123,10 @@ export async function watchdogSweeps(sizes = SIZES) {
       const start = new Date()
       const cpu = process.cpuUsage()
       const t = performance.now()
+      if (process.env.MARK) writeErr(`MARK ${process.hrtime.bigint() / 1000n}\n`)
       await queue.publish(WATCHDOG_PATH, {})
       await queue.idle()
+      if (process.env.MARK) writeErr(`MARK ${process.hrtime.bigint() / 1000n}\n`)
       const ms = performance.now() - t
       const cpuMs = ((c) => (c.user + c.system) / 1000)(process.cpuUsage(cpu))
       counting = false

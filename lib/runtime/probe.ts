@@ -75,12 +75,8 @@ export async function probeRuntime(baseUrl: string, opts: ProbeOptions = {}): Pr
   const now = opts.now ?? Date.now
   const [healthz, readyz, status] = await Promise.all(PROBE_PATHS.map((path) => ask(fetchImpl, baseUrl, path, timeouts[path])))
 
-  // Validate each body against its documented shape; a 200 with the wrong shape is a failed probe.
-  const healthOk = accept(healthz, (b) => (b.ok === true ? null : 'not ok'), (b) => typeof b.ok === 'boolean' && optional(b, 'version', 'string') && optional(b, 'status', 'string'))
-  const readyOk = accept(readyz, (b) => (b.ready === true ? null : 'not ready'), (b) => typeof b.ready === 'boolean' && optional(b, 'uptimeMs', 'number') && (b.failing === undefined || Array.isArray(b.failing)))
-  const statusBody = status.body ? parseStatus(status.body) : null
-  const statusOk = accept(status, () => null, () => statusBody !== null)
-
+  const { statusBody, statusOk } = acceptStatus(status)
+  const { healthOk, readyOk } = acceptLegacy(healthz, readyz)
   const checks = [healthz.check, readyz.check, status.check]
   const ffmpeg = statusOk ? statusBody?.ffmpeg : undefined
   const version = (healthOk && typeof healthz.body?.version === 'string' ? healthz.body.version : null) ?? (statusOk ? (statusBody?.version ?? null) : null)
@@ -95,6 +91,52 @@ export async function probeRuntime(baseUrl: string, opts: ProbeOptions = {}): Pr
   }
   return { ...classify(healthOk, readyOk, statusOk ? statusBody : null, checks), ...base }
 }
+
+/** The status of a runtime as `probeRuntime` classifies it, and the requests it took to know. */
+export interface RuntimeCheck {
+  status: RuntimeStatus
+  statusReason: string | null
+  /** Paths asked: `/api/status` alone when it decided, else all three. */
+  asked: ProbePath[]
+}
+
+/** The longest `checkRuntime` takes: `/api/status`, then the slower legacy probe. */
+export const CHECK_TIMEOUT_MS = PROBE_TIMEOUTS_MS['/api/status'] + Math.max(PROBE_TIMEOUTS_MS['/healthz'], PROBE_TIMEOUTS_MS['/readyz'])
+
+/**
+ * The watchdog's check: the same status and reason as `probeRuntime`, in fewer requests. `/api/status` is asked
+ * first; when it answers the documented JSON with `configured` false, `running` or `stopped`, the table's first three
+ * rows decide whatever the legacy probes say, so they are not asked. Otherwise (not 200, another state, a malformed
+ * body) the legacy probes are asked in parallel and the whole table applies. A healthy runtime costs one request
+ * instead of three; one without `/api/status` costs the same three, in two steps (at most `CHECK_TIMEOUT_MS`).
+ */
+export async function checkRuntime(baseUrl: string, opts: Omit<ProbeOptions, 'now'> = {}): Promise<RuntimeCheck> {
+  const fetchImpl = opts.fetch ?? fetch
+  const timeouts = { ...PROBE_TIMEOUTS_MS, ...opts.timeouts }
+  const status = await ask(fetchImpl, baseUrl, '/api/status', timeouts['/api/status'])
+  const { statusBody, statusOk } = acceptStatus(status)
+  if (statusOk && statusBody && statusDecides(statusBody)) return { ...classify(false, false, statusBody, []), asked: ['/api/status'] }
+  const [healthz, readyz] = await Promise.all((['/healthz', '/readyz'] as const).map((path) => ask(fetchImpl, baseUrl, path, timeouts[path])))
+  const { healthOk, readyOk } = acceptLegacy(healthz, readyz)
+  return { ...classify(healthOk, readyOk, statusOk ? statusBody : null, [healthz.check, readyz.check, status.check]), asked: [...PROBE_PATHS] }
+}
+
+/** `/api/status`'s answer validated against its documented shape (a 200 with the wrong shape is a failed probe). */
+function acceptStatus(status: Answer) {
+  const statusBody = status.body ? parseStatus(status.body) : null
+  return { statusBody, statusOk: accept(status, () => null, () => statusBody !== null) }
+}
+
+/** The legacy probes' answers validated against their documented shapes and verdicts. */
+function acceptLegacy(healthz: Answer, readyz: Answer) {
+  return {
+    healthOk: accept(healthz, (b) => (b.ok === true ? null : 'not ok'), (b) => typeof b.ok === 'boolean' && optional(b, 'version', 'string') && optional(b, 'status', 'string')),
+    readyOk: accept(readyz, (b) => (b.ready === true ? null : 'not ready'), (b) => typeof b.ready === 'boolean' && optional(b, 'uptimeMs', 'number') && (b.failing === undefined || Array.isArray(b.failing))),
+  }
+}
+
+/** The table's rows where `/api/status` alone decides (`classify` reads no legacy result for them). */
+const statusDecides = (s: StatusBody) => !s.configured || s.running !== undefined || s.state === 'running' || s.state === 'stopped'
 
 /** The spec's table, row by row. */
 function classify(healthOk: boolean, readyOk: boolean, status: StatusBody | null, checks: ProbeCheck[]): { status: RuntimeStatus; statusReason: string | null } {

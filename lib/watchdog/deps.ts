@@ -1,7 +1,7 @@
 import type { Config } from '../config'
 import type { Services, Mailer, Queue } from '../context'
 import type { Db } from '../db/rls'
-import { PROBE_TIMEOUTS_MS } from '../runtime/probe'
+import { CHECK_TIMEOUT_MS } from '../runtime/probe'
 import type { RuntimeProvider } from '../runtime/provider'
 import type { WatchdogSettings } from './rules'
 
@@ -13,8 +13,6 @@ export const WATCHDOG_CRON = '*/2 * * * *'
 export const WATCHDOG_PERIOD_MS = 2 * 60_000
 /** Agents one batch message may name (the receiver's bound; WATCHDOG_BATCH_SIZE is at most this). */
 export const MAX_BATCH = 500
-/** The longest a probe takes: its paths are asked in parallel, each with its own timeout. */
-const PROBE_MS = Math.max(...Object.values(PROBE_TIMEOUTS_MS))
 /**
  * The longest a provider's repair takes: Railway's is two API calls (service lookup, redeploy), each bounded by
  * lib/runtime/railway.ts `RAILWAY_TIMEOUT_MS` (15 s; not imported, to keep the provider out of bundles without it).
@@ -26,13 +24,14 @@ const LEASE_MARGIN_MS = 30_000
 /**
  * How long a batch holds its agents: every step of the batch at its worst, so no other delivery takes an agent a
  * batch still works on. The batch probes its agents `concurrency` at a time, then repairs those that need it at the
- * same bound (at worst all of them): ceil(batch / concurrency) rounds of a probe timeout and of a repair, plus a
- * margin. With the defaults (100 agents, 25 at once) 4 × (5 s + 30 s) + 30 s = 170 s. A batch that dies early
+ * same bound (at worst all of them): ceil(batch / concurrency) rounds of a check at its longest (lib/runtime/probe.ts
+ * `checkRuntime`: `/api/status`, then the legacy probes) and of a repair, plus a margin. With the defaults (100
+ * agents, 25 at once) 4 × (10 s + 30 s) + 30 s = 190 s. A batch that dies early
  * leaves its agents unwatched that long at most; the next sweep after the lease takes them over.
  */
 export function leaseMs(s: Pick<WatchdogSettings, 'batchSize' | 'concurrency'>): number {
   const rounds = Math.ceil(Math.min(s.batchSize, MAX_BATCH) / s.concurrency)
-  return rounds * (PROBE_MS + REPAIR_MS) + LEASE_MARGIN_MS
+  return rounds * (CHECK_TIMEOUT_MS + REPAIR_MS) + LEASE_MARGIN_MS
 }
 /** Agent statuses the watchdog looks after: the runtime is meant to be up. */
 export const WATCHED = ['starting', 'running']

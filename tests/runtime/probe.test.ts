@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { PROBE_TIMEOUTS_MS, probeRuntime } from '../../lib/runtime/probe'
+import { CHECK_TIMEOUT_MS, checkRuntime, PROBE_TIMEOUTS_MS, probeRuntime, type ProbePath } from '../../lib/runtime/probe'
+import type { FakeAnswer } from '../support/fake-runtime'
 import { type FakeRuntime, HEALTHY, startFakeRuntime } from '../support/fake-runtime'
 
 // Real HTTP servers on loopback; each test sets the three answers. Timeouts are injected short.
@@ -232,5 +233,78 @@ describe('garbage and broken answers are classified, never thrown', () => {
     const r = await probe()
     expect(reasons(r)['/api/status']).toBe('body too large')
     expect(r.status).toBe('unreachable')
+  })
+})
+
+describe("the watchdog's check (checkRuntime): the probe's status and reason, in fewer requests", () => {
+  const hits = () => Object.fromEntries(PROBE_PATHS_ASKED.map((p) => [p, rt.hits.get(p) ?? 0]))
+  const PROBE_PATHS_ASKED = ['/healthz', '/readyz', '/api/status'] as const
+  const notReady = { status: 503, body: { ready: false, failing: ['startup'], uptimeMs: 50 } }
+  // Each row of the spec's table, and the malformed answers around it: [name, /api/status, /healthz, /readyz].
+  const cases: Array<[string, FakeAnswer | undefined, FakeAnswer | undefined, FakeAnswer | undefined]> = [
+    ['configured false', { body: { configured: false, running: true } }, HEALTHY.healthz, HEALTHY.readyz],
+    ['running true, legacy 404', HEALTHY.status(), undefined, undefined],
+    ['state running', { body: { configured: true, state: 'running' } }, undefined, undefined],
+    ['running false', HEALTHY.status({ running: false, state: 'paused' }), HEALTHY.healthz, HEALTHY.readyz],
+    ['state stopped', { body: { configured: true, state: 'stopped' } }, undefined, undefined],
+    ['another state, legacy healthy', { body: { configured: true, state: 'booting' } }, HEALTHY.healthz, HEALTHY.readyz],
+    ['another state, live not ready', { body: { configured: true, state: 'booting' } }, HEALTHY.healthz, notReady],
+    ['another state, legacy inconclusive', { body: { configured: true, state: 'booting' } }, undefined, undefined],
+    ['status 500, legacy healthy', { status: 500, body: { error: 'boom' } }, HEALTHY.healthz, HEALTHY.readyz],
+    ['status 500, live not ready', { status: 500, body: {} }, HEALTHY.healthz, notReady],
+    ['status 404, ready not live', undefined, { body: { ok: false } }, HEALTHY.readyz],
+    ['every probe failing', { status: 500, raw: 'Internal Server Error' }, undefined, undefined],
+    ['status not JSON', { raw: '<html>hello</html>' }, HEALTHY.healthz, HEALTHY.readyz],
+    ['status with wrong types', { body: { configured: true, running: 1 } }, HEALTHY.healthz, undefined],
+    ['status cut off', { cutOff: true }, { cutOff: true }, { cutOff: true }],
+    ['status too large', { raw: JSON.stringify({ configured: true, running: true, pad: 'x'.repeat(100_000) }) }, undefined, undefined],
+  ]
+
+  it.each(cases)('%s: the same status and reason as the full probe', async (_name, status, healthz, readyz) => {
+    rt.set('/api/status', status)
+    rt.set('/healthz', healthz)
+    rt.set('/readyz', readyz)
+    const full = await probe()
+    const check = await checkRuntime(rt.url, { timeouts: short })
+    expect({ status: check.status, statusReason: check.statusReason }).toEqual({ status: full.status, statusReason: full.statusReason })
+  })
+
+  it('a runtime whose /api/status decides is asked that path alone', async () => {
+    rt.hits.clear()
+    rt.set('/api/status', HEALTHY.status())
+    rt.set('/healthz', HEALTHY.healthz)
+    rt.set('/readyz', HEALTHY.readyz)
+    expect(await checkRuntime(rt.url, { timeouts: short })).toEqual({ status: 'running', statusReason: null, asked: ['/api/status'] })
+    rt.set('/api/status', { body: { configured: false } })
+    expect(await checkRuntime(rt.url, { timeouts: short })).toMatchObject({ status: 'setup', asked: ['/api/status'] })
+    expect(hits()).toEqual({ '/healthz': 0, '/readyz': 0, '/api/status': 2 })
+  })
+
+  it('an inconclusive or failed /api/status asks the legacy probes, once each', async () => {
+    rt.hits.clear()
+    rt.set('/api/status', { body: { configured: true, state: 'booting' } })
+    rt.set('/healthz', HEALTHY.healthz)
+    rt.set('/readyz', HEALTHY.readyz)
+    const asked: ProbePath[] = ['/healthz', '/readyz', '/api/status']
+    expect(await checkRuntime(rt.url, { timeouts: short })).toEqual({ status: 'healthy', statusReason: null, asked })
+    rt.set('/api/status', undefined)
+    expect(await checkRuntime(rt.url, { timeouts: short })).toEqual({ status: 'healthy', statusReason: null, asked })
+    expect(hits()).toEqual({ '/healthz': 2, '/readyz': 2, '/api/status': 2 })
+  })
+
+  it('nothing listening or a bad URL is unreachable, never thrown', async () => {
+    const gone = await startFakeRuntime()
+    await gone.close()
+    expect((await checkRuntime(gone.url, { timeouts: short })).status).toBe('unreachable')
+    expect(await checkRuntime('not a url', { timeouts: short })).toMatchObject({ status: 'unreachable', statusReason: expect.stringMatching(/invalid URL/) })
+  })
+
+  it('a hanging runtime takes /api/status\'s timeout, then the legacy ones: CHECK_TIMEOUT_MS at the defaults', async () => {
+    for (const p of PROBE_PATHS_ASKED) rt.set(p, { hang: true })
+    const started = Date.now()
+    const r = await checkRuntime(rt.url, { timeouts: { '/healthz': 100, '/readyz': 150, '/api/status': 200 } })
+    expect(r.status).toBe('unreachable')
+    expect(Date.now() - started).toBeGreaterThanOrEqual(340)
+    expect(CHECK_TIMEOUT_MS).toBe(PROBE_TIMEOUTS_MS['/api/status'] + PROBE_TIMEOUTS_MS['/healthz'])
   })
 })

@@ -5,7 +5,7 @@ import { PLAN_RECORD_COLUMNS } from '../../../lib/auth/plan'
 import { hasPaidAccess } from '../../../lib/billing/plans'
 import { asService } from '../../../lib/db/rls'
 import { errorFields, log } from '../../../lib/log'
-import { probeRuntime, type RuntimeStatus } from '../../../lib/runtime/probe'
+import { checkRuntime, type RuntimeStatus } from '../../../lib/runtime/probe'
 import { agentEvents, agents, agentWatchdog, users, type Agent } from '../../../schema'
 import { flow, leaseMs, mapLimit, MAX_BATCH, WATCHDOG_PATH, WATCHED, type WatchdogDeps } from '../../../lib/watchdog/deps'
 import { crashLoopMail } from './notice'
@@ -71,9 +71,7 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
 
   // 2. Probe, bounded; 3. judge; repair and notify where the rules say so.
   let outcomes = await mapLimit(leased, s.concurrency, async ({ agent, watch }): Promise<Outcome> => {
-    const probe = agent.runtimeUrl
-      ? await probeRuntime(agent.runtimeUrl, { now: deps.now })
-      : { status: 'unreachable' as const, statusReason: 'The agent has no runtime URL' }
+    const probe = agent.runtimeUrl ? await checkRuntime(agent.runtimeUrl) : { status: 'unreachable' as const, statusReason: 'The agent has no runtime URL' }
     const d = decide(watch, probe, now, s)
     return { agent, watch, probe, d, repaired: false, notified: false }
   })

@@ -112,10 +112,10 @@ describe('the owner acts on an agent while its batch runs', () => {
     }
   })
 
-  it('a batch leases its agents for the whole batch at its worst: ceil(batch / concurrency) × (probe timeout + repair) + margin', async () => {
-    // Defaults: 100 agents, 25 at once: 4 rounds of a 5 s probe and a 30 s repair, plus 30 s.
-    expect(leaseMs(watchdogSettings(h.services.config))).toBe(170_000)
-    expect(leaseMs({ batchSize: 500, concurrency: 1 })).toBe(500 * 35_000 + 30_000)
+  it('a batch leases its agents for the whole batch at its worst: ceil(batch / concurrency) × (check at its longest + repair) + margin', async () => {
+    // Defaults: 100 agents, 25 at once: 4 rounds of a 10 s check (/api/status, then the legacy probes) and a 30 s repair, plus 30 s.
+    expect(leaseMs(watchdogSettings(h.services.config))).toBe(190_000)
+    expect(leaseMs({ batchSize: 500, concurrency: 1 })).toBe(500 * 40_000 + 30_000)
     const slow = await startFakeRuntime(SLOW_BROKEN)
     try {
       const w = engine(h)
@@ -123,7 +123,7 @@ describe('the owner acts on an agent while its batch runs', () => {
       const pending = w.check([agent.id])
       await sleep(150)
       // Held while the batch probes, for the computed time.
-      expect((await watchRow(h, agent.id)).leaseUntil).toEqual(new Date(w.clock.now() + 170_000))
+      expect((await watchRow(h, agent.id)).leaseUntil).toEqual(new Date(w.clock.now() + 190_000))
       await pending
       expect((await watchRow(h, agent.id)).leaseUntil).toBeNull()
     } finally {
