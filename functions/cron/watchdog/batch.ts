@@ -1,8 +1,9 @@
-import { and, eq, inArray, isNull, lte, or } from 'drizzle-orm'
+import { and, eq, inArray, sql } from 'drizzle-orm'
 import { runtimeTarget } from '../../../lib/agents/access'
 import { forgetProbe } from '../../../lib/agents/instance'
 import { PLAN_RECORD_COLUMNS } from '../../../lib/auth/plan'
 import { hasPaidAccess } from '../../../lib/billing/plans'
+import { anyOf } from '../../../lib/db/any-of'
 import { asService } from '../../../lib/db/rls'
 import { errorFields, log } from '../../../lib/log'
 import { checkRuntime, type RuntimeStatus } from '../../../lib/runtime/probe'
@@ -22,16 +23,33 @@ export interface BatchResult {
   crashLoops: number
 }
 
-interface Leased {
-  agent: Agent
-  watch: typeof agentWatchdog.$inferSelect
+/** What a batch reads of a leased agent (the repair path reads the whole row, for the few it repairs). */
+const LEASED_AGENT = { id: agents.id, userId: agents.userId, name: agents.name, runtimeUrl: agents.runtimeUrl }
+/** What the rules (lib/watchdog/rules.ts `WatchdogRow`) read of an agent's watchdog row. */
+const LEASED_WATCH = {
+  state: agentWatchdog.state,
+  consecutiveFailures: agentWatchdog.consecutiveFailures,
+  repairAttempts: agentWatchdog.repairAttempts,
+  crashTimes: agentWatchdog.crashTimes,
+  lastProbeAt: agentWatchdog.lastProbeAt,
+  ownerNotifiedAt: agentWatchdog.ownerNotifiedAt,
 }
+
+interface Leased {
+  agent: { id: string; userId: string; name: string; runtimeUrl: string | null }
+  watch: { state: string; consecutiveFailures: number; repairAttempts: number; crashTimes: number[]; lastProbeAt: Date | null; ownerNotifiedAt: Date | null }
+}
+
+/** A column's bare name, as an INSERT's column list and its ON CONFLICT target want it. */
+const name = (column: { name: string }) => sql.identifier(column.name)
 
 interface Outcome extends Leased {
   probe: { status: RuntimeStatus; statusReason: string | null }
   d: Decision
   /** The repair was requested and accepted by the provider (false when it failed). */
   repaired: boolean
+  /** The whole agent row, read for a repair (the provider's target needs it). */
+  target?: Agent
   notified: boolean
 }
 
@@ -48,24 +66,23 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
   // 1. Lease, in one statement: a row for agents never watched, leased as it is made; the lease on the others that are
   // due and free. Under concurrency the update waits for a delivery leasing the same row and re-reads it: a lease
   // taken meanwhile excludes it (as does a row another delivery made meanwhile, which conflicts and is then leased).
-  const leaseUntil = new Date(now + leaseMs(s))
+  // INSERT … SELECT with the ids as one array: the statement is the same size for 1 agent or 500. Then what was
+  // leased, read back by this delivery's lease owner (a fresh id: exactly the rows the upsert took).
+  const leaseUntil = new Date(now + leaseMs(s)).toISOString()
+  const atIso = at.toISOString()
   const leased = await asService(deps.db, 'watchdog', async (tx): Promise<Leased[]> => {
-    const candidates = await tx.select().from(agents).where(and(inArray(agents.id, ids), inArray(agents.status, WATCHED)))
-    if (!candidates.length) return []
-    const rows = await tx
-      .insert(agentWatchdog)
-      .values(candidates.map((a) => ({ agentId: a.id, userId: a.userId, leaseUntil, leaseOwner: owner, updatedAt: at })))
-      .onConflictDoUpdate({
-        target: agentWatchdog.agentId,
-        set: { leaseUntil, leaseOwner: owner },
-        setWhere: and(
-          or(isNull(agentWatchdog.leaseUntil), lte(agentWatchdog.leaseUntil, at)),
-          or(isNull(agentWatchdog.nextCheckAt), lte(agentWatchdog.nextCheckAt, at)),
-        ),
-      })
-      .returning()
-    const byId = new Map(candidates.map((a) => [a.id, a]))
-    return rows.map((watch) => ({ watch, agent: byId.get(watch.agentId)! }))
+    const w = agentWatchdog
+    await tx.execute(sql`
+      insert into ${w} (${name(w.agentId)}, ${name(w.userId)}, ${name(w.leaseUntil)}, ${name(w.leaseOwner)}, ${name(w.updatedAt)})
+      select ${agents.id}, ${agents.userId}, ${leaseUntil}::timestamptz, ${owner}::text, ${atIso}::timestamptz from ${agents}
+      where ${anyOf(agents.id, ids)} and ${inArray(agents.status, WATCHED)}
+      on conflict (${name(w.agentId)}) do update set ${name(w.leaseUntil)} = excluded.${name(w.leaseUntil)}, ${name(w.leaseOwner)} = excluded.${name(w.leaseOwner)}
+      where (${w.leaseUntil} is null or ${w.leaseUntil} <= ${atIso}::timestamptz) and (${w.nextCheckAt} is null or ${w.nextCheckAt} <= ${atIso}::timestamptz)`)
+    return tx
+      .select({ agent: LEASED_AGENT, watch: LEASED_WATCH })
+      .from(w)
+      .innerJoin(agents, eq(agents.id, w.agentId))
+      .where(and(anyOf(w.agentId, ids), eq(w.leaseOwner, owner)))
   })
   if (!leased.length) return result
 
@@ -82,13 +99,14 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
   if (repairable.length) {
     const still = await asService(deps.db, 'accessReconciliation', (tx) =>
       tx
-        .select({ id: agents.id, owner: PLAN_RECORD_COLUMNS })
+        .select({ agent: agents, owner: PLAN_RECORD_COLUMNS })
         .from(agents)
         .innerJoin(users, eq(users.id, agents.userId))
-        .where(and(inArray(agents.id, repairable.map((o) => o.agent.id)), inArray(agents.status, WATCHED))),
+        .where(and(anyOf(agents.id, repairable.map((o) => o.agent.id)), inArray(agents.status, WATCHED))),
     )
-    const watched = new Set(still.filter((r) => hasPaidAccess(r.owner, deps.config, now)).map((r) => r.id))
-    const gone = new Set(repairable.filter((o) => !watched.has(o.agent.id)))
+    const watched = new Map(still.filter((r) => hasPaidAccess(r.owner, deps.config, now)).map((r) => [r.agent.id, r.agent]))
+    for (const o of repairable) o.target = watched.get(o.agent.id)
+    const gone = new Set(repairable.filter((o) => !o.target))
     if (gone.size) {
       log.info('watchdog.repair_skipped', { agents: gone.size })
       outcomes = outcomes.filter((o) => !gone.has(o))
@@ -102,7 +120,7 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
       // `starting` recorded with the transition (below, with the outcome). A failed repair leaves the status as it was.
       await forgetProbe(deps, o.agent.id)
       try {
-        await deps.runtimes.repair(await runtimeTarget(deps.config, o.agent))
+        await deps.runtimes.repair(await runtimeTarget(deps.config, o.target!))
         o.repaired = true
       } catch (e) {
         o.d = { ...o.d, state: 'degraded', reason: `Repair ${o.d.repairAttempts} of ${s.maxRepairAttempts} failed: ${e instanceof Error ? e.message : 'provider error'}` }
@@ -123,7 +141,7 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
       ? await tx
           .select({ id: agents.id, status: agents.status })
           .from(agents)
-          .where(inArray(agents.id, outcomes.map((o) => o.agent.id)))
+          .where(anyOf(agents.id, outcomes.map((o) => o.agent.id)))
           .for('update')
       : []
     const statusOf = new Map(existing.map((a) => [a.id, a.status]))
@@ -134,7 +152,7 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
       await tx
         .update(agentWatchdog)
         .set({ state: 'healthy', reason: null, consecutiveFailures: 0, repairAttempts: 0, lastProbeAt: at, nextCheckAt: plain[0].d.nextCheckAt, leaseUntil: null, leaseOwner: null, updatedAt: at })
-        .where(and(inArray(agentWatchdog.agentId, plain.map((o) => o.agent.id)), eq(agentWatchdog.leaseOwner, owner)))
+        .where(and(anyOf(agentWatchdog.agentId, plain.map((o) => o.agent.id)), eq(agentWatchdog.leaseOwner, owner)))
     }
     const plainSet = new Set(plain)
     for (const o of outcomes) {
@@ -161,13 +179,20 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
       .map((o) => ({
         agentId: o.agent.id,
         userId: o.agent.userId,
-        kind: 'watchdog',
         fromState: o.watch.lastProbeAt === null ? null : o.watch.state,
         toState: o.d.state,
         reason: o.d.reason ?? (o.watch.lastProbeAt === null ? 'First check: the runtime answers' : 'The runtime answers again'),
-        at,
       }))
-    if (events.length) await tx.insert(agentEvents).values(events)
+    if (events.length) {
+      // One row a transition, from arrays (unnest): a first sweep records one for every agent.
+      const e = agentEvents
+      const column = <K extends keyof (typeof events)[number]>(key: K) => sql.param(events.map((ev) => ev[key]))
+      await tx.execute(sql`
+        insert into ${e} (${name(e.id)}, ${name(e.agentId)}, ${name(e.userId)}, ${name(e.kind)}, ${name(e.fromState)}, ${name(e.toState)}, ${name(e.reason)}, ${name(e.at)})
+        select id, agent_id, user_id, 'watchdog', from_state, to_state, reason, ${atIso}::timestamptz
+        from unnest(${sql.param(events.map(() => crypto.randomUUID()))}::text[], ${column('agentId')}::text[], ${column('userId')}::text[], ${column('fromState')}::text[], ${column('toState')}::text[], ${column('reason')}::text[])
+          as t(id, agent_id, user_id, from_state, to_state, reason)`)
+    }
 
     // A repaired runtime is starting again (`startedAt` now), as runLifecycle records a repair.
     const restarted = outcomes.filter((o) => o.repaired && WATCHED.includes(statusOf.get(o.agent.id)!))
@@ -181,7 +206,7 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
 
     const alive = outcomes.filter((o) => o.d.alive)
     if (alive.length) {
-      await tx.update(agents).set({ lastSeenAt: at }).where(inArray(agents.id, alive.map((o) => o.agent.id)))
+      await tx.update(agents).set({ lastSeenAt: at }).where(anyOf(agents.id, alive.map((o) => o.agent.id)))
       // A runtime that answers has finished starting (the status read above is locked: it is the one changed here; a
       // repaired agent, set `starting` above, is never alive).
       const started = alive.filter((o) => statusOf.get(o.agent.id) === 'starting')
