@@ -66,23 +66,27 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
   // 1. Lease, in one statement: a row for agents never watched, leased as it is made; the lease on the others that are
   // due and free. Under concurrency the update waits for a delivery leasing the same row and re-reads it: a lease
   // taken meanwhile excludes it (as does a row another delivery made meanwhile, which conflicts and is then leased).
-  // INSERT … SELECT with the ids as one array: the statement is the same size for 1 agent or 500. Then what was
-  // leased, read back by this delivery's lease owner (a fresh id: exactly the rows the upsert took).
+  // INSERT … SELECT with the ids as one array: the statement is the same size for 1 agent or 500; it answers what it
+  // leased with the agent's columns a batch reads.
   const leaseUntil = new Date(now + leaseMs(s)).toISOString()
   const atIso = at.toISOString()
   const leased = await asService(deps.db, 'watchdog', async (tx): Promise<Leased[]> => {
     const w = agentWatchdog
-    await tx.execute(sql`
+    const taken = tx.$with('taken', { agentId: w.agentId, ...LEASED_WATCH }).as(sql`
       insert into ${w} (${name(w.agentId)}, ${name(w.userId)}, ${name(w.leaseUntil)}, ${name(w.leaseOwner)}, ${name(w.updatedAt)})
       select ${agents.id}, ${agents.userId}, ${leaseUntil}::timestamptz, ${owner}::text, ${atIso}::timestamptz from ${agents}
       where ${anyOf(agents.id, ids)} and ${inArray(agents.status, WATCHED)}
       on conflict (${name(w.agentId)}) do update set ${name(w.leaseUntil)} = excluded.${name(w.leaseUntil)}, ${name(w.leaseOwner)} = excluded.${name(w.leaseOwner)}
-      where (${w.leaseUntil} is null or ${w.leaseUntil} <= ${atIso}::timestamptz) and (${w.nextCheckAt} is null or ${w.nextCheckAt} <= ${atIso}::timestamptz)`)
+      where (${w.leaseUntil} is null or ${w.leaseUntil} <= ${atIso}::timestamptz) and (${w.nextCheckAt} is null or ${w.nextCheckAt} <= ${atIso}::timestamptz)
+      returning ${sql.join([w.agentId, ...Object.values(LEASED_WATCH)].map(name), sql`, `)}`)
     return tx
-      .select({ agent: LEASED_AGENT, watch: LEASED_WATCH })
-      .from(w)
-      .innerJoin(agents, eq(agents.id, w.agentId))
-      .where(and(anyOf(w.agentId, ids), eq(w.leaseOwner, owner)))
+      .with(taken)
+      .select({
+        agent: LEASED_AGENT,
+        watch: { state: taken.state, consecutiveFailures: taken.consecutiveFailures, repairAttempts: taken.repairAttempts, crashTimes: taken.crashTimes, lastProbeAt: taken.lastProbeAt, ownerNotifiedAt: taken.ownerNotifiedAt },
+      })
+      .from(taken)
+      .innerJoin(agents, eq(agents.id, taken.agentId))
   })
   if (!leased.length) return result
 
@@ -136,14 +140,17 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
   await asService(deps.db, 'watchdog', async (tx) => {
     const mine = (id: string) => and(eq(agentWatchdog.agentId, id), eq(agentWatchdog.leaseOwner, owner))
     // Only agents that still exist (one deleted since the lease would break the events' foreign key and roll the
-    // whole batch back), locked so their status read here holds until the commit.
-    const existing = outcomes.length
-      ? await tx
-          .select({ id: agents.id, status: agents.status })
-          .from(agents)
-          .where(anyOf(agents.id, outcomes.map((o) => o.agent.id)))
-          .for('update')
-      : []
+    // whole batch back), locked so their status read here holds until the commit; in the same statement, the last
+    // sighting of those whose runtime answered.
+    const locked = tx.$with('locked').as(tx.select({ id: agents.id, status: agents.status }).from(agents).where(anyOf(agents.id, outcomes.map((o) => o.agent.id))).for('update'))
+    const seen = tx.$with('seen').as(
+      tx
+        .update(agents)
+        .set({ lastSeenAt: at })
+        .where(and(anyOf(agents.id, outcomes.filter((o) => o.d.alive).map((o) => o.agent.id)), inArray(agents.id, tx.select({ id: locked.id }).from(locked))))
+        .returning({ id: agents.id }),
+    )
+    const existing = outcomes.length ? await tx.with(locked, seen).select({ id: locked.id, status: locked.status }).from(locked) : []
     const statusOf = new Map(existing.map((a) => [a.id, a.status]))
     // Deleted agents are out of the record and of the result.
     outcomes = outcomes.filter((o) => statusOf.has(o.agent.id))
@@ -206,7 +213,6 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
 
     const alive = outcomes.filter((o) => o.d.alive)
     if (alive.length) {
-      await tx.update(agents).set({ lastSeenAt: at }).where(anyOf(agents.id, alive.map((o) => o.agent.id)))
       // A runtime that answers has finished starting (the status read above is locked: it is the one changed here; a
       // repaired agent, set `starting` above, is never alive).
       const started = alive.filter((o) => statusOf.get(o.agent.id) === 'starting')
