@@ -1,5 +1,6 @@
 // The watchdog sweep at scale: running agents whose runtimes are a few fake runtimes on loopback
-// (tests/support/fake-runtime.ts, answering the documented healthy probes). Each sweep goes the production way: a signed
+// (tests/support/fake-runtime.ts, answering the documented healthy probes, in a process of their own as the embedded
+// default's runtimes are: bench/fake-runtimes.ts). Each sweep goes the production way: a signed
 // cron delivery to /api/cron/watchdog, which pages the due agents and publishes batches through the in-process queue;
 // the batches are delivered back (signed), lease, probe and record. Timed from the cron delivery until the queue is
 // idle, then checked: every agent probed once, none failed. The sizes grow in one database (each sweep after the
@@ -10,13 +11,14 @@
 // 1k agents: queue messages published, database round trips (statements sent, transactions' BEGIN/COMMIT included)
 // and the subrequests a Worker would make (probe fetches, queue publishes, one database connection per delivery),
 // with the most any one delivery made (a Worker's limit applies per invocation), and the process's CPU time per
-// delivery (an upper bound of a delivery's own: it includes the database and the fake runtimes). The in-process queue's outbox writes
+// delivery (an upper bound of a delivery's own: it includes the embedded database). The in-process queue's outbox writes
 // (what QStash does in production) are counted apart.
 //
 // `npx tsx bench/watchdog.ts [sizes…]` (default 1000 10000; part of `npm run bench`), `npm run bench:watchdog` for 100k.
 import { PGlite } from '@electric-sql/pglite'
 import { and, count, gte, sql } from 'drizzle-orm'
 import { AsyncLocalStorage } from 'node:async_hooks'
+import { fork } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -26,11 +28,21 @@ import { createNodeServices } from '../infra/services'
 import { asService, withUser } from '../lib/db/rls'
 import { WATCHDOG_PATH, WATCHDOG_PERIOD_MS } from '../lib/watchdog/deps'
 import { agentEvents, agents, agentWatchdog, users } from '../schema'
-import { HEALTHY, startFakeRuntime } from '../tests/support/fake-runtime'
 
 const SIZES = [1000, 10_000]
 const RUNTIMES = 4
 const USERS = 50
+
+/** The fake runtimes in a child process (bench/fake-runtimes.ts): their CPU is not the platform's. */
+async function startFakeRuntimes(count: number) {
+  // The same loader as this process (tsx), without a profiler's flags.
+  const child = fork(new URL('./fake-runtimes.ts', import.meta.url).pathname, [String(count)], { execArgv: process.execArgv.filter((a) => !a.startsWith('--cpu-prof')) })
+  const urls = await new Promise<string[]>((resolve, reject) => {
+    child.once('message', (m) => resolve((m as { urls: string[] }).urls))
+    child.once('exit', (code) => reject(new Error(`the fake runtimes exited (${code})`)))
+  })
+  return { urls, close: () => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.disconnect())) }
+}
 
 /** What one delivery (or the bench itself, outside any) sent out. */
 interface Tally {
@@ -60,10 +72,26 @@ export async function watchdogSweeps(sizes = SIZES) {
   const { db, config } = node.services
   const proto = PGlite.prototype as unknown as { execProtocolStream: (msg: Uint8Array, ...rest: unknown[]) => unknown }
   const execProtocolStream = proto.execProtocolStream
+  let lastKey = ''
+  const sqlTimes = new Map<string, number[]>()
   proto.execProtocolStream = function (msg, ...rest) {
     const t = delivery.getStore()
     if (t && (msg[0] === 0x50 || msg[0] === 0x51)) t.statements++ // 'P' (Parse), 'Q' (Query)
-    return execProtocolStream.call(this, msg, ...rest)
+    if (!process.env.SQLTIME || !counting) return execProtocolStream.call(this, msg, ...rest)
+    let key = lastKey
+    if (msg[0] === 0x50 || msg[0] === 0x51) {
+      let i = 5
+      if (msg[0] === 0x50) { while (msg[i]) i++; i++ }
+      let j = i; while (msg[j] && j < i + 400) j++
+      key = new TextDecoder().decode(msg.subarray(i, j)).replace(/\$\d+/g, '$').replace(/(\(\$, )+\$\)/g, '($…)').replace(/(, \(\$…\))+/g, ', …').slice(0, 110) + (t ? '' : ' [outbox]')
+      lastKey = key
+    }
+    const t0 = performance.now()
+    const r = execProtocolStream.call(this, msg, ...rest) as any
+    const done = () => { const e = sqlTimes.get(key) ?? [0, 0]; e[0] += performance.now() - t0; if (msg[0] === 0x50 || msg[0] === 0x51) e[1]++; sqlTimes.set(key, e) }
+    if (r && typeof r.then === 'function') return r.finally(done)
+    done()
+    return r
   }
   const fetch = globalThis.fetch
   globalThis.fetch = (...args) => {
@@ -81,9 +109,7 @@ export async function watchdogSweeps(sizes = SIZES) {
   const bookkeeping = zero()
   const outbox = (queue as unknown as { opts: { outbox?: Record<string, (...a: unknown[]) => Promise<unknown>> } }).opts.outbox
   for (const [name, fn] of Object.entries(outbox ?? {})) outbox![name] = (...a) => delivery.run(counting ? bookkeeping : zero(), () => fn(...a))
-  const fakes = await Promise.all(
-    Array.from({ length: RUNTIMES }, () => startFakeRuntime({ '/healthz': HEALTHY.healthz, '/readyz': HEALTHY.readyz, '/api/status': HEALTHY.status() })),
-  )
+  const fakes = await startFakeRuntimes(RUNTIMES)
   // The batch logs (one line per batch) would drown the figures.
   const write = process.stdout.write.bind(process.stdout)
   const writeErr = process.stderr.write.bind(process.stderr)
@@ -99,7 +125,7 @@ export async function watchdogSweeps(sizes = SIZES) {
         .returning({ id: users.id }),
     )
     console.log(
-      `watchdog sweep (${availableParallelism()} cores, db=${node.adapters.db}, ${RUNTIMES} fake runtimes on loopback, batch ${config.WATCHDOG_BATCH_SIZE}, ` +
+      `watchdog sweep (${availableParallelism()} cores, db=${node.adapters.db}, ${RUNTIMES} fake runtimes on loopback in their own process, batch ${config.WATCHDOG_BATCH_SIZE}, ` +
         `${config.WATCHDOG_CONCURRENCY} probes in flight per batch, ${config.WATCHDOG_PARALLEL_BATCHES} batches at once; interval ${WATCHDOG_PERIOD_MS / 1000} s):`,
     )
     write(`  ${'agents'.padStart(7)} ${'s'.padStart(7)} ${'ms/agent'.padStart(9)} ${'vs first'.padStart(9)} ${'of interval'.padStart(12)}   per 1k agents: messages, db round trips, subrequests; most in one delivery\n`)
@@ -111,7 +137,7 @@ export async function watchdogSweeps(sizes = SIZES) {
       // Top the agents up to n, spread over the users and the fake runtimes.
       for (const [u, owner] of owners.entries()) {
         const rows: Array<typeof agents.$inferInsert> = []
-        for (let i = seeded + u; i < n; i += USERS) rows.push({ userId: owner.id, name: `agent-${i}`, plan: 'network', status: 'running', runtimeUrl: fakes[i % RUNTIMES].url })
+        for (let i = seeded + u; i < n; i += USERS) rows.push({ userId: owner.id, name: `agent-${i}`, plan: 'network', status: 'running', runtimeUrl: fakes.urls[i % RUNTIMES] })
         for (let i = 0; i < rows.length; i += 500) await withUser(db, owner.id, (tx) => tx.insert(agents).values(rows.slice(i, i + 500)))
       }
       seeded = n
@@ -150,7 +176,7 @@ export async function watchdogSweeps(sizes = SIZES) {
           `   ${k(messages)} messages, ${k(total.statements)} db round trips${node.adapters.db === 'pglite' ? '' : ' (not counted off PGlite)'}, ${k(subrequests)} subrequests;` +
           ` one delivery: ${most.statements} db round trips, ${most.sub} subrequests (${deliveries.length} deliveries;` +
           ` the in-process queue's outbox: ${k(bookkeeping.statements)} db round trips per 1k);` +
-          ` CPU ${(cpuMs / deliveries.length).toFixed(0)} ms a delivery (the whole process's, PGlite and the fake runtimes included)\n`,
+          ` CPU ${(cpuMs / deliveries.length).toFixed(0)} ms a delivery (the whole process's, PGlite included)\n`,
       )
       if (events) {
         const reasons = await asService(db, 'watchdog', (tx) => tx.select({ reason: agentEvents.reason }).from(agentEvents).where(and(gte(agentEvents.at, start), sql`${agentEvents.toState} <> 'healthy'`)).limit(3))
@@ -160,13 +186,14 @@ export async function watchdogSweeps(sizes = SIZES) {
       // once every size has printed its figures.
       if (probed !== n || healthy !== n || events !== 0) invalid.push(`sweep of ${n}: ${probed} probed, ${healthy} healthy, ${events} failed probes`)
     }
+    if (process.env.SQLTIME) for (const [k, [ms, n]] of [...sqlTimes].sort((a, b) => b[1][0] - a[1][0]).slice(0, 30)) write(`${ms.toFixed(0).padStart(6)} ms ${String(n).padStart(5)} × ${k}\n`)
     if (invalid.length) throw new Error(invalid.join('; '))
   } finally {
     process.stdout.write = write
     process.stderr.write = writeErr
     proto.execProtocolStream = execProtocolStream
     globalThis.fetch = fetch
-    await Promise.all(fakes.map((f) => f.close()))
+    await fakes.close()
     await node.close()
     rmSync(dataDir, { recursive: true, force: true })
   }
