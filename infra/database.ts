@@ -40,19 +40,33 @@ export interface NodeDatabase {
   /** Defaults to `transactionReader(db)`; the integration stores read through Neon's HTTP endpoint. */
   reader?: Reader
   adapter: 'pglite' | 'postgres'
+  /** Refreshes the planner's statistics, where no autovacuum does (PGlite: `PgliteDatabase.analyze`). */
+  analyze?(): Promise<void>
   close(): Promise<void>
 }
 
 export interface PgliteDatabase extends NodeDatabase {
   /** The one PGlite connection, its session now `APP_LOGIN_ROLE` (tests build their own view on it). */
   client: PGlite
+  /**
+   * Refreshes the planner's statistics: ANALYZE as the tables' owner, through a SECURITY DEFINER function the login
+   * role may run and that does nothing else. PGlite runs Postgres without its background workers, so no
+   * autovacuum ever does this: without it, a table that grew since its last ANALYZE is planned from defaults (the
+   * watchdog's page of due agents at 100k agents: a sort of every agent past the cursor, 120–250 ms a page, instead of
+   * an index walk of one page). The server runs it at start and every `PGLITE_ANALYZE_INTERVAL_MS`.
+   */
+  analyze(): Promise<void>
 }
+
+/** Runs ANALYZE as the tables' owner for the login role (PGlite only; made at each open, not a migration). */
+const PGLITE_ANALYZE_FUNCTION = 'pglite_analyze'
+/** How often the local server refreshes PGlite's planner statistics (`PgliteDatabase.analyze`). */
+export const PGLITE_ANALYZE_INTERVAL_MS = 10 * 60_000
 
 /**
  * PGlite on disk (or in memory when `dataDir` is omitted): migrated as its superuser on every open, then the
- * session continues as `APP_LOGIN_ROLE`, so RESET ROLE inside withUser lands on a role that sees nothing.
- * Limit: the session's authenticated user stays the superuser, so SQL that ran RESET SESSION AUTHORIZATION
- * would regain everything; no route runs SQL taken from input. Real Postgres has no such way back.
+ * session continues as `APP_LOGIN_ROLE`, so RESET ROLE inside withUser lands on a role that sees nothing (nor
+ * does RESET SESSION AUTHORIZATION lead back to the superuser: tests/db/pglite-analyze.test.ts).
  */
 export async function openPglite(dataDir?: string, opts: { loadDataDir?: Blob } = {}): Promise<PgliteDatabase> {
   if (dataDir) mkdirSync(dataDir, { recursive: true })
@@ -61,8 +75,14 @@ export async function openPglite(dataDir?: string, opts: { loadDataDir?: Blob } 
   const client = new PGlite({ dataDir, loadDataDir: opts.loadDataDir })
   const db = drizzlePglite({ client })
   await migratePglite(db, { migrationsFolder })
-  await client.exec(`set session authorization ${APP_LOGIN_ROLE}`)
-  return { db: db as unknown as Db, reader: pgliteReader(client), adapter: 'pglite', client, close: () => client.close() }
+  // The one privileged thing the login role may do here: refresh the planner's statistics (`analyze` below).
+  await client.exec(`
+    create or replace function ${PGLITE_ANALYZE_FUNCTION}() returns void language sql security definer set search_path = pg_catalog as 'analyze';
+    revoke all on function ${PGLITE_ANALYZE_FUNCTION}() from public;
+    grant execute on function ${PGLITE_ANALYZE_FUNCTION}() to ${APP_LOGIN_ROLE};
+    set session authorization ${APP_LOGIN_ROLE}`)
+  const analyze = () => client.query(`select ${PGLITE_ANALYZE_FUNCTION}()`).then(() => {})
+  return { db: db as unknown as Db, reader: pgliteReader(client), adapter: 'pglite', client, analyze, close: () => client.close() }
 }
 
 /** Applies drizzle/ to the database at `url`, connected as the role in it (the tables' owner). */
