@@ -141,9 +141,9 @@ export async function watchdogSweeps(sizes = SIZES) {
         for (let i = 0; i < rows.length; i += 500) await withUser(db, owner.id, (tx) => tx.insert(agents).values(rows.slice(i, i + 500)))
       }
       seeded = n
-      // The planner's statistics as a server running with these agents has them (it refreshes them every
-      // PGLITE_ANALYZE_INTERVAL_MS: PGlite has no autovacuum); without, the sweep's pages are planned for an empty table.
-      await node.analyzeDatabase()
+      // The tables as a server running with these agents keeps them (VACUUM (ANALYZE) every
+      // PGLITE_MAINTENANCE_INTERVAL_MS: PGlite has no autovacuum); without, the sweep's pages are planned for an empty table.
+      await node.maintainDatabase()
       // Every agent due now.
       await asService(db, 'watchdog', (tx) => tx.update(agentWatchdog).set({ nextCheckAt: null }))
       deliveries.length = 0

@@ -40,8 +40,8 @@ export interface NodeDatabase {
   /** Defaults to `transactionReader(db)`; the integration stores read through Neon's HTTP endpoint. */
   reader?: Reader
   adapter: 'pglite' | 'postgres'
-  /** Refreshes the planner's statistics, where no autovacuum does (PGlite: `PgliteDatabase.analyze`). */
-  analyze?(): Promise<void>
+  /** Keeps the tables where no autovacuum does (PGlite: `PgliteDatabase.maintain`). */
+  maintain?(): Promise<void>
   close(): Promise<void>
 }
 
@@ -49,24 +49,23 @@ export interface PgliteDatabase extends NodeDatabase {
   /** The one PGlite connection, its session now `APP_LOGIN_ROLE` (tests build their own view on it). */
   client: PGlite
   /**
-   * Refreshes the planner's statistics: ANALYZE as the tables' owner, through a SECURITY DEFINER function the login
-   * role may run and that does nothing else. PGlite runs Postgres without its background workers, so no
-   * autovacuum ever does this: without it, a table that grew since its last ANALYZE is planned from defaults (the
-   * watchdog's page of due agents at 100k agents: a sort of every agent past the cursor, 120–250 ms a page, instead of
-   * an index walk of one page). The server runs it at start and every `PGLITE_ANALYZE_INTERVAL_MS`.
+   * VACUUM (ANALYZE): dead rows reclaimed and the planner's statistics refreshed. PGlite runs Postgres without its
+   * background workers, so no autovacuum ever does this: without it, a table that grew since its last ANALYZE is
+   * planned from defaults (the watchdog's page of due agents at 100k agents: a sort of every agent past the cursor,
+   * 120–250 ms a page, instead of an index walk of one page, 16 ms), and every update's old row versions stay (the
+   * watchdog rewrites each agent's row every interval). The server runs it at start and every
+   * `PGLITE_MAINTENANCE_INTERVAL_MS`.
    */
-  analyze(): Promise<void>
+  maintain(): Promise<void>
 }
 
-/** Runs ANALYZE as the tables' owner for the login role (PGlite only; made at each open, not a migration). */
-const PGLITE_ANALYZE_FUNCTION = 'pglite_analyze'
-/** How often the local server refreshes PGlite's planner statistics (`PgliteDatabase.analyze`). */
-export const PGLITE_ANALYZE_INTERVAL_MS = 10 * 60_000
+/** How often the local server keeps PGlite's tables (`PgliteDatabase.maintain`). */
+export const PGLITE_MAINTENANCE_INTERVAL_MS = 10 * 60_000
 
 /**
  * PGlite on disk (or in memory when `dataDir` is omitted): migrated as its superuser on every open, then the
  * session continues as `APP_LOGIN_ROLE`, so RESET ROLE inside withUser lands on a role that sees nothing (nor
- * does RESET SESSION AUTHORIZATION lead back to the superuser: tests/db/pglite-analyze.test.ts).
+ * does RESET SESSION AUTHORIZATION lead back to the superuser: tests/db/pglite-maintenance.test.ts).
  */
 export async function openPglite(dataDir?: string, opts: { loadDataDir?: Blob } = {}): Promise<PgliteDatabase> {
   if (dataDir) mkdirSync(dataDir, { recursive: true })
@@ -75,14 +74,12 @@ export async function openPglite(dataDir?: string, opts: { loadDataDir?: Blob } 
   const client = new PGlite({ dataDir, loadDataDir: opts.loadDataDir })
   const db = drizzlePglite({ client })
   await migratePglite(db, { migrationsFolder })
-  // The one privileged thing the login role may do here: refresh the planner's statistics (`analyze` below).
-  await client.exec(`
-    create or replace function ${PGLITE_ANALYZE_FUNCTION}() returns void language sql security definer set search_path = pg_catalog as 'analyze';
-    revoke all on function ${PGLITE_ANALYZE_FUNCTION}() from public;
-    grant execute on function ${PGLITE_ANALYZE_FUNCTION}() to ${APP_LOGIN_ROLE};
-    set session authorization ${APP_LOGIN_ROLE}`)
-  const analyze = () => client.query(`select ${PGLITE_ANALYZE_FUNCTION}()`).then(() => {})
-  return { db: db as unknown as Db, reader: pgliteReader(client), adapter: 'pglite', client, analyze, close: () => client.close() }
+  // The login role may keep the tables (VACUUM, ANALYZE: `maintain` below), and through no role it sets (NOINHERIT
+  // applies to its other grants). pg_maintain reads and writes no row; it could take a table lock, which only SQL the
+  // app does not run would ask for.
+  await client.exec(`grant pg_maintain to ${APP_LOGIN_ROLE} with inherit true; set session authorization ${APP_LOGIN_ROLE}`)
+  const maintain = () => client.exec('vacuum (analyze)').then(() => {})
+  return { db: db as unknown as Db, reader: pgliteReader(client), adapter: 'pglite', client, maintain, close: () => client.close() }
 }
 
 /** Applies drizzle/ to the database at `url`, connected as the role in it (the tables' owner). */

@@ -14,7 +14,7 @@ import { QStashVerifier } from '../lib/queue/qstash'
 import { qstashStore, qstashVerifier } from '../lib/services/stores/qstash'
 import { s3Store } from '../functions/files/storage/store'
 import { upstashStore } from '../lib/services/stores/upstash'
-import { openPglite, openPostgres, PGLITE_ANALYZE_INTERVAL_MS, type NodeDatabase } from './database'
+import { openPglite, openPostgres, PGLITE_MAINTENANCE_INTERVAL_MS, type NodeDatabase } from './database'
 import { LocalQueue } from './local-queue'
 import { databaseOutbox } from './queue-outbox'
 import { LocalRuntimeProvider } from './local-runtime-provider'
@@ -52,10 +52,10 @@ export interface NodeServices {
   /** Resolves once the durable queue has picked up what the outbox kept (right away without one). */
   queueRecovered(): Promise<unknown>
   /**
-   * Refreshes the embedded database's planner statistics now, as the server does at start and every
-   * `PGLITE_ANALYZE_INTERVAL_MS` (PGlite has no autovacuum); nothing for a database that keeps its own or was injected.
+   * VACUUM (ANALYZE) of the embedded database now, as the server does at start and every
+   * `PGLITE_MAINTENANCE_INTERVAL_MS` (PGlite has no autovacuum); nothing for a database that keeps its own or was injected.
    */
-  analyzeDatabase(): Promise<void>
+  maintainDatabase(): Promise<void>
   close(): Promise<void>
 }
 
@@ -101,20 +101,20 @@ export async function createNodeServices(opts: NodeServicesOptions = {}): Promis
         })
       : await openPglite(join(dataDir, 'pglite')))
 
-  // PGlite runs no autovacuum: the server keeps its planner statistics itself (a database injected by a test is its
-  // opener's). One refresh at a time; a failed one is logged and the next interval tries again.
-  let analyzing: Promise<void> | undefined
-  const analyzeDatabase = async () => {
-    if (opts.database || !database.analyze) return
-    analyzing ??= database
-      .analyze()
-      .catch((e) => log.warn('db.analyze_failed', errorFields(e)))
-      .finally(() => (analyzing = undefined))
-    await analyzing
+  // PGlite runs no autovacuum: the server keeps its tables itself (a database injected by a test is its opener's). One
+  // run at a time; a failed one is logged and the next interval tries again.
+  let maintaining: Promise<void> | undefined
+  const maintainDatabase = async () => {
+    if (opts.database || !database.maintain) return
+    maintaining ??= database
+      .maintain()
+      .catch((e) => log.warn('db.maintenance_failed', errorFields(e)))
+      .finally(() => (maintaining = undefined))
+    await maintaining
   }
-  await analyzeDatabase()
-  const analyzeTimer = opts.database || !database.analyze ? undefined : setInterval(() => void analyzeDatabase(), PGLITE_ANALYZE_INTERVAL_MS)
-  analyzeTimer?.unref()
+  await maintainDatabase()
+  const maintenanceTimer = opts.database || !database.maintain ? undefined : setInterval(() => void maintainDatabase(), PGLITE_MAINTENANCE_INTERVAL_MS)
+  maintenanceTimer?.unref()
 
   const kv: Kv & RateLimiter = opts.kv ?? (config.UPSTASH_REDIS_REST_URL ? upstashStore(config) : new MemoryKv())
 
@@ -177,10 +177,10 @@ export async function createNodeServices(opts: NodeServicesOptions = {}): Promis
       if (localQueue && durableQueue && !recovered) recovered = localQueue.recover().catch((e) => log.error('local_queue.recovery_failed', errorFields(e)))
     },
     queueRecovered: () => recovered ?? Promise.resolve(),
-    analyzeDatabase,
+    maintainDatabase,
     async close() {
-      clearInterval(analyzeTimer)
-      await analyzing
+      clearInterval(maintenanceTimer)
+      await maintaining
       await recovered
       await localQueue?.close()
       await localRuntimes?.close()

@@ -5,6 +5,7 @@ import type { Db } from '../../lib/db/rls'
 import { withUser } from '../../lib/db/rls'
 import { users } from '../../schema'
 import { type SeededUser, useHarness } from '../support/harness'
+import { realStores } from '../support/stores'
 import { TABLES } from './tables'
 
 // #9 finding 5. Everything here runs on the app's own connection (`h.services.db`: app_api on Postgres, the
@@ -63,6 +64,12 @@ describe(`the app connects as ${APP_LOGIN_ROLE} (${process.env.TEST_STORES === '
         from pg_roles r where rolname = ${APP_LOGIN_ROLE}`),
     )
     expect(role).toEqual({ rolinherit: false, rolsuper: false, rolbypassrls: false, owned: 0, privileged: 0 })
+    // What it does inherit: on the embedded PGlite only, pg_maintain (VACUUM, ANALYZE: no autovacuum runs there).
+    const inherited = rowsOf(
+      await h.db.execute(sql`select rolname as name from pg_roles
+        where rolname <> ${APP_LOGIN_ROLE} and pg_has_role(${APP_LOGIN_ROLE}, oid, 'USAGE') order by 1`),
+    )
+    expect(inherited).toEqual(realStores ? [] : [{ name: 'pg_maintain' }])
   })
 
   for (const t of TABLES) {
