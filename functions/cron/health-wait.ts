@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm'
 import { forgetProbe } from '../../lib/agents/instance'
 import { asService } from '../../lib/db/rls'
 import { errorFields, log } from '../../lib/log'
-import { probeRuntime } from '../../lib/runtime/probe'
+import { checkRuntime } from '../../lib/runtime/probe'
 import { HEALTH_WAIT_PATH, HEALTH_WAIT_POLL_SEC, type HealthWaitMessage } from '../../lib/watchdog/health-wait'
 import type { WatchdogDeps } from '../../lib/watchdog/deps'
 import { ALIVE } from '../../lib/watchdog/rules'
@@ -13,7 +13,7 @@ export type HealthWaitOutcome = 'running' | 'waiting' | 'timed-out' | 'stale'
 /**
  * One probe of an agent's health wait (lib/watchdog/health-wait.ts). The wait is `stale` (nothing done) once the
  * agent is gone, no longer `starting`, or started again since (its `startedAt` moved: that start has its own wait).
- * A runtime that answers (`running`, `healthy` or `setup`, as the watchdog counts it) makes the agent `running`, with
+ * A runtime that answers (`running`, `healthy` or `setup`, as the watchdog counts it, by the same check) makes the agent `running`, with
  * the transition, in one conditional update (the watchdog doing the same meanwhile records it once). Otherwise the
  * next probe is queued 2 s later, unless that is past the wait's end (`timed-out`: the watchdog takes over).
  */
@@ -24,7 +24,7 @@ export async function healthWait(deps: Pick<WatchdogDeps, 'db' | 'kv' | 'queue' 
     tx.select({ id: agents.id, userId: agents.userId, status: agents.status, startedAt: agents.startedAt, runtimeUrl: agents.runtimeUrl }).from(agents).where(eq(agents.id, msg.agentId)),
   )
   if (!current(agent)) return 'stale'
-  const probe = agent.runtimeUrl ? await probeRuntime(agent.runtimeUrl, { now: deps.now }) : null
+  const probe = agent.runtimeUrl ? await checkRuntime(agent.runtimeUrl) : null
   if (probe && ALIVE.has(probe.status)) {
     const at = new Date(deps.now())
     const moved = await asService(deps.db, 'watchdog', async (tx) => {

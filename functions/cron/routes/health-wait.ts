@@ -1,6 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
-import { ok } from '../../../lib/http/openapi'
+import { errorResponse, ok } from '../../../lib/http/openapi'
 import { queueReceiverRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
 import { watchdogDeps } from '../../../lib/watchdog/deps'
@@ -23,6 +23,7 @@ export const route = queueReceiverRoute({
   request: { body: jsonBody(HealthWaitMessage) },
   responses: {
     200: ok(HealthWaitResult, 'The probe was made (or the wait is over)'),
+    502: errorResponse('`Queue unavailable`: the queue did not take a message this delivery publishes (`QUEUE_UNAVAILABLE`); nothing is lost, the queue delivers this one again'),
   },
 })
 

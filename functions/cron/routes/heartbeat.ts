@@ -3,7 +3,7 @@ import { tallyField } from '../../../lib/http/fields'
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
 import { HEARTBEAT_PATH, syncHeartbeats } from '../heartbeat-sync'
-import { ok } from '../../../lib/http/openapi'
+import { errorResponse, ok } from '../../../lib/http/openapi'
 import { queueReceiverRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
 import { ContinuationRun } from '../schemas'
@@ -37,6 +37,7 @@ export const route = queueReceiverRoute({
         })
         .openapi('HeartbeatSyncResult'),
     ),
+    502: errorResponse('`Queue unavailable`: the queue did not take the continuation (`QUEUE_UNAVAILABLE`); nothing is lost, the queue delivers this one again'),
   },
 })
 

@@ -1,6 +1,6 @@
 import type { RouteHandler } from '@hono/zod-openapi'
 import type { AppEnv } from '../../../lib/context'
-import { ok } from '../../../lib/http/openapi'
+import { errorResponse, ok } from '../../../lib/http/openapi'
 import { queueReceiverRoute } from '../../../lib/http/routes'
 import { jsonBody } from '../../../lib/http/validation'
 import { watchdogDeps, WATCHDOG_PATH } from '../../../lib/watchdog/deps'
@@ -15,8 +15,8 @@ export const route = queueReceiverRoute({
   description:
     'Signed queue deliveries only (`Upstash-Signature`). The cron (every 2 minutes, body `{}`) starts a sweep: the ' +
     'running and starting agents due a check are published back to this path in batches (`{agentIds}`), with a ' +
-    '`{cursor}` continuation past one page. A batch leases its agents, probes each runtime (`/healthz`, `/readyz`, ' +
-    '`/api/status`) and applies the watchdog rules: healthy agents are checked again after `WATCHDOG_CHECK_INTERVAL`; ' +
+    '`{cursor}` continuation past one page. A batch leases its agents, checks each runtime (`/api/status`; `/healthz` ' +
+    'and `/readyz` too when it does not decide: the agent status table of spec 2) and applies the watchdog rules: healthy agents are checked again after `WATCHDOG_CHECK_INTERVAL`; ' +
     'unhealthy or unreachable ones are degraded and re-probed after `WATCHDOG_DEGRADED_CHECK_INTERVAL` (a delayed ' +
     'message); `WATCHDOG_STARTUP_FAILURE_THRESHOLD` consecutive failures ask the runtime provider for a repair, at ' +
     'most `WATCHDOG_MAX_REPAIR_ATTEMPTS` times; `WATCHDOG_CRASH_LOOP_THRESHOLD` crashes within ' +
@@ -29,6 +29,7 @@ export const route = queueReceiverRoute({
   request: { body: jsonBody(WatchdogMessage) },
   responses: {
     200: ok(WatchdogResult, 'The sweep was published, or the batch checked'),
+    502: errorResponse('`Queue unavailable`: the queue did not take a message this delivery publishes (`QUEUE_UNAVAILABLE`); nothing is lost, the queue delivers this one again'),
   },
 })
 
