@@ -14,7 +14,8 @@
 // delivery (an upper bound of a delivery's own: it includes the embedded database). The in-process queue's outbox writes
 // (what QStash does in production) are counted apart.
 //
-// `npx tsx bench/watchdog.ts [sizes…]` (default 1000 10000; part of `npm run bench`), `npm run bench:watchdog` for 100k.
+// `npx tsx bench/watchdog.ts [sizes…]` (default 1000 10000; part of `npm run bench`), `npm run bench:watchdog` for 100k;
+// STATEMENT_TIMES=1 adds where PGlite's time went, by statement.
 import { PGlite } from '@electric-sql/pglite'
 import { and, count, gte, sql } from 'drizzle-orm'
 import { AsyncLocalStorage } from 'node:async_hooks'
@@ -32,6 +33,14 @@ import { agentEvents, agents, agentWatchdog, users } from '../schema'
 const SIZES = [1000, 10_000]
 const RUNTIMES = 4
 const USERS = 50
+
+/** A Parse or Query message's SQL text, whitespace folded, parameters elided, cut at 100 characters. */
+function statementText(msg: Uint8Array) {
+  let i = 5 // the message's type and length
+  if (msg[0] === 0x50) while (msg[i++]); // Parse: the statement's name first
+  const end = msg.indexOf(0, i)
+  return new TextDecoder().decode(msg.subarray(i, Math.min(end < 0 ? msg.length : end, i + 400))).replace(/\s+/g, ' ').replace(/\$\d+/g, '$').trim().slice(0, 100)
+}
 
 /** The fake runtimes in a child process (bench/fake-runtimes.ts): their CPU is not the platform's. */
 async function startFakeRuntimes(count: number) {
@@ -72,26 +81,28 @@ export async function watchdogSweeps(sizes = SIZES) {
   const { db, config } = node.services
   const proto = PGlite.prototype as unknown as { execProtocolStream: (msg: Uint8Array, ...rest: unknown[]) => unknown }
   const execProtocolStream = proto.execProtocolStream
-  let lastKey = ''
-  const sqlTimes = new Map<string, number[]>()
+  // STATEMENT_TIMES=1: PGlite's time by statement (its text up to the first 100 characters, parameters elided),
+  // summed over the sweeps and printed at the end: where the database's share of a sweep goes.
+  const byStatement = process.env.STATEMENT_TIMES === '1' ? new Map<string, { ms: number; count: number }>() : undefined
+  let statement = ''
   proto.execProtocolStream = function (msg, ...rest) {
     const t = delivery.getStore()
-    if (t && (msg[0] === 0x50 || msg[0] === 0x51)) t.statements++ // 'P' (Parse), 'Q' (Query)
-    if (!process.env.SQLTIME || !counting) return execProtocolStream.call(this, msg, ...rest)
-    let key = lastKey
-    if (msg[0] === 0x50 || msg[0] === 0x51) {
-      let i = 5
-      if (msg[0] === 0x50) { while (msg[i]) i++; i++ }
-      let j = i; while (msg[j] && j < i + 400) j++
-      key = new TextDecoder().decode(msg.subarray(i, j)).replace(/\$\d+/g, '$').replace(/(\(\$, )+\$\)/g, '($…)').replace(/(, \(\$…\))+/g, ', …').slice(0, 110) + (t ? '' : ' [outbox]')
-      lastKey = key
+    const opens = msg[0] === 0x50 || msg[0] === 0x51 // 'P' (Parse), 'Q' (Query)
+    if (t && opens) t.statements++
+    if (!byStatement || !counting) return execProtocolStream.call(this, msg, ...rest)
+    if (opens) statement = statementText(msg) + (t === bookkeeping ? ' (the queue outbox)' : '')
+    const key = statement // a Bind/Execute/Sync goes to the statement its Parse opened
+    const started = performance.now()
+    const tally = () => {
+      const e = byStatement.get(key) ?? { ms: 0, count: 0 }
+      e.ms += performance.now() - started
+      if (opens) e.count++
+      byStatement.set(key, e)
     }
-    const t0 = performance.now()
-    const r = execProtocolStream.call(this, msg, ...rest) as any
-    const done = () => { const e = sqlTimes.get(key) ?? [0, 0]; e[0] += performance.now() - t0; if (msg[0] === 0x50 || msg[0] === 0x51) e[1]++; sqlTimes.set(key, e) }
-    if (r && typeof r.then === 'function') return r.finally(done)
-    done()
-    return r
+    const answer = execProtocolStream.call(this, msg, ...rest)
+    if (answer instanceof Promise) return answer.finally(tally)
+    tally()
+    return answer
   }
   const fetch = globalThis.fetch
   globalThis.fetch = (...args) => {
@@ -152,10 +163,8 @@ export async function watchdogSweeps(sizes = SIZES) {
       const start = new Date()
       const cpu = process.cpuUsage()
       const t = performance.now()
-      if (process.env.MARK) writeErr(`MARK ${process.hrtime.bigint() / 1000n}\n`)
       await queue.publish(WATCHDOG_PATH, {})
       await queue.idle()
-      if (process.env.MARK) writeErr(`MARK ${process.hrtime.bigint() / 1000n}\n`)
       const ms = performance.now() - t
       const cpuMs = ((c) => (c.user + c.system) / 1000)(process.cpuUsage(cpu))
       counting = false
@@ -189,7 +198,10 @@ export async function watchdogSweeps(sizes = SIZES) {
       // once every size has printed its figures.
       if (probed !== n || healthy !== n || events !== 0) invalid.push(`sweep of ${n}: ${probed} probed, ${healthy} healthy, ${events} failed probes`)
     }
-    if (process.env.SQLTIME) for (const [k, [ms, n]] of [...sqlTimes].sort((a, b) => b[1][0] - a[1][0]).slice(0, 30)) write(`${ms.toFixed(0).padStart(6)} ms ${String(n).padStart(5)} × ${k}\n`)
+    if (byStatement) {
+      write('  PGlite time by statement, all sizes:\n')
+      for (const [text, e] of [...byStatement].sort((a, b) => b[1].ms - a[1].ms).slice(0, 15)) write(`  ${e.ms.toFixed(0).padStart(7)} ms ${String(e.count).padStart(6)} × ${text}\n`)
+    }
     if (invalid.length) throw new Error(invalid.join('; '))
   } finally {
     process.stdout.write = write
