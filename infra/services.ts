@@ -103,17 +103,17 @@ export async function createNodeServices(opts: NodeServicesOptions = {}): Promis
 
   // PGlite runs no autovacuum: the server keeps its tables itself (a database injected by a test is its opener's). One
   // run at a time; a failed one is logged and the next interval tries again.
+  const upkeep = opts.database ? undefined : database.maintain?.bind(database)
   let maintaining: Promise<void> | undefined
   const maintainDatabase = async () => {
-    if (opts.database || !database.maintain) return
-    maintaining ??= database
-      .maintain()
+    if (!upkeep) return
+    maintaining ??= upkeep()
       .catch((e) => log.warn('db.maintenance_failed', errorFields(e)))
       .finally(() => (maintaining = undefined))
     await maintaining
   }
   await maintainDatabase()
-  const maintenanceTimer = opts.database || !database.maintain ? undefined : setInterval(() => void maintainDatabase(), PGLITE_MAINTENANCE_INTERVAL_MS)
+  const maintenanceTimer = upkeep ? setInterval(() => void maintainDatabase(), PGLITE_MAINTENANCE_INTERVAL_MS) : undefined
   maintenanceTimer?.unref()
 
   const kv: Kv & RateLimiter = opts.kv ?? (config.UPSTASH_REDIS_REST_URL ? upstashStore(config) : new MemoryKv())

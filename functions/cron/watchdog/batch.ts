@@ -10,7 +10,7 @@ import { checkRuntime, type RuntimeStatus } from '../../../lib/runtime/probe'
 import { agentEvents, agents, agentWatchdog, users, type Agent } from '../../../schema'
 import { flow, leaseMs, mapLimit, MAX_BATCH, WATCHDOG_PATH, WATCHED, type WatchdogDeps } from '../../../lib/watchdog/deps'
 import { crashLoopMail } from './notice'
-import { decide, watchdogSettings, type Decision } from '../../../lib/watchdog/rules'
+import { decide, watchdogSettings, type Decision, type WatchdogRow } from '../../../lib/watchdog/rules'
 
 /** One batch delivery of the watchdog (./sweep.ts publishes them): lease, probe, judge, repair, notify, record. */
 export interface BatchResult {
@@ -25,7 +25,7 @@ export interface BatchResult {
 
 /** What a batch reads of a leased agent (the repair path reads the whole row, for the few it repairs). */
 const LEASED_AGENT = { id: agents.id, userId: agents.userId, name: agents.name, runtimeUrl: agents.runtimeUrl }
-/** What the rules (lib/watchdog/rules.ts `WatchdogRow`) read of an agent's watchdog row. */
+/** What the rules read of an agent's watchdog row (`WatchdogRow`). */
 const LEASED_WATCH = {
   state: agentWatchdog.state,
   consecutiveFailures: agentWatchdog.consecutiveFailures,
@@ -37,7 +37,7 @@ const LEASED_WATCH = {
 
 interface Leased {
   agent: { id: string; userId: string; name: string; runtimeUrl: string | null }
-  watch: { state: string; consecutiveFailures: number; repairAttempts: number; crashTimes: number[]; lastProbeAt: Date | null; ownerNotifiedAt: Date | null }
+  watch: WatchdogRow
 }
 
 /** A column's bare name, as an INSERT's column list and its ON CONFLICT target want it. */
