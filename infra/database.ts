@@ -6,6 +6,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
 import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
+import { keepsPreparedSelects, PreparedSelectRun } from '../lib/db/prepared'
 import type { Db } from '../lib/db/rls'
 import * as schema from '../schema'
 import {
@@ -192,16 +193,56 @@ interface PgQueryConfig {
   types?: unknown
 }
 
+/** A pooled connection's one drizzle handle, and the transaction it serves now (one at a time). */
+interface Connection {
+  client: pg.PoolClient
+  db: Db
+  /** The transaction's row-isolation settings, sent with its BEGIN. */
+  settings: string
+  /** A lone select: sent with BEGIN, the settings and COMMIT as one simple query. */
+  oneTrip: boolean
+  committed: boolean
+}
+
 /**
  * node-postgres cannot pipeline. A read of one select goes as one simple query, one round trip: BEGIN READ ONLY,
  * the row-isolation settings, the select with its parameters inlined as literals (`inlineParameters`), COMMIT;
  * the connection goes back to the pool with its answer. Otherwise BEGIN and the settings go as one simple query,
  * then the statements, then COMMIT (when every statement is a select, the answer is returned before the COMMIT,
  * which finishes before the connection goes back to the pool): two round trips on the request's path.
+ *
+ * Each pooled connection keeps one drizzle handle (it serves one transaction at a time), so the selects prepared on
+ * it (lib/db/prepared.ts) are built once per connection rather than once per request.
  */
 export function pgReader(pool: pg.Pool): Reader {
+  const connections = new WeakMap<pg.PoolClient, Connection>()
+  function connectionOf(client: pg.PoolClient): Connection {
+    let conn = connections.get(client)
+    if (conn) return conn
+    const self: Connection = { client, db: undefined as unknown as Db, settings: '', oneTrip: false, committed: false }
+    // drizzle sends through `via`: straight to the connection, or, for a lone select, the whole transaction at once.
+    const via = {
+      query: async (config: PgQueryConfig, params: unknown[] = []) => {
+        if (!self.oneTrip) return client.query(config as pg.QueryConfig, params)
+        const text = config.name ? undefined : inlineParameters(config.text, params)
+        if (text === undefined) {
+          await client.query(`begin read only; ${self.settings}`)
+          return client.query(config as pg.QueryConfig, params)
+        }
+        const results = (await client.query({ ...config, text: `begin read only; ${self.settings}; ${text}; commit` } as pg.QueryConfig)) as unknown as pg.QueryResult[]
+        self.committed = true
+        return results[2]
+      },
+    }
+    self.db = keepsPreparedSelects(drizzlePg({ client: via as unknown as pg.Pool }) as unknown as Db)
+    connections.set(client, (conn = self))
+    return conn
+  }
+
   async function run<T>(settings: string, build: (db: Db) => Statements<T>): Promise<T> {
     const client = await pool.connect()
+    const conn = connectionOf(client)
+    Object.assign(conn, { settings, oneTrip: false, committed: false })
     let finished = false
     const finish = async (sql: 'commit' | 'rollback') => {
       finished = true
@@ -213,29 +254,13 @@ export function pgReader(pool: pg.Pool): Reader {
         if (sql === 'commit') throw e
       }
     }
-    // drizzle sends through `via`: straight to the connection, or, for a lone select, the whole transaction at once.
-    let oneTrip = false
-    let committed = false
-    const via = {
-      query: async (config: PgQueryConfig, params: unknown[] = []) => {
-        if (!oneTrip) return client.query(config as pg.QueryConfig, params)
-        const text = config.name ? undefined : inlineParameters(config.text, params)
-        if (text === undefined) {
-          await client.query(`begin read only; ${settings}`)
-          return client.query(config as pg.QueryConfig, params)
-        }
-        const results = (await client.query({ ...config, text: `begin read only; ${settings}; ${text}; commit` } as pg.QueryConfig)) as unknown as pg.QueryResult[]
-        committed = true
-        return results[2]
-      },
-    }
     try {
-      const statements = statementList(build(drizzlePg({ client: via as unknown as pg.Pool }) as unknown as Db))
-      const readOnly = statements.every((st) => is(st, PgSelectBase))
-      if (readOnly && statements.length === 1) oneTrip = true
+      const statements = statementList(build(conn.db))
+      const readOnly = statements.every((st) => st instanceof PreparedSelectRun || is(st, PgSelectBase))
+      if (readOnly && statements.length === 1) conn.oneTrip = true
       else await client.query(`begin${readOnly ? ' read only' : ''}; ${settings}`)
       const last = await runStatements<T>(statements)
-      if (committed) {
+      if (conn.committed) {
         finished = true
         client.release()
         return last

@@ -117,9 +117,16 @@ if (!url) {
       expect(JSON.stringify(line)).not.toMatch(/postgres:\/\/|127\.0\.0\.1|select |insert /i)
     }
 
-    it('serves while Postgres answers', async () => {
+    it('serves while Postgres answers (the lists read through selects prepared per connection)', async () => {
       expect((await createKey('before')).status).toBe(201)
-      expect((await readKeys()).status).toBe(200)
+      for (let i = 0; i < 3; i++) {
+        const keys = await readKeys()
+        expect(keys.status).toBe(200)
+        expect(((await keys.json()) as { keys: Array<{ name: string }> }).keys.map((k) => k.name)).toEqual(['before'])
+        const agents = await request('GET', '/api/agents')
+        expect(agents.status).toBe(200)
+        expect(await agents.json()).toEqual({ agents: [] })
+      }
     })
 
     it.each([

@@ -2,6 +2,7 @@ import { eq, sql } from 'drizzle-orm'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { APP_LOGIN_ROLE, migratePostgres, openPostgres, type NodeDatabase } from '../../infra/database'
+import { preparedSelect } from '../../lib/db/prepared'
 import { apiKeys, users } from '../../schema'
 import { ensureTestRole } from '../support/stores'
 
@@ -97,6 +98,47 @@ if (!url) {
       await new Promise((r) => setTimeout(r, 50)) // the reads' COMMITs
       const refused = await database.db.select().from(apiKeys).then(() => null, (e: Error) => e)
       expect(String((refused?.cause as Error | undefined)?.message)).toMatch(/permission denied/)
+    })
+
+    describe('a prepared select', () => {
+      let builds = 0
+      const keysNamed = preparedSelect<{ userId: string; name: string }, { name: string; userId: string }[]>(['userId', 'name'], (db, v) => {
+        builds++
+        return db.select({ name: apiKeys.name, userId: apiKeys.userId }).from(apiKeys).where(sql`${apiKeys.userId} = ${v.userId} and ${apiKeys.name} like ${v.name} escape ''`)
+      })
+
+      it('is built once per pooled connection, its values bound per call, still one round trip', async () => {
+        const reader = database.reader!
+        for (let i = 0; i < 3; i++) {
+          statements = 0
+          expect(await reader.asUser(ids.alice, (db) => keysNamed(db, { userId: ids.alice, name: '%key' }))).toEqual([{ name: 'alice key', userId: ids.alice }])
+          expect(statements).toBe(1)
+          expect(await reader.asUser(ids.bob, (db) => keysNamed(db, { userId: ids.bob, name: 'bob%' }))).toEqual([{ name: 'bob key', userId: ids.bob }])
+        }
+        // At most one build per connection the pool opened (the reads above ran one at a time: one connection).
+        expect(builds).toBe(1)
+        await Promise.all(Array.from({ length: 20 }, () => reader.asUser(ids.alice, (db) => keysNamed(db, { userId: ids.alice, name: '%' }))))
+        expect(builds).toBeGreaterThan(1)
+        expect(builds).toBeLessThanOrEqual(10) // the pool's size
+      })
+
+      it("row isolation holds for values bound to a statement built under another user's settings", async () => {
+        const reader = database.reader!
+        await reader.asUser(ids.bob, (db) => keysNamed(db, { userId: ids.bob, name: '%' }))
+        expect(await reader.asUser(ids.alice, (db) => keysNamed(db, { userId: ids.bob, name: '%' }))).toEqual([])
+      })
+
+      it('inlines odd values as the values they were, and runs beside other statements', async () => {
+        const reader = database.reader!
+        const odd = `o'brien \\ "x" $1 \\' -- ;`
+        await reader.asUser(ids.bob, (db) => db.insert(apiKeys).values({ userId: ids.bob, name: odd, prefix: 'sk_0000002', keyHash: 'x', keySha256: crypto.randomUUID() }))
+        expect(await reader.asUser(ids.bob, (db) => keysNamed(db, { userId: ids.bob, name: odd }))).toEqual([{ name: odd, userId: ids.bob }])
+        statements = 0
+        const both = await reader.asUser(ids.bob, (db) => [db.select({ name: users.name }).from(users), keysNamed(db, { userId: ids.bob, name: odd })])
+        expect(both).toEqual([{ name: odd, userId: ids.bob }])
+        expect(statements).toBe(4) // begin + settings, each select, commit: read only, as with builders
+        await reader.asUser(ids.bob, (db) => db.delete(apiKeys).where(eq(apiKeys.name, odd)))
+      })
     })
 
     it('refuses an id it would have to inline unsafely', async () => {

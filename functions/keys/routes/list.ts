@@ -1,10 +1,11 @@
 import { z } from '@hono/zod-openapi'
 import type { RouteHandler } from '@hono/zod-openapi'
 import { desc, eq } from 'drizzle-orm'
+import { preparedSelect } from '../../../lib/db/prepared'
 import { readAsUser } from '../../../lib/db/rls'
 import { ok } from '../../../lib/http/openapi'
 import { signedInRoute } from '../../../lib/http/routes'
-import { apiKeys } from '../../../schema'
+import { type ApiKey, apiKeys } from '../../../schema'
 import { toItem } from '../item'
 import { ApiKeyItemSchema, MAX_KEYS_PER_USER } from '../schemas'
 
@@ -19,9 +20,12 @@ export const route = signedInRoute({
   },
 })
 
+// Built once per pooled connection on the local Postgres path (lib/db/prepared.ts).
+const keysOfUser = preparedSelect<{ userId: string }, ApiKey[]>(['userId'], (db, { userId }) =>
+  db.select().from(apiKeys).where(eq(apiKeys.userId, userId)).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)),
+)
+
 export const handler: RouteHandler<typeof route> = async (c) => {
-  const rows = await readAsUser(c, (tx) =>
-    tx.select().from(apiKeys).where(eq(apiKeys.userId, c.var.user.id)).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)),
-  )
+  const rows = await readAsUser(c, (tx) => keysOfUser(tx, { userId: c.var.user.id }))
   return c.json({ keys: rows.map(toItem) }, 200)
 }
