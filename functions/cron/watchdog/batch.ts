@@ -66,7 +66,7 @@ export async function checkAgents(deps: WatchdogDeps, agentIds: string[]): Promi
   // 1. Lease, in one statement: a row for agents never watched, leased as it is made; the lease on the others that are
   // due and free. Under concurrency the update waits for a delivery leasing the same row and re-reads it: a lease
   // taken meanwhile excludes it (as does a row another delivery made meanwhile, which conflicts and is then leased).
-  // INSERT … SELECT with the ids as one array: the statement is the same size for 1 agent or 500; it answers what it
+  // INSERT … SELECT with the ids as one array: the statement is the same size for 1 agent or MAX_BATCH; it answers what it
   // leased with the agent's columns a batch reads.
   const leaseUntil = new Date(now + leaseMs(s)).toISOString()
   const atIso = at.toISOString()

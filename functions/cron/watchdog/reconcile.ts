@@ -8,7 +8,7 @@ import { asService } from '../../../lib/db/rls'
 import { errorFields, log } from '../../../lib/log'
 import { RuntimeProviderError } from '../../../lib/runtime/provider'
 import { agentEvents, agents, users, type Agent } from '../../../schema'
-import { mapLimit, MAX_BATCH, type WatchdogDeps } from '../../../lib/watchdog/deps'
+import { mapLimit, MAX_SUSPENSIONS, type WatchdogDeps } from '../../../lib/watchdog/deps'
 import { watchdogSettings } from '../../../lib/watchdog/rules'
 
 /**
@@ -24,7 +24,7 @@ import { watchdogSettings } from '../../../lib/watchdog/rules'
  * users pay: the agents holding a place are ranked per user (oldest first) and joined to their owner's row, and only
  * those to suspend are returned (the owner has no paid access by `paidAccessSql`, or the agent's rank is past
  * `agentLimitSql`): nothing is read per user. `accessPlan` then confirms each one from the same row before anything
- * is stopped. At most `MAX_BATCH` agents a run; the rest are taken by the next.
+ * is stopped. At most `MAX_SUSPENSIONS` agents a run (a Worker's subrequests); the rest are taken by the next.
  */
 
 export interface ReconcileResult {
@@ -55,7 +55,7 @@ async function candidates(deps: WatchdogDeps, now: number, userIds?: string[]): 
       .innerJoin(users, eq(users.id, live.userId))
       .where(or(not(paidAccessSql(config, new Date(now))), and(gte(limit, 0), gt(live.place, limit))))
       .orderBy(asc(live.userId), asc(live.place))
-      .limit(MAX_BATCH)
+      .limit(MAX_SUSPENSIONS)
     if (!found.length) return []
     const rows = await tx.select().from(agents).where(and(inArray(agents.id, found.map((f) => f.id)), HOLDS_A_PLACE))
     const byId = new Map(rows.map((a) => [a.id, a]))

@@ -5,7 +5,7 @@ import { continuationId, runOf } from '../continuation'
 import { agents, agentWatchdog } from '../../../schema'
 import { checkAgents } from './batch'
 import { reconcileAccess } from './reconcile'
-import { flow, mapLimit, MAX_BATCH, WATCHDOG_PATH, WATCHDOG_PERIOD_MS, WATCHED, type WatchdogDeps } from '../../../lib/watchdog/deps'
+import { BATCHES_PER_PAGE, flow, mapLimit, MAX_BATCH, WATCHDOG_PATH, WATCHDOG_PERIOD_MS, WATCHED, type WatchdogDeps } from '../../../lib/watchdog/deps'
 import { watchdogSettings } from '../../../lib/watchdog/rules'
 
 /**
@@ -17,8 +17,6 @@ import { watchdogSettings } from '../../../lib/watchdog/rules'
  * the sweep scales past one Worker invocation; the leases make overlapping deliveries harmless. Batches share a
  * flow-control key (`WATCHDOG_PARALLEL_BATCHES` in flight): probes in flight stay bounded however many agents.
  */
-/** Batches one sweep invocation publishes before handing the rest to a continuation message. */
-const BATCHES_PER_PAGE = 20
 
 export interface SweepResult {
   /** Agents suspended by this sweep's reconciliation of paid access (its first page only). */

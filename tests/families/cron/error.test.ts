@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { LocalQueue } from '../../../infra/local-queue'
 import { startServer } from '../../../infra/server'
 import { watchdogSettings } from '../../../lib/watchdog/rules'
-import { leaseMs } from '../../../lib/watchdog/deps'
+import { leaseMs, MAX_BATCH } from '../../../lib/watchdog/deps'
 import { agents, agentWatchdog } from '../../../schema'
 import { HEALTHY, startFakeRuntime } from '../../support/fake-runtime'
 import { useFixture, useHarness } from '../../support/harness'
@@ -18,7 +18,7 @@ const broken = useFixture(() => startFakeRuntime(BROKEN))
 
 describe('bad deliveries', () => {
   it('400 VALIDATION for a batch past its bound, an empty batch or ids of the wrong type', async () => {
-    for (const body of [{ agentIds: Array.from({ length: 501 }, (_, i) => `a${i}`) }, { agentIds: [] }, { agentIds: [42] }, { cursor: 'x'.repeat(101) }]) {
+    for (const body of [{ agentIds: Array.from({ length: MAX_BATCH + 1 }, (_, i) => `a${i}`) }, { agentIds: [] }, { agentIds: [42] }, { cursor: 'x'.repeat(101) }]) {
       const res = await deliver(h, body)
       expect(res.status, JSON.stringify(body).slice(0, 60)).toBe(400)
       expect(await res.json()).toMatchObject({ code: 'VALIDATION' })
@@ -115,7 +115,7 @@ describe('the owner acts on an agent while its batch runs', () => {
   it('a batch leases its agents for the whole batch at its worst: ceil(batch / concurrency) × (check at its longest + repair) + margin', async () => {
     // Defaults: 100 agents, 25 at once: 4 rounds of a 10 s check (/api/status, then the legacy probes) and a 30 s repair, plus 30 s.
     expect(leaseMs(watchdogSettings(h.services.config))).toBe(190_000)
-    expect(leaseMs({ batchSize: 500, concurrency: 1 })).toBe(500 * 40_000 + 30_000)
+    expect(leaseMs({ batchSize: MAX_BATCH, concurrency: 1 })).toBe(MAX_BATCH * 40_000 + 30_000)
     const slow = await startFakeRuntime(SLOW_BROKEN)
     try {
       const w = engine(h)
