@@ -137,7 +137,10 @@ export class Contract {
     if (upgrading && op.responses['101'] && res.status >= 200 && res.status < 300) return
     // `/api/keys//` may also reach a parameter route with an empty parameter (`/api/keys/{id}`), which is no resource.
     if (status === UNKNOWN_PATH.status && /\/\/+$/.test(new URL(req.url).pathname) && !op.responses[status]) return this.checkError(res, [UNKNOWN_PATH.code], fail)
-    const documented = op.responses[status] ?? op.responses.default
+    // An answer relayed from a third party (the gateway's plugins, marked `X-Plugin-Answer: relayed`) is described by
+    // `default` whatever its status: a plugin's own 402 is not the gateway's 402.
+    const relayed = res.headers.get('x-plugin-answer') === 'relayed' && !!op.responses.default?.headers?.['X-Plugin-Answer']
+    const documented = relayed ? op.responses.default : (op.responses[status] ?? op.responses.default)
     if (!documented) {
       if (ANY_ROUTE[status]) return this.checkError(res, ANY_ROUTE[status], fail)
       return fail(`an undocumented status (documented: ${Object.keys(op.responses).join(', ')})`)
@@ -158,7 +161,7 @@ export class Contract {
     if (!declared) return fail(`content type \`${type || '(none)'}\`, documented: ${types.join(', ')}`)
     // Streams and binary bodies: the type is what is documented.
     if (!isJson(type) || mediaType(declared) !== type || !content[declared].schema) return
-    const statusKey = op.responses[status] ? status : 'default'
+    const statusKey = op.responses[status] && !relayed ? status : 'default'
     const at = `/${pointer('paths', op.path, op.method.toLowerCase(), 'responses', statusKey, 'content', declared, 'schema')}`
     await this.checkBody(res, at, fail)
   }

@@ -15,6 +15,7 @@ import { GatewayBody, GatewayErrorSchema, GatewayHeaders, PaymentRequiredSchema,
 
 const gatewayErrorResponse = (description: string) => ({ description, content: { 'application/json': { schema: GatewayErrorSchema } } })
 const header = (description: string) => ({ description, schema: { type: 'string' as const, maxLength: 256 } })
+const RELAYED_HEADER = header('`relayed`: the status and body are the plugin’s own; absent on the gateway’s own answers (its errors and payment challenges)')
 /** A plugin's answer that is not JSON or an event stream (audio, text, ...): its bytes, with its content type. */
 const anyBytes = { schema: { type: 'string' as const, format: 'binary', maxLength: MAX_PLUGIN_ANSWER_BYTES, description: 'The plugin’s bytes, with its content type' } }
 
@@ -59,7 +60,8 @@ export const route = createRoute(
         '**Authentication**: none by default. A plugin with `auth: true` needs a session, or the chosen method’s payment proof (MPP credential, session headers); ' +
           'a free one needs a session. Otherwise 401 `Unauthorized`.',
         '**Relay**: the body minus `plugin` is POSTed as JSON to the upstream with the caller’s `Accept` and nothing else of the request (no cookies, no `Authorization`). ' +
-          'The answer keeps the upstream’s status and content type. An event stream is relayed as it arrives and ends when the upstream sends nothing for the timeout; ' +
+          'The answer keeps the upstream’s status and content type, and carries `X-Plugin-Answer: relayed`, which the gateway’s own answers (its errors, its payment ' +
+          'challenges) never do: a plugin’s own 402 or 502 is told from the gateway’s by it. An event stream is relayed as it arrives and ends when the upstream sends nothing for the timeout; ' +
           `any other answer is read whole (at most ${MAX_PLUGIN_ANSWER_BYTES / 1024 / 1024} MB). The upstream must answer within \`GATEWAY_UPSTREAM_TIMEOUT_MS\` (default 30 s), ` +
           'else 502 `no_plugin`; redirects are not followed (502).',
         '**Refunds**: when the plugin fails (no answer in time, unreachable, a broken or oversized answer, or a 5xx, which is relayed as is) the call is given back: the ' +
@@ -73,6 +75,7 @@ export const route = createRoute(
           description: 'The plugin’s answer: its status (2xx, or a 4xx/5xx it chose), content type and body (JSON, an event stream, audio, ...)',
           headers: {
             'x-plugin-id': header('The plugin that answered'),
+            'X-Plugin-Answer': RELAYED_HEADER,
             'Payment-Receipt': header('MPP: the transaction hash; session: `session:<sessionId>:<nonce>`'),
             'X-Session-Remaining': header('Session method: the session’s USD balance after the debit'),
           },
@@ -98,7 +101,7 @@ export const route = createRoute(
         },
         500: {
           description:
-            '`internal` (`GATEWAY_INTERNAL`): an unexpected failure, or `GATEWAY_PLUGINS` is invalid; `message` says which. Or the plugin’s own 500, relayed as is (and refunded)',
+            '`internal` (`GATEWAY_INTERNAL`): an unexpected failure, or `GATEWAY_PLUGINS` is invalid; `message` says which. Or the plugin’s own 500, relayed as is (and refunded) with `X-Plugin-Answer: relayed`',
           content: { 'application/json': { schema: z.union([GatewayErrorSchema, PluginAnswerSchema]) }, '*/*': anyBytes },
           // A third party's answer, passed on unchanged: the one error answer that need not carry `code`.
           'x-relayed': true,
@@ -106,7 +109,10 @@ export const route = createRoute(
         502: gatewayErrorResponse('`no_plugin` (`NO_PLUGIN`): no upstream configured, no answer within the timeout, unreachable, a redirect, or a broken or oversized answer'),
         503: gatewayErrorResponse('MPP: the chain did not answer, nothing was used (`CHAIN_UNAVAILABLE`, `Retry-After`); or a store is not configured (`NOT_CONFIGURED`)'),
         default: {
-          description: 'Any other status is the plugin’s own (a 204, a 4xx it chose, another 5xx), relayed with its content type and body; a 5xx is refunded',
+          description:
+            'Any other status is the plugin’s own (a 204, a 4xx it chose, another 5xx), relayed with its content type and body; a 5xx is refunded. So is any answer ' +
+            'with `X-Plugin-Answer: relayed`, whatever its status (a plugin’s own 402 or 502 is not the gateway’s error of that status)',
+          headers: { 'X-Plugin-Answer': RELAYED_HEADER },
           content: { 'application/json': { schema: PluginAnswerSchema }, '*/*': anyBytes },
         },
       },
@@ -164,7 +170,8 @@ async function serve(c: Parameters<typeof handler>[0]) {
     if (payment?.remaining) c.header('X-Session-Remaining', payment.remaining)
   }
   log.info('gateway.call', { pluginId: plugin.id, method: free ? 'free' : method, status: answer.status, streamed: answer.streamed })
-  const out: Record<string, string> = { 'cache-control': answer.streamed ? 'no-cache' : 'no-store' }
+  // Marks the plugin's own answer: its status may be one the gateway answers with too (a 402, a 502).
+  const out: Record<string, string> = { 'cache-control': answer.streamed ? 'no-cache' : 'no-store', 'x-plugin-answer': 'relayed' }
   if (answer.contentType) out['content-type'] = answer.contentType
   // Data's types lag behind what Response takes (a Uint8Array, a byte stream, null for a null-body status)
   return c.body(answer.body as null, answer.status as StatusCode, out) as never

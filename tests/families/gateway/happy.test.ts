@@ -94,8 +94,22 @@ describe('gateway: card plan (the default method)', () => {
     const before = await readUsage(h.services.kv, h.users.alice.id, 'solo')
     const res = await gateway(h, { user: h.users.alice })
     expect(res.status).toBe(418)
+    expect(res.headers.get('x-plugin-answer')).toBe('relayed')
     expect(await res.json()).toEqual({ error: 'short and stout' })
     expect((await readUsage(h.services.kv, h.users.alice.id, 'solo')).used - before.used).toBe(1)
+  })
+
+  it('a plugin’s own answer in a status the gateway also answers with (402) is told apart by `X-Plugin-Answer: relayed`', async () => {
+    plugins.behave('agent', 'own402')
+    const relayed = await gateway(h, { user: h.users.alice })
+    expect(relayed.status).toBe(402)
+    expect(relayed.headers.get('x-plugin-answer')).toBe('relayed')
+    expect(await relayed.json()).toEqual({ error: 'the plugin asks for its own payment' })
+    // The gateway's own 402 (an anonymous caller's challenge) never carries it.
+    const own = await gateway(h)
+    expect(own.status).toBe(402)
+    expect(own.headers.get('x-plugin-answer')).toBeNull()
+    expect(await own.json()).toMatchObject({ error: 'payment_required', code: 'PAYMENT_REQUIRED' })
   })
 
   it('a 204 from the plugin is relayed without a body', async () => {

@@ -17,6 +17,7 @@ export type Behaviour =
   | 'json'
   | 'audio' // audio/mpeg bytes
   | 'teapot' // 418 with a JSON body of its own
+  | 'own402' // 402 with a JSON body of its own: a status the gateway answers with too
   | 'fail' // 500
   | 'stall' // one event, then nothing, never ends
   | 'gated' // one event, then the rest only once `release()` is called
@@ -67,6 +68,8 @@ export async function startPluginServer() {
         return res.end(Buffer.from(AUDIO))
       case 'teapot':
         return json(res, 418, { error: 'short and stout' })
+      case 'own402':
+        return json(res, 402, { error: 'the plugin asks for its own payment' })
       case 'fail':
         return json(res, 500, { error: 'plugin crashed' })
       case 'stall':
