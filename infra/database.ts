@@ -195,7 +195,6 @@ interface PgQueryConfig {
 
 /** A pooled connection's one drizzle handle, and the transaction it serves now (one at a time). */
 interface Connection {
-  client: pg.PoolClient
   db: Db
   /** The transaction's row-isolation settings, sent with its BEGIN. */
   settings: string
@@ -219,7 +218,7 @@ export function pgReader(pool: pg.Pool): Reader {
   function connectionOf(client: pg.PoolClient): Connection {
     let conn = connections.get(client)
     if (conn) return conn
-    const self: Connection = { client, db: undefined as unknown as Db, settings: '', oneTrip: false, committed: false }
+    const self: Connection = { db: undefined as unknown as Db, settings: '', oneTrip: false, committed: false }
     // drizzle sends through `via`: straight to the connection, or, for a lone select, the whole transaction at once.
     const via = {
       query: async (config: PgQueryConfig, params: unknown[] = []) => {
