@@ -3,8 +3,9 @@
 // (`export x=…` is an ordinary assignment) or a file (`read x < f`). Arithmetic (`$(( ))`, `(( ))`, `let`,
 // `[[ -eq ]]`, `declare -i`, subscripts and `${x:offset}`) is therefore safe only on what the classifier can read:
 // numbers, special numeric variables, and variables the script set to such values.
-import { parse, type ArithmeticExpression, type WordPart } from 'unbash'
+import { parse, type ArithmeticExpression, type SyntaxNode, type Word, type WordPart } from 'unbash'
 import { LIMITS, TooComplex, type Scope } from './scope'
+import { quote } from './verdict'
 
 // Variables bash itself keeps numeric.
 const NUMERIC_SPECIALS = new Set([
@@ -87,4 +88,26 @@ export function subscriptRisk(name: string): string | undefined {
   if (open < 0) return undefined
   const inner = name.slice(open + 1, name.endsWith(']') ? -1 : undefined)
   return /^(\d*|@|\*)$/.test(inner) ? undefined : 'evaluates an array subscript (it can run commands)'
+}
+
+/** `[[ a -eq b ]]` and friends: both operands are evaluated as arithmetic. */
+export const ARITHMETIC_TESTS = new Set(['-eq', '-ne', '-lt', '-le', '-gt', '-ge'])
+
+/** Flags the script when an arithmetic evaluation is risky. */
+export function flagArithmetic(risk: string | undefined, scope: Scope) {
+  if (risk) scope.verdict.flag('dangerous', `Arithmetic ${risk}`)
+}
+
+/** A `[[ -eq ]]` operand as arithmetic text: double quotes do not stop the evaluation. */
+export function arithmeticText(word: Word): string {
+  if (!word.parts) return word.value
+  return word.text.replace(/^"([^"]*)"$/, '$1')
+}
+
+/** `${x@P}` runs the substitutions in x's value; subscripts and `${x:offset:length}` are arithmetic. */
+export function parameterOperations(node: Extract<SyntaxNode, { type: 'ParameterExpansion' }>, scope: Scope) {
+  const op = node.operation
+  if (op?.type === 'Transform' && /P/.test(op.operand.value)) scope.verdict.flag('dangerous', `Expands $${quote(node.parameter, 24)} as a prompt string (runs the commands in its value)`)
+  if (node.index && !/^[@*]$/.test(node.index.value)) flagArithmetic(textRisk(node.index.text, scope), scope)
+  if (op?.type === 'Slice') for (const w of [op.offset, op.length]) if (w) flagArithmetic(textRisk(w.text, scope), scope)
 }

@@ -272,3 +272,14 @@ function globMatch(atoms: Atom[], name: string): boolean {
   while (atoms[p]?.kind === 'star') p++
   return p === atoms.length
 }
+
+// Directories whose programs are the system's own: `/bin/rm` is rm. Anything else by path (`./rm`) is not.
+const SYSTEM_BIN = new Set(['/bin', '/usr/bin', '/sbin', '/usr/sbin', '/usr/local/bin', '/usr/local/sbin', '/opt/homebrew/bin', '/run/current-system/sw/bin'])
+
+/** The rule name of a program: lowercased (macOS finds `RM` as rm), without a system directory; undefined for other paths. */
+export function programName(raw: string): string | undefined {
+  const slash = raw.lastIndexOf('/')
+  if (slash < 0) return raw.toLowerCase()
+  const dir = resolvePath(raw.slice(0, slash) || '/', '.')
+  return SYSTEM_BIN.has(dir.toLowerCase()) && slash < raw.length - 1 ? raw.slice(slash + 1).toLowerCase() : undefined
+}

@@ -3,10 +3,10 @@
 // loops, conditionals, arithmetic), their redirections, the variables they read and the strings they hand to
 // another shell. Each simple command goes to its rule (functions/permissions/hooks/commands); the strictest tier met wins.
 import { forEachChild, parse, type Assignment, type Command, type Function as FunctionNode, type ParsedScript, type Redirection, type SyntaxNode, type Word } from 'unbash'
-import { arithmeticRisk, subscriptRisk, textRisk } from './arithmetic'
+import { ARITHMETIC_TESTS, arithmeticRisk, arithmeticText, flagArithmetic, parameterOperations, subscriptRisk, textRisk } from './arithmetic'
 import { classifyInvocation } from './commands'
 import { checkRead, checkWrite } from './effects'
-import { resolvePath } from './paths'
+import { programName } from './paths'
 import { childScope, LIMITS, NO_INPUT, TooComplex, UNKNOWN, Verdict, type Arg, type Invocation, type Scope, type Stream } from './scope'
 import { outputOf } from './streams'
 import { CODE_VARIABLES, riskyVariable, secretVariable } from './variables'
@@ -87,16 +87,16 @@ function visit(node: SyntaxNode, scope: Scope): void {
       break
     case 'ArithmeticExpansion':
     case 'ArithmeticCommand':
-      arithmetic(arithmeticRisk(node.expression, scope), scope)
+      flagArithmetic(arithmeticRisk(node.expression, scope), scope)
       break
     case 'ArithmeticFor':
-      for (const e of [node.initialize, node.test, node.update]) if (e) arithmetic(arithmeticRisk(e, scope), scope)
+      for (const e of [node.initialize, node.test, node.update]) if (e) flagArithmetic(arithmeticRisk(e, scope), scope)
       break
     case 'TestBinary':
-      if (ARITHMETIC_TESTS.has(node.operator)) for (const w of [node.left, node.right]) arithmetic(textRisk(arithmeticText(w), scope), scope)
+      if (ARITHMETIC_TESTS.has(node.operator)) for (const w of [node.left, node.right]) flagArithmetic(textRisk(arithmeticText(w), scope), scope)
       break
     case 'TestUnary':
-      if (node.operator === '-v') arithmetic(node.operand.parts?.some((p) => p.type !== 'Literal' && p.type !== 'SingleQuoted') ? 'tests a variable named at run time' : subscriptRisk(node.operand.value), scope)
+      if (node.operator === '-v') flagArithmetic(node.operand.parts?.some((p) => p.type !== 'Literal' && p.type !== 'SingleQuoted') ? 'tests a variable named at run time' : subscriptRisk(node.operand.value), scope)
       break
     case 'For':
     case 'Select':
@@ -104,26 +104,6 @@ function visit(node: SyntaxNode, scope: Scope): void {
       break
   }
   forEachChild(node, (child) => visit(child, scope))
-}
-
-const ARITHMETIC_TESTS = new Set(['-eq', '-ne', '-lt', '-le', '-gt', '-ge'])
-
-function arithmetic(risk: string | undefined, scope: Scope) {
-  if (risk) scope.verdict.flag('dangerous', `Arithmetic ${risk}`)
-}
-
-/** A `[[ -eq ]]` operand as arithmetic text: double quotes do not stop the evaluation. */
-function arithmeticText(word: Word): string {
-  if (!word.parts) return word.value
-  return word.text.replace(/^"([^"]*)"$/, '$1')
-}
-
-/** `${x@P}` runs the substitutions in x's value; subscripts and `${x:offset:length}` are arithmetic. */
-function parameterOperations(node: Extract<SyntaxNode, { type: 'ParameterExpansion' }>, scope: Scope) {
-  const op = node.operation
-  if (op?.type === 'Transform' && /P/.test(op.operand.value)) scope.verdict.flag('dangerous', `Expands $${quote(node.parameter, 24)} as a prompt string (runs the commands in its value)`)
-  if (node.index && !/^[@*]$/.test(node.index.value)) arithmetic(textRisk(node.index.text, scope), scope)
-  if (op?.type === 'Slice') for (const w of [op.offset, op.length]) if (w) arithmetic(textRisk(w.text, scope), scope)
 }
 
 function readVariable(name: string, prefix: '!' | '#' | undefined, scope: Scope) {
@@ -192,7 +172,7 @@ function commandArgv(cmd: Command, scope: Scope): Arg[] | undefined {
 /** `NAME=value`: records what the script stores (standalone only), flags variables that change what runs. */
 function visitAssignment(a: Assignment, scope: Scope, standalone: boolean) {
   visit(a, scope)
-  if (a.index && !/^[@*]$/.test(a.index.value)) arithmetic(textRisk(a.index.text, scope), scope)
+  if (a.index && !/^[@*]$/.test(a.index.value)) flagArithmetic(textRisk(a.index.text, scope), scope)
   const value = a.value.type === 'Word' && !a.index ? assignedValue(a.value, scope, scriptOutput).value : undefined
   // A pager or editor variable is as safe as the command line it holds (`GIT_PAGER=cat`); others change what runs.
   if (CODE_VARIABLES.has(a.name)) {
@@ -284,17 +264,6 @@ function runArgv(argv: Arg[], scope: Scope, stdin: Stream): Stream {
   classifyInvocation(inv)
   if (!decided) inv.flag('dangerous', 'not known to be harmless')
   return outputOf(name, args, stdin)
-}
-
-// Directories whose programs are the system's own: `/bin/rm` is rm. Anything else by path (`./rm`) is not.
-const SYSTEM_BIN = new Set(['/bin', '/usr/bin', '/sbin', '/usr/sbin', '/usr/local/bin', '/usr/local/sbin', '/opt/homebrew/bin', '/run/current-system/sw/bin'])
-
-/** The rule name of a program: lowercased (macOS finds `RM` as rm), without a system directory; undefined for other paths. */
-function programName(raw: string): string | undefined {
-  const slash = raw.lastIndexOf('/')
-  if (slash < 0) return raw.toLowerCase()
-  const dir = resolvePath(raw.slice(0, slash) || '/', '.')
-  return SYSTEM_BIN.has(dir.toLowerCase()) && slash < raw.length - 1 ? raw.slice(slash + 1).toLowerCase() : undefined
 }
 
 /** What a `$(…)` prints when it is known: a single command or pipeline of echo/printf/base64 -d… */

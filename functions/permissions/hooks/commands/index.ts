@@ -2,6 +2,7 @@
 // the safe tier is an allowlist.
 import type { Invocation } from '../scope'
 import { basicRules } from './basic'
+import { builtinRules } from './builtins'
 import { destructiveRules } from './destructive'
 import { devRules } from './dev'
 import { fileRules } from './files'
@@ -13,7 +14,7 @@ import { textRules } from './text'
 import { wrapperRules } from './wrappers'
 
 const RULES = new Map<string, Rule>(
-  Object.entries({ ...basicRules, ...fileRules, ...textRules, ...destructiveRules, ...networkRules, ...gitRules, ...devRules, ...shellRules, ...wrapperRules }),
+  Object.entries({ ...basicRules, ...builtinRules, ...fileRules, ...textRules, ...destructiveRules, ...networkRules, ...gitRules, ...devRules, ...shellRules, ...wrapperRules }),
 )
 
 /** Classifies one simple command: its rule, a function the script defined, or unknown. */
