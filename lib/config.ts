@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { MAX_BATCH } from './watchdog/subrequests'
 
 /** Environment read once per isolate/process: one zod schema, every variable the platform knows. */
 const bool = z
@@ -73,8 +74,8 @@ export const configSchema = z.object({
   WATCHDOG_CRASH_LOOP_THRESHOLD: z.coerce.number().int().positive().default(3),
   // agents per queue message, probes in flight per message, and messages in flight at once (QStash flow control)
   WATCHDOG_PARALLEL_BATCHES: z.coerce.number().int().min(1).max(100).default(4),
-  // at most lib/watchdog/deps.ts MAX_BATCH (124: a batch within a Worker's 1,000 subrequests; tested)
-  WATCHDOG_BATCH_SIZE: z.coerce.number().int().min(1).max(124).default(100),
+  // at most MAX_BATCH: a batch within a Worker's 1,000 subrequests
+  WATCHDOG_BATCH_SIZE: z.coerce.number().int().min(1).max(MAX_BATCH).default(100),
   WATCHDOG_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(25),
   // the chat workload gate (functions/chat/workload.ts): concurrent slots per user and platform-wide, held by tickets that
   // expire after CHAT_TICKET_TTL_SEC; slots spent per calendar minute (a message over 800 characters weighs 2).

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi'
 import { tallyField } from '../../lib/http/fields'
 import { RUN_PATTERN } from './continuation'
-import { MAX_BATCH } from '../../lib/watchdog/deps'
+import { MAX_BATCH } from '../../lib/watchdog/subrequests'
 
 const agentId = z.string().min(1).max(100)
 

@@ -8,7 +8,8 @@ import { asService } from '../../../lib/db/rls'
 import { errorFields, log } from '../../../lib/log'
 import { RuntimeProviderError } from '../../../lib/runtime/provider'
 import { agentEvents, agents, users, type Agent } from '../../../schema'
-import { mapLimit, MAX_SUSPENSIONS, type WatchdogDeps } from '../../../lib/watchdog/deps'
+import { mapLimit, type WatchdogDeps } from '../../../lib/watchdog/deps'
+import { MAX_SUSPENSIONS } from '../../../lib/watchdog/subrequests'
 import { watchdogSettings } from '../../../lib/watchdog/rules'
 
 /**

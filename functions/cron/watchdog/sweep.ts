@@ -5,7 +5,8 @@ import { continuationId, runOf } from '../continuation'
 import { agents, agentWatchdog } from '../../../schema'
 import { checkAgents } from './batch'
 import { reconcileAccess } from './reconcile'
-import { BATCHES_PER_PAGE, flow, mapLimit, MAX_BATCH, WATCHDOG_PATH, WATCHDOG_PERIOD_MS, WATCHED, type WatchdogDeps } from '../../../lib/watchdog/deps'
+import { flow, mapLimit, WATCHDOG_PATH, WATCHDOG_PERIOD_MS, WATCHED, type WatchdogDeps } from '../../../lib/watchdog/deps'
+import { BATCHES_PER_PAGE, MAX_BATCH } from '../../../lib/watchdog/subrequests'
 import { watchdogSettings } from '../../../lib/watchdog/rules'
 
 /**

@@ -3,14 +3,14 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { WatchdogMessage } from '../../../functions/cron/schemas'
 import { reconcileAccess } from '../../../functions/cron/watchdog/reconcile'
 import { parseConfig } from '../../../lib/config'
-import { AGENT_SUBREQUESTS, MAX_BATCH, MAX_SUSPENSIONS, WORKER_SUBREQUESTS } from '../../../lib/watchdog/deps'
+import { AGENT_SUBREQUESTS, MAX_BATCH, MAX_SUSPENSIONS, WORKER_SUBREQUESTS } from '../../../lib/watchdog/subrequests'
 import { agents } from '../../../schema'
 import { startFakeRuntime, type FakeRuntime } from '../../support/fake-runtime'
 import { useHarness } from '../../support/harness'
 import { BROKEN, engine, QUEUE_KEY, seedAgent } from './helpers'
 
 /**
- * A Worker's 1,000 subrequests hold for every invocation the watchdog makes (lib/watchdog/deps.ts): a batch of
+ * A Worker's 1,000 subrequests hold for every invocation the watchdog makes (lib/watchdog/subrequests.ts): a batch of
  * `MAX_BATCH` agents that all fail, are repaired and mailed, and a sweep page that suspends `MAX_SUSPENSIONS`.
  * What one agent costs is counted here on the embedded stores; the provider's requests inside a repair or a stop
  * (Railway's, at most 2 and 3) and the mail provider's one are what lib/runtime/railway.ts and lib/mail/resend.ts make.
